@@ -1,0 +1,778 @@
+//! The scenario schema (serde structs) and its validation.
+//!
+//! Defaults that depend on the radio standard (rates, power, frequency, thresholds) are `Option`s
+//! that [`Scenario::validate`] fills in, so the scenario written next to the results states every
+//! value the run used.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::error::XlError;
+
+fn default_name() -> String {
+    "default".to_string()
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_duration() -> f64 {
+    10.0
+}
+
+/// A whole scenario. See `docs/scenario.md` for every field.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default = "default_name")]
+    pub name: String,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default = "default_duration")]
+    pub duration_s: f64,
+    #[serde(default)]
+    pub warmup_s: f64,
+    #[serde(default)]
+    pub radio: Radio,
+    #[serde(default)]
+    pub mac: MacConfig,
+    #[serde(default)]
+    pub net: NetConfig,
+    #[serde(default)]
+    pub stack: Stack,
+    #[serde(default)]
+    pub topology: Topology,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows_random: Option<FlowsRandom>,
+    #[serde(default)]
+    pub output: Output,
+}
+
+/// Radio standard: rate set, timing and defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Standard {
+    #[serde(rename = "802.11b")]
+    Dot11b,
+    #[serde(rename = "802.11a")]
+    Dot11a,
+    /// The ns-2 `Phy/WirelessPhy` + `Mac/802_11` radio: 2 Mbps data, 1 Mbps basic, DSSS timing.
+    #[serde(rename = "ns2-2mbps")]
+    Ns2,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preamble {
+    Long,
+    Short,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PropagationKind {
+    FreeSpace,
+    TwoRayGround,
+    LogDistance,
+    /// Full power inside `tx_range_m`, nothing beyond (ns-3 `RangePropagationLossModel`).
+    Range,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorModelKind {
+    /// Bit error rate from SINR per modulation, integrated over the frame's interference chunks.
+    Ber,
+    /// The frame survives if its SINR never falls below `sinr_threshold_db`.
+    Threshold,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fading {
+    None,
+    Rayleigh,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Radio {
+    #[serde(default = "Radio::default_standard")]
+    pub standard: Standard,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_rate_mbps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basic_rate_mbps: Option<f64>,
+    #[serde(default = "Radio::default_preamble")]
+    pub preamble: Preamble,
+    #[serde(default = "Radio::default_propagation")]
+    pub propagation: PropagationKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_mhz: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_power_dbm: Option<f64>,
+    #[serde(default = "Radio::default_antenna_height")]
+    pub antenna_height_m: f64,
+    #[serde(default = "Radio::default_exponent")]
+    pub path_loss_exponent: f64,
+    #[serde(default = "Radio::default_ref_distance")]
+    pub reference_distance_m: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_range_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cs_range_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_threshold_dbm: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cs_threshold_dbm: Option<f64>,
+    #[serde(default = "Radio::default_noise_figure")]
+    pub noise_figure_db: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_model: Option<ErrorModelKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sinr_threshold_db: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_db: Option<f64>,
+    #[serde(default)]
+    pub shadowing_sigma_db: f64,
+    #[serde(default = "Radio::default_fading")]
+    pub fading: Fading,
+    #[serde(default)]
+    pub rts_cts: bool,
+    #[serde(default)]
+    pub rts_threshold_bytes: u32,
+}
+
+impl Radio {
+    fn default_standard() -> Standard {
+        Standard::Dot11b
+    }
+    fn default_preamble() -> Preamble {
+        Preamble::Long
+    }
+    fn default_propagation() -> PropagationKind {
+        PropagationKind::TwoRayGround
+    }
+    fn default_antenna_height() -> f64 {
+        1.5
+    }
+    fn default_exponent() -> f64 {
+        3.0
+    }
+    fn default_ref_distance() -> f64 {
+        1.0
+    }
+    fn default_noise_figure() -> f64 {
+        7.0
+    }
+    fn default_fading() -> Fading {
+        Fading::None
+    }
+    pub fn data_rate(&self) -> f64 {
+        self.data_rate_mbps.unwrap_or(match self.standard {
+            Standard::Dot11b => 11.0,
+            Standard::Dot11a => 6.0,
+            Standard::Ns2 => 2.0,
+        })
+    }
+    pub fn basic_rate(&self) -> f64 {
+        self.basic_rate_mbps.unwrap_or(match self.standard {
+            Standard::Dot11b | Standard::Ns2 => 1.0,
+            Standard::Dot11a => 6.0,
+        })
+    }
+}
+
+impl Default for Radio {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("radio defaults")
+    }
+}
+
+/// MAC access: DCF (one level) or EDCA with a preset or explicit level table.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MacConfig {
+    /// "dcf", "802.11e" (4 levels), "diffq8" (8 levels, DiffQ Table 1) or "custom" (`levels`).
+    #[serde(default = "MacConfig::default_access")]
+    pub access: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub levels: Vec<EdcaLevel>,
+    #[serde(default = "MacConfig::default_short_retry")]
+    pub short_retry_limit: u32,
+    #[serde(default = "MacConfig::default_long_retry")]
+    pub long_retry_limit: u32,
+    #[serde(default = "MacConfig::default_queue")]
+    pub queue_packets: u32,
+}
+
+impl MacConfig {
+    fn default_access() -> String {
+        "dcf".into()
+    }
+    fn default_short_retry() -> u32 {
+        7
+    }
+    fn default_long_retry() -> u32 {
+        4
+    }
+    fn default_queue() -> u32 {
+        50
+    }
+}
+
+impl Default for MacConfig {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("mac defaults")
+    }
+}
+
+/// One EDCA priority level (index 0 is the lowest priority).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EdcaLevel {
+    pub aifsn: u32,
+    pub cw_min: u32,
+    pub cw_max: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetConfig {
+    /// Only "static" (hop-count shortest paths, lowest next-hop id on ties) in this version.
+    #[serde(default = "NetConfig::default_routing")]
+    pub routing: String,
+    #[serde(default = "NetConfig::default_ttl")]
+    pub ttl: u32,
+}
+
+impl NetConfig {
+    fn default_routing() -> String {
+        "static".into()
+    }
+    fn default_ttl() -> u32 {
+        64
+    }
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("net defaults")
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stack {
+    #[serde(default = "Stack::default_preset")]
+    pub preset: String,
+}
+
+impl Stack {
+    fn default_preset() -> String {
+        "udp-dcf".into()
+    }
+}
+
+impl Default for Stack {
+    fn default() -> Self {
+        Stack { preset: Stack::default_preset() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    Explicit,
+    Grid,
+    Chain,
+    Random,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Topology {
+    pub kind: TopologyKind,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub positions: Vec<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cols: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spacing_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+impl Default for Topology {
+    fn default() -> Self {
+        Topology {
+            kind: TopologyKind::Chain,
+            positions: vec![],
+            rows: None,
+            cols: None,
+            count: Some(2),
+            spacing_m: Some(200.0),
+            width_m: None,
+            height_m: None,
+            seed: None,
+        }
+    }
+}
+
+/// A flow's offered load: a constant bit rate, or a backlogged ("saturate") source.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RateSpec {
+    Saturate,
+    Bps(f64),
+}
+
+impl Serialize for RateSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RateSpec::Saturate => s.serialize_str("saturate"),
+            RateSpec::Bps(v) => s.serialize_f64(*v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RateSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RateSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a rate in bit/s (a positive number) or \"saturate\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RateSpec, E> {
+                if v == "saturate" {
+                    Ok(RateSpec::Saturate)
+                } else {
+                    Err(E::custom(format!(
+                        "expected a rate in bit/s or \"saturate\", found \"{v}\""
+                    )))
+                }
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RateSpec, E> {
+                if v.is_finite() && v > 0.0 {
+                    Ok(RateSpec::Bps(v))
+                } else {
+                    Err(E::custom(format!("a rate must be a positive number of bit/s, found {v}")))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RateSpec, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RateSpec, E> {
+                self.visit_f64(v as f64)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn default_transport() -> String {
+    "udp".into()
+}
+fn default_rate() -> RateSpec {
+    RateSpec::Saturate
+}
+fn default_payload() -> u32 {
+    1000
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    #[serde(default = "default_transport")]
+    pub transport: String,
+    #[serde(default = "default_rate")]
+    pub rate_bps: RateSpec,
+    #[serde(default = "default_payload")]
+    pub payload_bytes: u32,
+    #[serde(default)]
+    pub start_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    /// MAC priority level (EDCA queue index, 0 = lowest).
+    #[serde(default)]
+    pub priority: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsRandom {
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    #[serde(default = "default_transport")]
+    pub transport: String,
+    #[serde(default = "default_rate")]
+    pub rate_bps: RateSpec,
+    #[serde(default = "default_payload")]
+    pub payload_bytes: u32,
+    #[serde(default)]
+    pub start_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    #[serde(default)]
+    pub priority: u32,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    /// Record every frame each node sends or receives, for a pcap file per node.
+    #[serde(default)]
+    pub pcap: bool,
+}
+
+fn bad(field: impl Into<String>, msg: impl Into<String>) -> XlError {
+    XlError::scenario(field, msg)
+}
+
+fn positive(field: &str, v: f64) -> Result<(), XlError> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(bad(field, format!("must be a positive number, found {v}")))
+    }
+}
+
+/// Data rates each standard offers, in Mbit/s.
+pub fn rate_set(std: Standard) -> &'static [f64] {
+    match std {
+        Standard::Dot11b => &[1.0, 2.0, 5.5, 11.0],
+        Standard::Ns2 => &[1.0, 2.0],
+        Standard::Dot11a => &[6.0, 9.0, 12.0, 18.0, 24.0, 36.0, 48.0, 54.0],
+    }
+}
+
+impl Scenario {
+    /// Number of nodes the topology describes.
+    pub fn node_count(&self) -> u32 {
+        let t = &self.topology;
+        match t.kind {
+            TopologyKind::Explicit => t.positions.len() as u32,
+            TopologyKind::Grid => t.rows.unwrap_or(0) * t.cols.unwrap_or(0),
+            TopologyKind::Chain | TopologyKind::Random => t.count.unwrap_or(0),
+        }
+    }
+
+    /// Checks values serde cannot, and fills standard-dependent defaults in place.
+    pub fn validate(mut self) -> Result<Scenario, XlError> {
+        self.validate_in_place()?;
+        Ok(self)
+    }
+
+    fn validate_in_place(&mut self) -> Result<(), XlError> {
+        positive("duration_s", self.duration_s)?;
+        if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0 && self.warmup_s < self.duration_s) {
+            return Err(bad("warmup_s", format!("must be >= 0 and below duration_s ({}), found {}", self.duration_s, self.warmup_s)));
+        }
+        self.validate_radio()?;
+        self.validate_mac()?;
+        if self.net.routing != "static" {
+            return Err(bad("net.routing", format!("unknown routing \"{}\"; allowed: \"static\"", self.net.routing)));
+        }
+        if self.net.ttl == 0 || self.net.ttl > 255 {
+            return Err(bad("net.ttl", format!("must be 1..=255, found {}", self.net.ttl)));
+        }
+        if self.stack.preset != "udp-dcf" {
+            return Err(bad("stack.preset", format!("unknown preset \"{}\"; allowed: \"udp-dcf\"", self.stack.preset)));
+        }
+        self.validate_topology()?;
+        let n = self.node_count();
+        let levels = self.mac_levels().len() as u32;
+        for (i, f) in self.flows.iter().enumerate() {
+            let p = format!("flows[{i}]");
+            check_flow(&p, &f.transport, f.rate_bps, f.payload_bytes, f.start_s, f.stop_s, f.priority, levels, self.duration_s)?;
+            if f.src >= n {
+                return Err(bad(format!("{p}.src"), format!("node {} does not exist (the topology has nodes 0..{})", f.src, n.saturating_sub(1))));
+            }
+            if f.dst >= n {
+                return Err(bad(format!("{p}.dst"), format!("node {} does not exist (the topology has nodes 0..{})", f.dst, n.saturating_sub(1))));
+            }
+            if f.src == f.dst {
+                return Err(bad(format!("{p}.dst"), "source and destination are the same node".to_string()));
+            }
+        }
+        if let Some(fr) = &self.flows_random {
+            check_flow("flows_random", &fr.transport, fr.rate_bps, fr.payload_bytes, fr.start_s, fr.stop_s, fr.priority, levels, self.duration_s)?;
+            if fr.count == 0 {
+                return Err(bad("flows_random.count", "must be at least 1"));
+            }
+            if n < 2 {
+                return Err(bad("flows_random.count", "random flows need at least 2 nodes"));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_radio(&mut self) -> Result<(), XlError> {
+        let r = &mut self.radio;
+        let rates = rate_set(r.standard);
+        let std_name = serde_json::to_string(&r.standard).unwrap_or_default();
+        for (field, v) in [("radio.data_rate_mbps", r.data_rate()), ("radio.basic_rate_mbps", r.basic_rate())] {
+            if !rates.contains(&v) {
+                return Err(bad(field, format!("{v} Mbit/s is not a rate of {std_name}; allowed: {rates:?}")));
+            }
+        }
+        r.data_rate_mbps = Some(r.data_rate());
+        r.basic_rate_mbps = Some(r.basic_rate());
+        if r.preamble == Preamble::Short && r.standard != Standard::Dot11b {
+            return Err(bad("radio.preamble", "\"short\" exists only for 802.11b"));
+        }
+        if r.preamble == Preamble::Short && (r.data_rate() == 1.0 || r.basic_rate() == 1.0) {
+            return Err(bad("radio.preamble", "the short preamble cannot carry 1 Mbit/s frames (802.11-2016 §16.2.2.3); use 2 Mbit/s or more"));
+        }
+        if r.frequency_mhz.is_none() {
+            r.frequency_mhz = Some(match r.standard {
+                Standard::Dot11b => 2412.0,
+                Standard::Dot11a => 5180.0,
+                Standard::Ns2 => 914.0,
+            });
+        }
+        positive("radio.frequency_mhz", r.frequency_mhz.unwrap())?;
+        if r.tx_power_dbm.is_none() {
+            // ns-3 YansWifiPhy TxPowerStart/End default 16.0206 dBm; ns-2 Phy/WirelessPhy Pt_ 0.28183815 W.
+            r.tx_power_dbm = Some(match r.standard {
+                Standard::Ns2 => 24.4998,
+                _ => 16.0206,
+            });
+        }
+        if !r.tx_power_dbm.unwrap().is_finite() {
+            return Err(bad("radio.tx_power_dbm", "must be a finite number"));
+        }
+        positive("radio.antenna_height_m", r.antenna_height_m)?;
+        positive("radio.path_loss_exponent", r.path_loss_exponent)?;
+        positive("radio.reference_distance_m", r.reference_distance_m)?;
+        if !(r.noise_figure_db.is_finite() && r.noise_figure_db >= 0.0) {
+            return Err(bad("radio.noise_figure_db", format!("must be >= 0, found {}", r.noise_figure_db)));
+        }
+        if !(r.shadowing_sigma_db.is_finite() && r.shadowing_sigma_db >= 0.0) {
+            return Err(bad("radio.shadowing_sigma_db", format!("must be >= 0, found {}", r.shadowing_sigma_db)));
+        }
+        if let Some(v) = r.tx_range_m {
+            positive("radio.tx_range_m", v)?;
+            if r.rx_threshold_dbm.is_some() {
+                return Err(bad("radio.rx_threshold_dbm", "give either tx_range_m or rx_threshold_dbm, not both"));
+            }
+        }
+        if let Some(v) = r.cs_range_m {
+            positive("radio.cs_range_m", v)?;
+            if r.cs_threshold_dbm.is_some() {
+                return Err(bad("radio.cs_threshold_dbm", "give either cs_range_m or cs_threshold_dbm, not both"));
+            }
+            if r.propagation == PropagationKind::Range {
+                return Err(bad("radio.cs_range_m", "not used with propagation = \"range\": nothing is heard beyond tx_range_m"));
+            }
+            if let Some(t) = r.tx_range_m {
+                if v < t {
+                    return Err(bad("radio.cs_range_m", format!("must be at least tx_range_m ({t}), found {v}")));
+                }
+            }
+        }
+        if r.propagation == PropagationKind::Range && r.tx_range_m.is_none() {
+            return Err(bad("radio.tx_range_m", "propagation = \"range\" needs tx_range_m (the cut-off distance)"));
+        }
+        if r.error_model.is_none() {
+            r.error_model = Some(match r.standard {
+                Standard::Dot11b => ErrorModelKind::Ber,
+                Standard::Dot11a | Standard::Ns2 => ErrorModelKind::Threshold,
+            });
+        }
+        if r.error_model == Some(ErrorModelKind::Ber) && r.standard != Standard::Dot11b {
+            return Err(bad("radio.error_model", format!("\"ber\" is implemented for 802.11b (DSSS/CCK) only; use \"threshold\" with {std_name}")));
+        }
+        if r.capture_db.is_none() && r.standard == Standard::Ns2 {
+            r.capture_db = Some(10.0); // ns-2 Phy/WirelessPhy CPThresh_ = 10.0
+        }
+        if let Some(c) = r.capture_db {
+            if !(c.is_finite() && c >= 0.0) {
+                return Err(bad("radio.capture_db", format!("must be >= 0 dB, found {c}")));
+            }
+        }
+        if let Some(t) = r.sinr_threshold_db {
+            if !t.is_finite() {
+                return Err(bad("radio.sinr_threshold_db", "must be a finite number of dB"));
+            }
+        }
+        if r.fading == Fading::Rayleigh && r.propagation == PropagationKind::Range {
+            return Err(bad("radio.fading", "fading cannot be combined with propagation = \"range\""));
+        }
+        Ok(())
+    }
+
+    fn validate_mac(&mut self) -> Result<(), XlError> {
+        let m = &self.mac;
+        match m.access.as_str() {
+            "dcf" | "802.11e" | "diffq8" => {
+                if !m.levels.is_empty() {
+                    return Err(bad("mac.levels", format!("only used with access = \"custom\" (access is \"{}\")", m.access)));
+                }
+            }
+            "custom" => {
+                if m.levels.is_empty() {
+                    return Err(bad("mac.levels", "access = \"custom\" needs at least one level"));
+                }
+            }
+            other => {
+                return Err(bad("mac.access", format!("unknown access \"{other}\"; allowed: \"dcf\", \"802.11e\", \"diffq8\", \"custom\"")));
+            }
+        }
+        for (i, l) in m.levels.iter().enumerate() {
+            if l.aifsn < 1 {
+                return Err(bad(format!("mac.levels[{i}].aifsn"), "must be at least 1"));
+            }
+            if l.cw_min == 0 || l.cw_max < l.cw_min || l.cw_max > 65535 {
+                return Err(bad(format!("mac.levels[{i}]"), format!("need 1 <= cw_min <= cw_max <= 65535, found cw_min {} cw_max {}", l.cw_min, l.cw_max)));
+            }
+        }
+        if m.short_retry_limit == 0 || m.short_retry_limit > 255 {
+            return Err(bad("mac.short_retry_limit", format!("must be 1..=255, found {}", m.short_retry_limit)));
+        }
+        if m.long_retry_limit == 0 || m.long_retry_limit > 255 {
+            return Err(bad("mac.long_retry_limit", format!("must be 1..=255, found {}", m.long_retry_limit)));
+        }
+        if m.queue_packets == 0 {
+            return Err(bad("mac.queue_packets", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// The EDCA level table in force, lowest priority first.
+    pub fn mac_levels(&self) -> Vec<EdcaLevel> {
+        let (cw_min, cw_max) = match self.radio.standard {
+            Standard::Dot11a => (15, 1023),
+            _ => (31, 1023),
+        };
+        let l = |aifsn, cw_min, cw_max| EdcaLevel { aifsn, cw_min, cw_max };
+        match self.mac.access.as_str() {
+            // DCF: DIFS = SIFS + 2 slots (802.11-2016 §10.3.2.3.4).
+            "dcf" => vec![l(2, cw_min, cw_max)],
+            // 802.11-2016 Table 9-137 default EDCA parameters: AC_BK, AC_BE, AC_VI, AC_VO.
+            "802.11e" => vec![
+                l(7, cw_min, cw_max),
+                l(3, cw_min, cw_max),
+                l(2, (cw_min + 1) / 2 - 1, cw_min),
+                l(2, (cw_min + 1) / 4 - 1, (cw_min + 1) / 2 - 1),
+            ],
+            // DiffQ Table 1: AIFS, CWmin and CWmax exponents (CW = 2^x - 1) for levels 0..7.
+            "diffq8" => {
+                let aifs = [7, 6, 6, 6, 3, 3, 3, 2];
+                let cmin = [5, 5, 5, 5, 4, 3, 2, 1];
+                let cmax = [10, 9, 8, 7, 5, 4, 3, 3];
+                (0..8).map(|i| l(aifs[i], (1 << cmin[i]) - 1, (1 << cmax[i]) - 1)).collect()
+            }
+            _ => self.mac.levels.clone(),
+        }
+    }
+
+    fn validate_topology(&mut self) -> Result<(), XlError> {
+        let t = &self.topology;
+        let need_u = |name: &str, v: Option<u32>| -> Result<u32, XlError> {
+            match v {
+                Some(x) if x >= 1 => Ok(x),
+                Some(x) => Err(bad(format!("topology.{name}"), format!("must be at least 1, found {x}"))),
+                None => Err(bad(format!("topology.{name}"), format!("required for kind = \"{}\"", kind_name(t.kind)))),
+            }
+        };
+        let need_f = |name: &str, v: Option<f64>| -> Result<f64, XlError> {
+            match v {
+                Some(x) => {
+                    positive(&format!("topology.{name}"), x)?;
+                    Ok(x)
+                }
+                None => Err(bad(format!("topology.{name}"), format!("required for kind = \"{}\"", kind_name(t.kind)))),
+            }
+        };
+        let forbid = |names: &[(&str, bool)]| -> Result<(), XlError> {
+            for (name, present) in names {
+                if *present {
+                    return Err(bad(format!("topology.{name}"), format!("not used with kind = \"{}\"", kind_name(t.kind))));
+                }
+            }
+            Ok(())
+        };
+        match t.kind {
+            TopologyKind::Explicit => {
+                if t.positions.is_empty() {
+                    return Err(bad("topology.positions", "kind = \"explicit\" needs positions = [[x, y], ...]"));
+                }
+                for (i, p) in t.positions.iter().enumerate() {
+                    if !(p[0].is_finite() && p[1].is_finite()) {
+                        return Err(bad(format!("topology.positions[{i}]"), "coordinates must be finite numbers"));
+                    }
+                }
+                forbid(&[("rows", t.rows.is_some()), ("cols", t.cols.is_some()), ("count", t.count.is_some()), ("spacing_m", t.spacing_m.is_some()), ("width_m", t.width_m.is_some()), ("height_m", t.height_m.is_some()), ("seed", t.seed.is_some())])?;
+            }
+            TopologyKind::Grid => {
+                need_u("rows", t.rows)?;
+                need_u("cols", t.cols)?;
+                need_f("spacing_m", t.spacing_m)?;
+                forbid(&[("positions", !t.positions.is_empty()), ("count", t.count.is_some()), ("width_m", t.width_m.is_some()), ("height_m", t.height_m.is_some()), ("seed", t.seed.is_some())])?;
+            }
+            TopologyKind::Chain => {
+                need_u("count", t.count)?;
+                need_f("spacing_m", t.spacing_m)?;
+                forbid(&[("positions", !t.positions.is_empty()), ("rows", t.rows.is_some()), ("cols", t.cols.is_some()), ("width_m", t.width_m.is_some()), ("height_m", t.height_m.is_some()), ("seed", t.seed.is_some())])?;
+            }
+            TopologyKind::Random => {
+                need_u("count", t.count)?;
+                need_f("width_m", t.width_m)?;
+                need_f("height_m", t.height_m)?;
+                forbid(&[("positions", !t.positions.is_empty()), ("rows", t.rows.is_some()), ("cols", t.cols.is_some()), ("spacing_m", t.spacing_m.is_some())])?;
+            }
+        }
+        let n = self.node_count();
+        if n > 100_000 {
+            return Err(bad("topology", format!("{n} nodes is more than the supported 100000")));
+        }
+        Ok(())
+    }
+}
+
+fn kind_name(k: TopologyKind) -> &'static str {
+    match k {
+        TopologyKind::Explicit => "explicit",
+        TopologyKind::Grid => "grid",
+        TopologyKind::Chain => "chain",
+        TopologyKind::Random => "random",
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_flow(p: &str, transport: &str, rate: RateSpec, payload: u32, start: f64, stop: Option<f64>, priority: u32, levels: u32, duration: f64) -> Result<(), XlError> {
+    if transport != "udp" {
+        return Err(bad(format!("{p}.transport"), format!("unknown transport \"{transport}\"; allowed: \"udp\"")));
+    }
+    if let RateSpec::Bps(v) = rate {
+        positive(&format!("{p}.rate_bps"), v)?;
+    }
+    // 2304 bytes is the 802.11 MSDU limit; 36 bytes go to LLC/SNAP, IPv4 and UDP headers.
+    if payload == 0 || payload > 2304 - 36 {
+        return Err(bad(format!("{p}.payload_bytes"), format!("must be 1..=2268 (the 802.11 MSDU limit less LLC/IP/UDP headers), found {payload}")));
+    }
+    if !(start.is_finite() && start >= 0.0 && start < duration) {
+        return Err(bad(format!("{p}.start_s"), format!("must be >= 0 and below duration_s ({duration}), found {start}")));
+    }
+    if let Some(s) = stop {
+        if !(s.is_finite() && s > start) {
+            return Err(bad(format!("{p}.stop_s"), format!("must be after start_s ({start}), found {s}")));
+        }
+    }
+    if priority >= levels {
+        return Err(bad(format!("{p}.priority"), format!("the MAC has {levels} priority level(s) (0..{}), found {priority}", levels - 1)));
+    }
+    Ok(())
+}
