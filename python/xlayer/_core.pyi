@@ -1,0 +1,45 @@
+"""Type stubs of the native module ``xlayer._core`` (crates/xlayer-py): the Rust core's surface.
+
+Scenarios cross the boundary as JSON text; results come back as plain dicts and lists.
+"""
+
+from typing import Any, Dict, List
+
+__version__: str
+
+class XlayerError(Exception):
+    """Base of every error xlayer raises on purpose."""
+
+class ScenarioError(XlayerError):
+    """A scenario field is malformed or out of range (the message names the field)."""
+
+class TopologyError(XlayerError):
+    """The topology cannot carry what the scenario asks (e.g. an unreachable destination)."""
+
+class SimulationError(XlayerError):
+    """The run itself failed."""
+
+class TuningError(XlayerError):
+    """A tuning-layer get/set named an unknown parameter or an out-of-range value."""
+
+def normalize_scenario(json_text: str) -> str:
+    """Validates a scenario given as JSON; returns it as JSON with every default filled in."""
+
+def scenario_to_toml(json_text: str) -> str:
+    """Validates a scenario given as JSON; returns it as TOML with every default filled in."""
+
+class Simulation:
+    """A network built from a scenario (JSON text), advanced with :meth:`run_until`."""
+
+    end_s: float
+    def __init__(self, json_text: str) -> None: ...
+    def now_s(self) -> float: ...
+    def events(self) -> int: ...
+    def run_until(self, t_s: float) -> bool:
+        """Advances to ``min(t_s, end_s)`` (releasing the GIL); True once the end is reached."""
+    def results(self) -> Dict[str, Any]:
+        """``{"summary": dict, "flows": list[dict], "nodes": list[dict]}``."""
+    def pcap(self, node: int) -> bytes: ...
+    def params(self) -> List[Dict[str, Any]]: ...
+    def get_param(self, node: int, name: str) -> float: ...
+    def set_param(self, node: int, name: str, value: float) -> None: ...

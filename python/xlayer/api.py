@@ -1,0 +1,181 @@
+"""The Python API: build a simulation from a scenario, run it, get a :class:`Result`.
+
+    >>> import xlayer
+    >>> result = xlayer.run("scenarios/chain.toml", seed=3, out="results/chain")
+    >>> result.summary["aggregate_throughput_bps"]
+    >>> result.flows[["flow", "throughput_bps", "delay_mean_s"]]
+
+A scenario is a TOML path, a dict of the same shape, or ``None`` for the built-in default; see
+``docs/scenario.md``. This module drives the core (``xlayer._core``) and holds no simulation
+logic of its own.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+
+from xlayer import _core
+from xlayer._progress import ProgressBar, ProgressCallback
+from xlayer.errors import SimulationError
+from xlayer.results import (
+    FLOW_COLUMNS,
+    NODE_COLUMNS,
+    Result,
+    check_output_folder,
+    table,
+)
+from xlayer.scenario import ScenarioSource, load_scenario, normalize_scenario
+
+__all__ = ["Simulation", "run"]
+
+#: A run advances in this many steps, so progress can be shown and Ctrl-C is honoured.
+PROGRESS_STEPS = 100
+
+Progress = Union[bool, ProgressCallback, None]
+
+
+class Simulation:
+    """A network built from a scenario, ready to run: a thin wrapper of ``_core.Simulation``.
+
+    ``Simulation(scenario, seed=None, overrides=())`` loads and validates the scenario (raising
+    :class:`ScenarioError` or :class:`TopologyError`) and builds the network. Advance it with
+    :meth:`run_until` or run it to the end with :meth:`run`; tuning parameters are read and set
+    per node with :meth:`get_param` / :meth:`set_param`.
+    """
+
+    def __init__(
+        self,
+        scenario: ScenarioSource = None,
+        *,
+        seed: Optional[int] = None,
+        overrides: Iterable[str] = (),
+    ) -> None:
+        raw = load_scenario(scenario, overrides, seed)
+        #: The scenario as run, every default filled in (a dict).
+        self.scenario: Dict[str, Any] = normalize_scenario(raw)
+        self._sim = _core.Simulation(json.dumps(self.scenario, allow_nan=False))
+
+    @property
+    def end_s(self) -> float:
+        """Simulated time at which the run ends (``duration_s``)."""
+        return self._sim.end_s
+
+    def now_s(self) -> float:
+        """Current simulated time in seconds."""
+        return self._sim.now_s()
+
+    def events(self) -> int:
+        """Number of events processed so far."""
+        return self._sim.events()
+
+    def run_until(self, t_s: float) -> bool:
+        """Advances simulated time to ``min(t_s, end_s)``; True once the end is reached."""
+        return self._sim.run_until(t_s)
+
+    def run(self, progress: Progress = False) -> Result:
+        """Runs to the end and returns the :class:`Result`.
+
+        ``progress`` is False (nothing), True (a rich progress bar on stderr for runs that last
+        more than half a second) or a callable ``callback(now_s, end_s)`` called after each of
+        about 100 steps.
+        """
+        callback: Optional[Callable[[float, float], None]]
+        bar: Optional[ProgressBar] = None
+        if progress is True:
+            bar = ProgressBar(str(self.scenario.get("name", "simulating")))
+            callback = bar
+        elif progress is False or progress is None:
+            callback = None
+        elif callable(progress):
+            callback = progress
+        else:
+            raise TypeError("progress is True, False or a callable(now_s, end_s)")
+        try:
+            self._advance_to_end(callback)
+        finally:
+            if bar is not None:
+                bar.close()
+        return self.results()
+
+    def _advance_to_end(self, callback: Optional[Callable[[float, float], None]]) -> None:
+        end = self.end_s
+        for k in range(1, PROGRESS_STEPS + 1):
+            t = end * k / PROGRESS_STEPS
+            if t <= self.now_s() and k < PROGRESS_STEPS:
+                continue
+            done = self._sim.run_until(t)
+            if callback is not None:
+                callback(self.now_s(), end)
+            if done:
+                return
+        if not self._sim.run_until(end):
+            raise SimulationError(
+                f"the run stopped at {self.now_s()} s without reaching its end at {end} s"
+            )
+
+    def results(self) -> Result:
+        """The :class:`Result` of the run so far (normally called once the end is reached)."""
+        raw = self._sim.results()
+        nodes: List[Dict[str, Any]] = list(raw["nodes"])
+        pcaps: Dict[int, bytes] = {}
+        if self.scenario.get("output", {}).get("pcap"):
+            for i, row in enumerate(nodes):
+                node = int(row.get("node", i))
+                pcaps[node] = bytes(self._sim.pcap(node))
+        return Result(
+            summary=dict(raw["summary"]),
+            flows=table(raw["flows"], FLOW_COLUMNS),
+            nodes=table(nodes, NODE_COLUMNS),
+            scenario=copy.deepcopy(self.scenario),
+            pcaps=pcaps,
+            xlayer_version=_core.__version__,
+        )
+
+    def pcap(self, node: int) -> bytes:
+        """The pcap capture of ``node`` (needs ``output.pcap = true``)."""
+        return self._sim.pcap(node)
+
+    def params(self) -> List[Dict[str, Any]]:
+        """The tuning parameters: dicts with ``name, layer, doc, unit, min, max``."""
+        return self._sim.params()
+
+    def get_param(self, node: int, name: str) -> float:
+        """Reads tuning parameter ``name`` of ``node`` (raises :class:`TuningError`)."""
+        return self._sim.get_param(node, name)
+
+    def set_param(self, node: int, name: str, value: float) -> None:
+        """Sets tuning parameter ``name`` of ``node`` (raises :class:`TuningError`)."""
+        self._sim.set_param(node, name, value)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Simulation {self.scenario.get('name')!r} now_s={self.now_s()} end_s={self.end_s}>"
+        )
+
+
+def run(
+    scenario: ScenarioSource = None,
+    seed: Optional[int] = None,
+    out: Optional[Union[str, "os.PathLike[str]"]] = None,
+    progress: Progress = False,
+    overrides: Iterable[str] = (),
+) -> Result:
+    """Runs a scenario to the end and returns its :class:`Result`.
+
+    ``scenario``: a TOML path, a dict, or None for the built-in default. ``seed`` replaces the
+    scenario's seed; ``overrides`` are ``KEY=VALUE`` strings (``"topology.count=3"``) applied
+    before validation. With ``out``, the result folder is written there atomically (an existing
+    non-result folder is refused before the run starts). Errors are :class:`XlayerError`
+    subclasses; a missing scenario file raises :class:`FileNotFoundError`.
+    """
+    raw = load_scenario(scenario, overrides, seed)
+    if out is not None:
+        check_output_folder(out)
+    result = Simulation(raw).run(progress=progress)
+    if out is not None:
+        result.write(out)
+    return result
+

@@ -1,0 +1,274 @@
+"""The ``xlayer`` command.
+
+    xlayer run [SCENARIO] [--seed N] [--out DIR] [--set KEY=VALUE ...] [--json] [--quiet]
+    xlayer scenario [SCENARIO] [--seed N] [--set KEY=VALUE ...]
+    xlayer params [SCENARIO] [--json]
+
+Without SCENARIO the built-in default scenario runs. Every error xlayer expects (a bad scenario
+field, malformed TOML, a missing file, an unreachable node) is printed as one line
+``xlayer: error: <message>`` on stderr with exit status 2, no traceback, and no result folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any, List, Mapping, Optional, Sequence
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from xlayer import _core
+from xlayer._progress import ProgressBar
+from xlayer.api import Simulation
+from xlayer.errors import XlayerError
+from xlayer.results import Result, check_output_folder, summary_json
+from xlayer.scenario import load_scenario, scenario_to_toml
+
+__all__ = ["main"]
+
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+#: Per-flow rows printed in the summary; the rest are in flows.csv.
+MAX_FLOW_ROWS = 50
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the ``xlayer`` console script; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "command_fn"):
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        return args.command_fn(args)
+    except (XlayerError, _CommandError) as e:
+        return _fail(str(e))
+    except OSError as e:
+        return _fail(_os_message(e))
+    except KeyboardInterrupt:
+        print("xlayer: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="xlayer",
+        description="xlayer: wireless multi-hop network simulator.",
+        epilog="Scenario fields: docs/scenario.md. Example: xlayer run scenarios/chain.toml "
+        "--seed 3 --out results/chain --set flows[0].rate_bps=5e5",
+    )
+    parser.add_argument("--version", action="version", version=f"xlayer {_core.__version__}")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    def scenario_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "scenario", nargs="?", metavar="SCENARIO",
+            help="scenario TOML file (default: the built-in default scenario)",
+        )
+        p.add_argument("--seed", type=int, help="replace the scenario's seed")
+        p.add_argument(
+            "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+            help="override a scenario field, e.g. topology.count=3, radio.rts_cts=true, "
+            "flows[0].rate_bps=2e6 (the value is a TOML value; a bare word is a string); "
+            "may be repeated",
+        )
+
+    p_run = sub.add_parser("run", help="run a scenario and print its summary")
+    scenario_args(p_run)
+    p_run.add_argument("--out", metavar="DIR", help="write the result folder DIR (atomically)")
+    p_run.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p_run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    p_run.set_defaults(command_fn=_cmd_run)
+
+    p_sc = sub.add_parser("scenario", help="print a scenario as run: validated, defaults filled")
+    scenario_args(p_sc)
+    p_sc.set_defaults(command_fn=_cmd_scenario)
+
+    p_params = sub.add_parser("params", help="list the tuning parameters of the layers")
+    p_params.add_argument("scenario", nargs="?", metavar="SCENARIO",
+                          help="scenario whose network to ask (default: the built-in default)")
+    p_params.add_argument("--json", action="store_true", help="print them as JSON")
+    p_params.set_defaults(command_fn=_cmd_params, seed=None, overrides=[])
+    return parser
+
+
+class _CommandError(Exception):
+    """An error of the command line itself (e.g. an unreadable scenario file)."""
+
+
+def _load(args: argparse.Namespace) -> dict:
+    try:
+        return load_scenario(args.scenario, args.overrides, args.seed)
+    except OSError as e:
+        reason = e.strerror or str(e)
+        raise _CommandError(f"cannot read scenario {args.scenario}: {reason}") from None
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    scenario = _load(args)
+    if args.out is not None:
+        check_output_folder(args.out)  # refuse a bad --out before a long run, not after
+    sim = Simulation(scenario)
+    show_progress = not (args.quiet or args.json) and sys.stderr.isatty()
+    result = sim.run(progress=show_progress)
+    if args.out is not None:
+        result.write(args.out)
+    if args.json:
+        sys.stdout.write(summary_json(result.summary))
+    elif not args.quiet:
+        console = _console()
+        _print_summary(console, result)
+        if args.out is not None:
+            console.print(f"results written to [bold]{args.out}[/bold]")
+    return 0
+
+
+def _cmd_scenario(args: argparse.Namespace) -> int:
+    sys.stdout.write(scenario_to_toml(_load(args)))
+    return 0
+
+
+def _cmd_params(args: argparse.Namespace) -> int:
+    params = Simulation(_load(args)).params()
+    if args.json:
+        sys.stdout.write(json.dumps(params, indent=2, sort_keys=True) + "\n")
+        return 0
+    t = Table(title="tuning parameters (per node)", box=box.SIMPLE_HEAD)
+    for col in ("name", "layer", "unit", "min", "max", "doc"):
+        t.add_column(col, justify="right" if col in ("min", "max") else "left")
+    for p in params:
+        t.add_row(*(_fmt_value(p.get(c)) for c in ("name", "layer", "unit", "min", "max", "doc")))
+    _console().print(t)
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Output
+
+
+def _console() -> Console:
+    console = Console()
+    if not console.is_terminal:
+        # Piped or captured: no colour, and wide enough that the flow table is not squeezed.
+        console = Console(width=120, no_color=True, highlight=False)
+    return console
+
+
+def _print_summary(console: Console, result: Result) -> None:
+    s = result.summary
+    t = Table(title=f"xlayer — {s.get('name', '')}", box=box.SIMPLE_HEAD, show_header=False)
+    t.add_column("what")
+    t.add_column("value", justify="right")
+    wall = s.get("wall_s")
+    events = s.get("events")
+    rows = [
+        ("seed", _fmt_value(s.get("seed"))),
+        ("nodes / flows", f"{_fmt_value(s.get('nodes'))} / {_fmt_value(s.get('flows'))}"),
+        ("simulated time", _fmt_unit(s.get("sim_time_s"), 1, "s", 2)),
+        ("aggregate throughput", _fmt_unit(s.get("aggregate_throughput_bps"), 1e6, "Mbit/s", 3)),
+        ("Jain's fairness index", _fmt_float(s.get("jain_index"), 4)),
+        ("log utility", _fmt_float(s.get("log_utility"), 3)),
+        ("starved flows", _fmt_value(s.get("starved_flows"))),
+        ("delivery ratio", _fmt_float(s.get("delivery_ratio"), 3)),
+        ("mean delay", _fmt_unit(s.get("delay_mean_s"), 1e-3, "ms", 2)),
+        ("events", _fmt_value(events)),
+        ("wall time", _fmt_unit(wall, 1, "s", 2)),
+    ]
+    if isinstance(events, (int, float)) and isinstance(wall, (int, float)) and wall > 0:
+        rows.append(("events per second", f"{events / wall:,.0f}"))
+    for what, value in rows:
+        t.add_row(what, value)
+    console.print(t)
+    _print_flows(console, result)
+
+
+def _print_flows(console: Console, result: Result) -> None:
+    flows = result.flows
+    if flows.empty:
+        console.print("no flows")
+        return
+    t = Table(title="flows", box=box.SIMPLE_HEAD)
+    cols = [
+        ("flow", "flow"), ("src→dst", None), ("hops", "hops"), ("sent", "sent"),
+        ("received", "received"), ("throughput kbit/s", "throughput_bps"),
+        ("delivery", "delivery_ratio"), ("delay ms", "delay_mean_s"),
+        ("median ms", "delay_median_s"), ("p95 ms", "delay_p95_s"),
+    ]
+    for title, _ in cols:
+        t.add_column(title, justify="right")
+    for row in flows.head(MAX_FLOW_ROWS).to_dict("records"):
+        t.add_row(
+            _fmt_value(row.get("flow")),
+            f"{_fmt_value(row.get('src'))}→{_fmt_value(row.get('dst'))}",
+            _fmt_value(row.get("hops")),
+            _fmt_value(row.get("sent")),
+            _fmt_value(row.get("received")),
+            _fmt_float(_scale(row.get("throughput_bps"), 1e3), 1),
+            _fmt_float(row.get("delivery_ratio"), 3),
+            _fmt_float(_scale(row.get("delay_mean_s"), 1e-3), 2),
+            _fmt_float(_scale(row.get("delay_median_s"), 1e-3), 2),
+            _fmt_float(_scale(row.get("delay_p95_s"), 1e-3), 2),
+        )
+    console.print(t)
+    if len(flows) > MAX_FLOW_ROWS:
+        console.print(f"… and {len(flows) - MAX_FLOW_ROWS} more flows (write them with --out)")
+
+
+def _scale(value: Any, unit: float) -> Any:
+    return value / unit if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _fmt_float(value: Any, digits: int) -> str:
+    if _is_missing(value):
+        return "—"
+    try:
+        return f"{float(value):,.{digits}f}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _fmt_unit(value: Any, unit: float, name: str, digits: int) -> str:
+    if _is_missing(value):
+        return "—"
+    return f"{_fmt_float(_scale(value, unit), digits)} {name}"
+
+
+def _fmt_value(value: Any) -> str:
+    if _is_missing(value):
+        return "—"
+    if hasattr(value, "item"):  # numpy scalar from a DataFrame row
+        value = value.item()
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+# ----------------------------------------------------------------------------------------------
+# Errors
+
+
+def _fail(message: str) -> int:
+    print(f"xlayer: error: {_one_line(message)}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def _one_line(message: str) -> str:
+    return " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+
+
+def _os_message(e: OSError) -> str:
+    if e.filename is not None and e.strerror:
+        return f"{e.filename}: {e.strerror}"
+    return str(e)

@@ -1,0 +1,204 @@
+"""Results of a run, and the result folder written from them.
+
+A :class:`Result` holds what the core measured: the ``summary`` dict, per-flow and per-node
+tables as pandas DataFrames, the scenario as run (every default filled in, seed included), and
+pcap captures when ``output.pcap`` is on. :meth:`Result.write` writes the result folder::
+
+    scenario.toml   the scenario as run; first line a comment with the xlayer version
+    summary.json    the summary (keys sorted, indent 2; NaN written as null)
+    flows.csv       one row per flow
+    nodes.csv       one row per node
+    node<N>.pcap    one capture per node, when output.pcap = true
+
+Writes are atomic: everything goes into a hidden temporary folder next to the target, which is
+renamed into place only once complete, so a failed or interrupted write leaves no partial folder.
+An existing result folder (one holding ``summary.json`` and ``scenario.toml``) is replaced; any
+other non-empty folder is refused, so ``--out .`` cannot clobber a working directory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Sequence, Union
+
+import pandas as pd
+
+from xlayer import _core
+
+__all__ = [
+    "Result",
+    "SUMMARY_KEYS",
+    "FLOW_COLUMNS",
+    "NODE_COLUMNS",
+    "RESULT_FILES",
+    "check_output_folder",
+    "summary_json",
+    "table",
+    "write_result",
+]
+
+#: Keys of ``Result.summary`` (the core's summary; more may be added).
+SUMMARY_KEYS = (
+    "aggregate_throughput_bps", "jain_index", "log_utility", "starved_flows", "delivery_ratio",
+    "delay_mean_s", "events", "wall_s", "sim_time_s", "nodes", "flows", "seed", "name",
+)
+#: Columns of ``Result.flows`` / ``flows.csv``, in this order (more may follow).
+FLOW_COLUMNS = (
+    "flow", "src", "dst", "hops", "sent", "received", "throughput_bps",
+    "delay_mean_s", "delay_median_s", "delay_p95_s", "delivery_ratio",
+)
+#: Columns of ``Result.nodes`` / ``nodes.csv``, in this order (more may follow).
+NODE_COLUMNS = (
+    "node", "x", "y", "mac_tx", "mac_retries", "drops_retry_limit", "drops_queue", "rx_errors",
+    "forwarded",
+)
+#: The files every result folder has.
+RESULT_FILES = ("scenario.toml", "summary.json", "flows.csv", "nodes.csv")
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
+    """Rows from the core as a DataFrame; the known ``columns`` first, in order, then the rest."""
+    if not rows:
+        return pd.DataFrame(columns=list(columns))
+    df = pd.DataFrame.from_records(list(rows))
+    first = [c for c in columns if c in df.columns]
+    return df[first + [c for c in df.columns if c not in first]]
+
+
+@dataclass
+class Result:
+    """What one run measured. ``summary`` is a dict, ``flows`` and ``nodes`` are DataFrames."""
+
+    summary: Dict[str, Any]
+    flows: pd.DataFrame
+    nodes: pd.DataFrame
+    scenario: Dict[str, Any]
+    pcaps: Dict[int, bytes] = field(default_factory=dict)
+    xlayer_version: str = _core.__version__
+
+    def write(self, out: PathLike) -> Path:
+        """Writes the result folder ``out`` atomically (see the module doc) and returns its path."""
+        return write_result(self, out)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<Result {s.get('name')!r} seed={s.get('seed')} nodes={s.get('nodes')} "
+            f"flows={s.get('flows')} aggregate_throughput_bps={s.get('aggregate_throughput_bps')}>"
+        )
+
+
+def summary_json(summary: Mapping[str, Any]) -> str:
+    """The summary as strict JSON: keys sorted, indent 2, NaN and infinities as null."""
+    return json.dumps(_json_safe(summary), sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalars
+        return _json_safe(value.item())
+    return value
+
+
+def _is_result_folder(path: Path) -> bool:
+    return (path / "summary.json").is_file() and (path / "scenario.toml").is_file()
+
+
+def check_output_folder(out: PathLike) -> Path:
+    """Checks, before a run, that ``out`` can receive a result folder; returns it as a Path.
+
+    Raises :class:`FileExistsError` if ``out`` is a file, or a non-empty folder that is not an
+    earlier result folder.
+    """
+    target = Path(out)
+    if target.exists() or target.is_symlink():
+        if not target.is_dir():
+            raise FileExistsError(f"{target}: exists and is not a folder")
+        if any(target.iterdir()) and not _is_result_folder(target):
+            raise FileExistsError(
+                f"{target}: folder exists, is not empty and holds no xlayer result; "
+                "choose another --out"
+            )
+    return target
+
+
+def write_result(result: Result, out: PathLike) -> Path:
+    """Writes ``result`` as a folder at ``out``, atomically; returns the folder's path."""
+    target = check_output_folder(out)
+    parent = target.absolute().parent
+    created = _make_parents(parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=parent))
+    try:
+        _write_files(result, tmp)
+        _move_into_place(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for folder in reversed(created):
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+    return target
+
+
+def _make_parents(parent: Path) -> List[Path]:
+    """Creates the missing folders above the target; returns them, outermost first."""
+    missing = []
+    p = parent
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    missing.reverse()
+    for folder in missing:
+        folder.mkdir()
+    return missing
+
+
+def _write_files(result: Result, folder: Path) -> None:
+    version = result.xlayer_version
+    scenario_toml = _core.scenario_to_toml(json.dumps(result.scenario, allow_nan=False))
+    header = (
+        f'# xlayer_version = "{version}"\n'
+        "# The scenario as run, every default filled in; run it again with\n"
+        "#   xlayer run scenario.toml\n\n"
+    )
+    (folder / "scenario.toml").write_text(header + scenario_toml, encoding="utf-8")
+    (folder / "summary.json").write_text(summary_json(result.summary), encoding="utf-8")
+    result.flows.to_csv(folder / "flows.csv", index=False)
+    result.nodes.to_csv(folder / "nodes.csv", index=False)
+    for node, data in sorted(result.pcaps.items()):
+        (folder / f"node{node}.pcap").write_bytes(data)
+
+
+def _move_into_place(tmp: Path, target: Path) -> None:
+    if not target.exists():
+        os.rename(tmp, target)
+        return
+    if not any(target.iterdir()):
+        target.rmdir()
+        os.rename(tmp, target)
+        return
+    # An earlier result folder: move it aside, move the new one in, then delete the old one.
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=tmp.parent))
+    old.rmdir()
+    os.rename(target, old)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,259 @@
+"""Loading scenarios: TOML files, dicts, the built-in default, and ``--set`` overrides.
+
+This module only gets a scenario into the shape the core reads (a JSON document); every check of
+the values themselves (names of fields, ranges, references between fields) is the core's, so
+there is one source of truth: ``crates/xlayer-core/src/scenario/schema.rs``, documented field by
+field in ``docs/scenario.md``.
+
+- :func:`load_scenario` reads a TOML path, copies a dict, or takes the built-in default, and
+  applies overrides and a seed. It returns the scenario as written (defaults not filled in).
+- :func:`normalize_scenario` asks the core to validate it and fill every default.
+- :func:`apply_overrides` applies ``KEY=VALUE`` strings: ``radio.rts_cts=true``,
+  ``flows[0].rate_bps=2e6``, ``topology.positions[1]=[0, 300]``. The value is read as a TOML
+  value (``true``, ``3``, ``"x"``, ``[1, 2]``); anything that is not one (a bare word such as
+  ``range`` or ``802.11e``) is taken as a string. A key naming an unknown field is not checked
+  here: the core rejects it when the scenario is validated, naming the field.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import math
+import os
+import re
+import sys
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable, List, Optional, Tuple, Union
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+from xlayer import _core
+from xlayer.errors import scenario_error
+
+__all__ = [
+    "ScenarioSource",
+    "load_scenario",
+    "load_toml",
+    "default_scenario_text",
+    "apply_overrides",
+    "parse_override",
+    "normalize_scenario",
+    "scenario_to_json",
+    "scenario_to_toml",
+]
+
+#: What the API accepts as a scenario: a TOML file path, a dict, or None for the built-in default.
+ScenarioSource = Union[str, "os.PathLike[str]", Mapping, None]
+
+_DEFAULT_RESOURCE = "default.toml"
+
+
+def default_scenario_text() -> str:
+    """The TOML text of the built-in default scenario (a copy of ``scenarios/default.toml``)."""
+    return resources.files("xlayer").joinpath("data", _DEFAULT_RESOURCE).read_text(encoding="utf-8")
+
+
+def load_toml(text: str, origin: str = "scenario") -> dict:
+    """Parses TOML text; a syntax error becomes a one-line :class:`ScenarioError` naming ``origin``."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise scenario_error(origin, f"invalid TOML: {_one_line(str(e))}") from None
+
+
+def load_scenario(
+    source: ScenarioSource = None,
+    overrides: Iterable[str] = (),
+    seed: Optional[int] = None,
+) -> dict:
+    """The scenario as a plain dict, overrides and seed applied, defaults *not* filled in.
+
+    ``source`` is a path to a TOML file (``str`` or ``os.PathLike``), a dict in the same shape as
+    the TOML file, or ``None`` for the built-in default scenario. A missing or unreadable file
+    raises :class:`OSError` (``FileNotFoundError``); malformed TOML and bad overrides raise
+    :class:`xlayer.errors.ScenarioError`. The dict given is never modified.
+    """
+    if source is None:
+        scenario = load_toml(default_scenario_text(), "default scenario")
+    elif isinstance(source, Mapping):
+        scenario = copy.deepcopy(dict(source))
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise scenario_error(str(path), "not a UTF-8 text file (a scenario is TOML)") from None
+        scenario = load_toml(text, str(path))
+    else:
+        raise TypeError(
+            f"a scenario is a TOML file path, a dict, or None; got {type(source).__name__}"
+        )
+    scenario = apply_overrides(scenario, overrides)
+    if seed is not None:
+        scenario["seed"] = seed
+    return scenario
+
+
+def normalize_scenario(scenario: Mapping) -> dict:
+    """Validates the scenario with the core and returns it with every default filled in."""
+    return json.loads(_core.normalize_scenario(scenario_to_json(scenario)))
+
+
+def scenario_to_toml(scenario: Mapping) -> str:
+    """Validates the scenario with the core and returns it, every default filled in, as TOML."""
+    return _core.scenario_to_toml(scenario_to_json(scenario))
+
+
+def scenario_to_json(scenario: Mapping) -> str:
+    """The scenario as the JSON text the core reads.
+
+    JSON has no NaN, infinity or dates, which TOML has: such values are rejected here with the
+    field's name rather than as an obscure JSON error from the core.
+    """
+    _check_json_values(scenario, "")
+    return json.dumps(scenario, allow_nan=False)
+
+
+def _check_json_values(value: Any, path: str) -> None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise scenario_error(path or "scenario", f"keys must be strings, found {k!r}")
+            _check_json_values(v, f"{path}.{k}" if path else k)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_json_values(v, f"{path}[{i}]")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise scenario_error(path, f"must be a finite number, found {value}")
+    elif isinstance(value, (datetime.date, datetime.time)):
+        raise scenario_error(path, f"dates and times are not scenario values, found {value}")
+    elif not isinstance(value, (str, int, float, bool)) and value is not None:
+        raise scenario_error(path, f"not a scenario value: {value!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Overrides
+
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)((?:\[\d+\])*)$")
+_INDEX = re.compile(r"\[(\d+)\]")
+
+Step = Union[str, int]
+
+
+def parse_override(text: str) -> Tuple[str, List[Step], Any]:
+    """Splits ``KEY=VALUE`` into the key as written, its steps (names and indices), and the value.
+
+    >>> parse_override("flows[0].rate_bps=2e6")
+    ('flows[0].rate_bps', ['flows', 0, 'rate_bps'], 2000000.0)
+    >>> parse_override("radio.propagation=range")
+    ('radio.propagation', ['radio', 'propagation'], 'range')
+    """
+    if "=" not in text:
+        raise scenario_error(text or "--set", "an override is KEY=VALUE, e.g. radio.rts_cts=true")
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    raw = raw.strip()
+    steps: List[Step] = []
+    for segment in key.split("."):
+        m = _SEGMENT.match(segment.strip())
+        if not m:
+            raise scenario_error(
+                key or "--set",
+                "an override key is a dotted path of field names with optional [index], "
+                "e.g. flows[0].rate_bps",
+            )
+        steps.append(m.group(1))
+        steps.extend(int(i) for i in _INDEX.findall(m.group(2)))
+    if raw == "":
+        raise scenario_error(key, 'missing value after "=" (write "" for an empty string)')
+    return key, steps, _parse_value(raw)
+
+
+def _parse_value(raw: str) -> Any:
+    """A TOML value (``true``, ``3``, ``2.5``, ``"x"``, ``[1, 2]``, ``{a = 1}``), else the bare word."""
+    try:
+        parsed = tomllib.loads(f"v = {raw}")
+    except tomllib.TOMLDecodeError:
+        return raw
+    if set(parsed) != {"v"}:  # e.g. a value smuggling a newline and a second key
+        return raw
+    return parsed["v"]
+
+
+def apply_overrides(scenario: Mapping, overrides: Iterable[str]) -> dict:
+    """A copy of ``scenario`` with each ``KEY=VALUE`` override applied in order.
+
+    Missing tables along the path are created; an index may name an existing entry of an array or
+    the next one (to append). An override that cannot be applied (indexing a table, an index past
+    the end) raises :class:`ScenarioError` naming the key.
+    """
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    result = copy.deepcopy(dict(scenario))
+    for text in overrides:
+        key, steps, value = parse_override(text)
+        _set_path(result, key, steps, value)
+    return result
+
+
+def _set_path(root: dict, key: str, steps: List[Step], value: Any) -> None:
+    container: Any = root
+    where = ""  # the path walked so far, for messages
+    for i, step in enumerate(steps):
+        last = i == len(steps) - 1
+        if isinstance(step, str):
+            if not isinstance(container, dict):
+                raise scenario_error(key, f"{where} is {_kind(container)}, not a table")
+            if last:
+                container[step] = value
+                return
+            child = container.get(step)
+            if child is None:
+                child = [] if isinstance(steps[i + 1], int) else {}
+                container[step] = child
+            container = child
+            where = f"{where}.{step}" if where else step
+        else:
+            if not isinstance(container, list):
+                raise scenario_error(key, f"{where} is {_kind(container)}, not an array")
+            if step > len(container):
+                raise scenario_error(
+                    key,
+                    f"{where} has {len(container)} entries; an index may be at most "
+                    f"{len(container)} (to append one)",
+                )
+            if last:
+                if step == len(container):
+                    container.append(value)
+                else:
+                    container[step] = value
+                return
+            if step == len(container):
+                container.append([] if isinstance(steps[i + 1], int) else {})
+            container = container[step]
+            where = f"{where}[{step}]"
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return type(value).__name__
+
+
+def _one_line(message: str) -> str:
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
