@@ -1,0 +1,161 @@
+"""The ``xlayer`` command: run, --out, --set, --json, --quiet, scenario, params."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import xlayer
+from xlayer.cli import main
+
+from conftest import SCENARIOS, hidden_leftovers
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+
+def xlayer_executable() -> Path:
+    """The console script installed next to this interpreter (``pip install .`` puts it there)."""
+    bindir = Path(sys.executable).parent
+    for name in ("xlayer", "xlayer.exe"):
+        if (bindir / name).exists():
+            return bindir / name
+    pytest.fail(f"the xlayer console script is not installed in {bindir}")
+
+
+def test_xlayer_run_without_arguments_runs_the_default_scenario_and_prints_a_summary(tmp_path):
+    proc = subprocess.run([str(xlayer_executable()), "run"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "default" in proc.stdout
+    assert "aggregate throughput" in proc.stdout
+    assert "Mbit/s" in proc.stdout
+    assert "0→4" in proc.stdout and "3→1" in proc.stdout  # the per-flow rows
+    assert proc.stderr == ""
+    assert list(tmp_path.iterdir()) == []  # nothing written without --out
+
+
+def test_python_dash_m_xlayer_is_the_same_command(xlayer_cli):
+    proc = xlayer_cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"xlayer {xlayer.__version__}"
+
+
+def test_out_writes_the_result_folder(xlayer_cli, tiny_path, tmp_path):
+    proc = xlayer_cli("run", tiny_path, "--out", "res")
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "res"
+    assert {"scenario.toml", "summary.json", "flows.csv", "nodes.csv"} <= {
+        p.name for p in out.iterdir()}
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ("aggregate_throughput_bps", "jain_index", "log_utility", "events", "wall_s",
+                "sim_time_s"):
+        assert key in summary, key
+    flows = pd.read_csv(out / "flows.csv")
+    for col in ("flow", "src", "dst", "throughput_bps", "delay_mean_s", "delivery_ratio"):
+        assert col in flows.columns, col
+    assert len(flows) == 3
+    assert "results written to res" in proc.stdout
+
+
+def test_json_prints_only_the_summary_as_json(xlayer_cli, tiny_path):
+    proc = xlayer_cli("run", tiny_path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["name"] == "tiny-random"
+    assert summary["nodes"] == 6 and summary["flows"] == 3
+    assert list(summary) == sorted(summary)
+
+
+def test_json_summary_matches_summary_json_file(tiny_path, tmp_path, capsys):
+    assert main(["run", str(tiny_path), "--json", "--out", str(tmp_path / "out")]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    written = json.loads((tmp_path / "out" / "summary.json").read_text())
+    printed.pop("wall_s"), written.pop("wall_s")
+    assert printed == written
+
+
+def test_quiet_prints_nothing(tiny_path, capsys):
+    assert main(["run", str(tiny_path), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_set_topology_count_changes_the_node_count(chain_path, capsys):
+    assert main(["run", str(chain_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["nodes"] == 4
+    assert main(["run", str(chain_path), "--json", "--set", "topology.count=3"]) == 0
+    assert json.loads(capsys.readouterr().out)["nodes"] == 3
+
+
+def test_seed_option_replaces_the_scenario_seed(tiny_path, capsys):
+    assert main(["run", str(tiny_path), "--json", "--seed", "77"]) == 0
+    assert json.loads(capsys.readouterr().out)["seed"] == 77
+
+
+def test_several_overrides_apply_in_order(chain_path, capsys):
+    args = ["run", str(chain_path), "--json", "--set", "duration_s=1.5", "--set",
+            "flows[0].rate_bps=saturate", "--set", 'name="renamed"']
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["sim_time_s"] == pytest.approx(1.5)
+    assert summary["name"] == "renamed"
+
+
+def test_unknown_override_field_exits_2_naming_it(xlayer_cli, chain_path, tmp_path):
+    proc = xlayer_cli("run", chain_path, "--set", "radio.bogus_field=1", "--out", "res")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("xlayer: error: ")
+    assert "bogus_field" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "res").exists()
+
+
+def test_scenario_command_prints_the_normalized_toml(capsys):
+    assert main(["scenario", str(SCENARIOS / "chain.toml"), "--set", "seed=9"]) == 0
+    scenario = tomllib.loads(capsys.readouterr().out)
+    assert scenario["name"] == "chain"
+    assert scenario["seed"] == 9
+    assert scenario["radio"]["data_rate_mbps"] == 2.0
+    assert scenario["mac"]["queue_packets"] == 50  # a default, filled in
+    assert scenario["net"]["routing"] == "static"
+
+
+def test_scenario_command_without_a_file_prints_the_default(capsys):
+    assert main(["scenario"]) == 0
+    assert tomllib.loads(capsys.readouterr().out)["name"] == "default"
+
+
+def test_params_lists_the_tuning_parameters(capsys):
+    assert main(["params", "--json"]) == 0
+    params = json.loads(capsys.readouterr().out)
+    assert isinstance(params, list)
+    for p in params:
+        assert {"name", "layer", "doc", "unit", "min", "max"} <= set(p)
+    assert main(["params"]) == 0
+    assert "tuning parameters" in capsys.readouterr().out
+
+
+def test_failed_write_exits_2_and_leaves_no_folder(tiny_path, tmp_path, monkeypatch, capsys):
+    def disk_full(self, path, *args, **kwargs):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", disk_full)
+    assert main(["run", str(tiny_path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("xlayer: error: ") and "No space left on device" in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+    assert hidden_leftovers(tmp_path) == []
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert main([]) == 2
+    assert "usage: xlayer" in capsys.readouterr().err
