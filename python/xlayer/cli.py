@@ -191,15 +191,13 @@ def _print_flows(console: Console, result: Result) -> None:
     if flows.empty:
         console.print("no flows")
         return
-    t = Table(title="flows", box=box.SIMPLE_HEAD)
-    cols = [
-        ("flow", "flow"), ("src→dst", None), ("hops", "hops"), ("sent", "sent"),
-        ("received", "received"), ("throughput kbit/s", "throughput_bps"),
-        ("delivery", "delivery_ratio"), ("delay ms", "delay_mean_s"),
-        ("median ms", "delay_median_s"), ("p95 ms", "delay_p95_s"),
-    ]
-    for title, _ in cols:
-        t.add_column(title, justify="right")
+    t = Table(
+        title="flows (throughput in kbit/s, delays in ms)", box=box.SIMPLE_HEAD, pad_edge=False,
+        collapse_padding=True, show_edge=False,
+    )
+    for title in ("flow", "src→dst", "hops", "sent", "recv", "kbit/s", "deliv", "delay",
+                  "p50", "p95"):
+        t.add_column(title, justify="right", no_wrap=True)
     for row in flows.head(MAX_FLOW_ROWS).to_dict("records"):
         t.add_row(
             _fmt_value(row.get("flow")),
