@@ -133,13 +133,26 @@ def test_simulation_advances_to_min_of_target_and_end(chain_path):
     assert sim.results().summary["sim_time_s"] == pytest.approx(2.0)
 
 
-def test_tuning_parameters_are_listed_and_unknown_names_raise_tuning_error(chain_path):
+def test_tuning_parameters_are_listed_readable_and_settable(chain_path):
     sim = xlayer.Simulation(chain_path)
     params = sim.params()
-    assert isinstance(params, list)
+    assert isinstance(params, list) and params
     for p in params:
         assert {"name", "layer", "doc", "unit", "min", "max"} <= set(p), p
-        assert isinstance(sim.get_param(0, p["name"]), float)
+        name = p["name"].replace("<level>", "0")  # per-level parameters: level 0 exists always
+        value = sim.get_param(0, name)
+        assert isinstance(value, float)
+        assert p["min"] <= value <= p["max"], (name, value)
+        if p.get("read_only", False):
+            with pytest.raises(xlayer.TuningError):
+                sim.set_param(0, name, value)
+        else:
+            sim.set_param(0, name, value)  # the current value is always a valid one
+            assert sim.get_param(0, name) == value
+
+
+def test_unknown_tuning_parameter_raises_tuning_error(chain_path):
+    sim = xlayer.Simulation(chain_path)
     with pytest.raises(xlayer.TuningError):
         sim.get_param(0, "no.such.parameter")
     with pytest.raises(xlayer.TuningError):

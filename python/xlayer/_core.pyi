@@ -3,7 +3,7 @@
 Scenarios cross the boundary as JSON text; results come back as plain dicts and lists.
 """
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 __version__: str
 
@@ -40,6 +40,12 @@ class Simulation:
     def results(self) -> Dict[str, Any]:
         """``{"summary": dict, "flows": list[dict], "nodes": list[dict]}``."""
     def pcap(self, node: int) -> bytes: ...
-    def params(self) -> List[Dict[str, Any]]: ...
+    def params(self) -> List[Dict[str, Any]]:
+        """Dicts with ``name, layer, doc, unit, min, max, read_only``; per-level names end in
+        ``.<level>`` (address them as ``mac.cw_min.0``)."""
     def get_param(self, node: int, name: str) -> float: ...
     def set_param(self, node: int, name: str, value: float) -> None: ...
+    def subscribe(self, kind: str) -> None:
+        """Starts buffering tuning events of ``kind`` (e.g. ``"mac.tx_outcome"``)."""
+    def take_events(self) -> List[Tuple[float, int, str, float]]:
+        """Events since the last call, oldest first, as ``(time_s, node, kind, value)``."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import os
-from typing import Any, Callable, Dict, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from xlayer import _core
 from xlayer._progress import ProgressBar, ProgressCallback
@@ -139,7 +139,9 @@ class Simulation:
         return self._sim.pcap(node)
 
     def params(self) -> List[Dict[str, Any]]:
-        """The tuning parameters: dicts with ``name, layer, doc, unit, min, max``."""
+        """The tuning parameters every node exposes: dicts with ``name, layer, doc, unit, min,
+        max, read_only``. Per-level parameters are listed as ``mac.cw_min.<level>`` and addressed
+        as ``mac.cw_min.0``, ``mac.cw_min.1``, ..."""
         return self._sim.params()
 
     def get_param(self, node: int, name: str) -> float:
@@ -149,6 +151,14 @@ class Simulation:
     def set_param(self, node: int, name: str, value: float) -> None:
         """Sets tuning parameter ``name`` of ``node`` (raises :class:`TuningError`)."""
         self._sim.set_param(node, name, value)
+
+    def subscribe(self, kind: str) -> None:
+        """Starts buffering tuning events of ``kind`` (e.g. ``"mac.tx_outcome"``)."""
+        self._sim.subscribe(kind)
+
+    def take_events(self) -> List[Tuple[float, int, str, float]]:
+        """Tuning events since the last call, oldest first: ``(time_s, node, kind, value)``."""
+        return self._sim.take_events()
 
     def __repr__(self) -> str:
         return (

@@ -138,10 +138,11 @@ def _cmd_params(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(params, indent=2, sort_keys=True) + "\n")
         return 0
     t = Table(title="tuning parameters (per node)", box=box.SIMPLE_HEAD)
-    for col in ("name", "layer", "unit", "min", "max", "doc"):
+    cols = ("name", "layer", "unit", "min", "max", "read_only", "doc")
+    for col in cols:
         t.add_column(col, justify="right" if col in ("min", "max") else "left")
     for p in params:
-        t.add_row(*(_fmt_value(p.get(c)) for c in ("name", "layer", "unit", "min", "max", "doc")))
+        t.add_row(*(_fmt_value(p.get(c)) for c in cols))
     _console().print(t)
     return 0
 
