@@ -22,9 +22,15 @@ pub enum XlError {
 
 impl XlError {
     pub fn scenario(field: impl Into<String>, message: impl Into<String>) -> Self {
-        XlError::Scenario { field: field.into(), message: message.into() }
+        XlError::Scenario {
+            field: field.into(),
+            message: message.into(),
+        }
     }
     pub fn topology(field: impl Into<String>, message: impl Into<String>) -> Self {
-        XlError::Topology { field: field.into(), message: message.into() }
+        XlError::Topology {
+            field: field.into(),
+            message: message.into(),
+        }
     }
 }

@@ -1,1 +1,213 @@
-use pyo3::prelude::*; #[pymodule] fn _core(_m:&Bound<PyModule>)->PyResult<()>{Ok(())}
+//! PyO3 bindings of xlayer-core: conversion and error mapping only, no simulation logic.
+//! The module is `xlayer._core`; the Python package re-exports what users need.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+mod errors;
+
+use errors::{to_py, ScenarioError, SimulationError, TuningError};
+use xlayer_core::{Results, Scenario, Value, XlError};
+
+fn value_to_py(py: Python<'_>, v: &Value) -> PyObject {
+    match v {
+        Value::Int(i) => i.into_py(py),
+        Value::Float(f) => f.into_py(py),
+        Value::Str(s) => s.into_py(py),
+    }
+}
+
+fn row_to_dict<'py>(
+    py: Python<'py>,
+    row: &[(&'static str, Value)],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    for (k, v) in row {
+        d.set_item(*k, value_to_py(py, v))?;
+    }
+    Ok(d)
+}
+
+fn results_to_py(py: Python<'_>, r: &Results) -> PyResult<PyObject> {
+    let d = PyDict::new_bound(py);
+    d.set_item("summary", row_to_dict(py, &r.summary)?)?;
+    let flows = PyList::empty_bound(py);
+    for row in &r.flows {
+        flows.append(row_to_dict(py, row)?)?;
+    }
+    d.set_item("flows", flows)?;
+    let nodes = PyList::empty_bound(py);
+    for row in &r.nodes {
+        nodes.append(row_to_dict(py, row)?)?;
+    }
+    d.set_item("nodes", nodes)?;
+    Ok(d.into_py(py))
+}
+
+/// Runs `f`, turning a Rust panic into a `SimulationError` instead of a crash.
+fn guarded<T>(f: impl FnOnce() -> Result<T, XlError> + std::panic::UnwindSafe) -> PyResult<T> {
+    match std::panic::catch_unwind(f) {
+        Ok(r) => r.map_err(to_py),
+        Err(e) => {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(SimulationError::new_err(format!(
+                "internal error in the simulator (please report it): {msg}"
+            )))
+        }
+    }
+}
+
+/// Validates a scenario given as JSON text; returns the normalized scenario as JSON text.
+#[pyfunction]
+fn normalize_scenario(json_text: &str) -> PyResult<String> {
+    let text = json_text.to_owned();
+    guarded(move || Scenario::from_json(&text).map(|s| s.to_json()))
+}
+
+/// Validates a scenario given as JSON text; returns the normalized scenario as TOML text.
+#[pyfunction]
+fn scenario_to_toml(json_text: &str) -> PyResult<String> {
+    let text = json_text.to_owned();
+    guarded(move || Scenario::from_json(&text).map(|s| s.to_toml()))
+}
+
+/// A built scenario. Build it from JSON text, advance it with `run_until`, read `results()`.
+#[pyclass(module = "xlayer._core", unsendable)]
+struct Simulation {
+    inner: xlayer_core::Simulation,
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(json_text: &str) -> PyResult<Self> {
+        let text = json_text.to_owned();
+        let inner = guarded(move || xlayer_core::Simulation::from_json(&text))?;
+        Ok(Simulation { inner })
+    }
+
+    #[getter]
+    fn end_s(&self) -> f64 {
+        self.inner.end_s()
+    }
+
+    fn now_s(&self) -> f64 {
+        self.inner.now_s()
+    }
+
+    fn events(&self) -> u64 {
+        self.inner.events()
+    }
+
+    /// Advances to `t_s` seconds (capped at the end) with the GIL released; True at the end.
+    fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
+        if t_s.is_nan() {
+            return Err(SimulationError::new_err("run_until: time is NaN"));
+        }
+        let sim = &mut self.inner;
+        let res = py.allow_threads(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run_until(t_s)))
+        });
+        res.map_err(|e| {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            SimulationError::new_err(format!(
+                "internal error in the simulator (please report it): {msg}"
+            ))
+        })
+    }
+
+    fn results(&self, py: Python<'_>) -> PyResult<PyObject> {
+        results_to_py(py, &self.inner.results())
+    }
+
+    /// The pcap file of `node` (802.11 frames, link type 105) as bytes.
+    fn pcap<'py>(&self, py: Python<'py>, node: u32) -> PyResult<Bound<'py, PyBytes>> {
+        if !self.inner.scenario.output.pcap {
+            return Err(ScenarioError::new_err(
+                "output.pcap: traces were not recorded; set output.pcap = true",
+            ));
+        }
+        let n = self
+            .inner
+            .world
+            .nodes
+            .get(node as usize)
+            .ok_or_else(|| ScenarioError::new_err(format!("node {node} does not exist")))?;
+        Ok(PyBytes::new_bound(
+            py,
+            &n.pcap.as_ref().map(|p| p.bytes.clone()).unwrap_or_default(),
+        ))
+    }
+
+    /// The tuning parameters every node exposes.
+    fn params(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let out = PyList::empty_bound(py);
+        for s in xlayer_core::tune::PARAMS {
+            let d = PyDict::new_bound(py);
+            let name = if s.per_level {
+                format!("{}.<level>", s.name)
+            } else {
+                s.name.to_string()
+            };
+            d.set_item("name", name)?;
+            d.set_item("layer", s.layer)?;
+            d.set_item("doc", s.doc)?;
+            d.set_item("unit", s.unit)?;
+            d.set_item("min", s.min)?;
+            d.set_item("max", s.max)?;
+            d.set_item("read_only", s.read_only)?;
+            out.append(d)?;
+        }
+        Ok(out.into_py(py))
+    }
+
+    fn get_param(&mut self, node: u32, name: &str) -> PyResult<f64> {
+        xlayer_core::tune::get(&mut self.inner.world, node, name).map_err(to_py)
+    }
+
+    fn set_param(&mut self, node: u32, name: &str, value: f64) -> PyResult<()> {
+        xlayer_core::tune::set(&mut self.inner.world, node, name, value).map_err(to_py)
+    }
+
+    /// Starts buffering events of `kind` (e.g. "mac.tx_outcome", "net.queue_overflow").
+    fn subscribe(&mut self, kind: &str) -> PyResult<()> {
+        let k = xlayer_core::tune::TuneEventKind::from_name(kind).ok_or_else(|| {
+            let names: Vec<&str> = xlayer_core::tune::TuneEventKind::ALL
+                .iter()
+                .map(|k| k.name())
+                .collect();
+            TuningError::new_err(format!("unknown event kind \"{kind}\"; known: {names:?}"))
+        })?;
+        self.inner.world.events.subscribe(k);
+        Ok(())
+    }
+
+    /// Events published since the last call, as (time_s, node, kind, value) tuples.
+    fn take_events(&mut self) -> Vec<(f64, u32, &'static str, f64)> {
+        self.inner
+            .world
+            .events
+            .drain()
+            .into_iter()
+            .map(|e| (e.time.as_secs_f64(), e.node, e.kind.name(), e.value))
+            .collect()
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", xlayer_core::VERSION)?;
+    m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_to_toml, m)?)?;
+    m.add_class::<Simulation>()?;
+    errors::register(m)?;
+    Ok(())
+}

@@ -29,8 +29,7 @@ impl Scenario {
                 .unwrap_or_default();
             XlError::scenario(field_or_root(&path), format!("{msg}{loc}"))
         })?;
-        sc.validate()?;
-        Ok(sc)
+        sc.validate()
     }
 
     /// Parses JSON text (the form the Python API uses for dicts).
@@ -46,8 +45,7 @@ impl Scenario {
             };
             XlError::scenario(field_or_root(&path), msg)
         })?;
-        sc.validate()?;
-        Ok(sc)
+        sc.validate()
     }
 
     /// The scenario as TOML, with every default filled in (what `--out` writes as `scenario.toml`).
@@ -83,7 +81,9 @@ mod tests {
 
     #[test]
     fn unknown_field_is_named() {
-        let err = Scenario::from_toml("[radio]\nbogus = 1\n").unwrap_err().to_string();
+        let err = Scenario::from_toml("[radio]\nbogus = 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("radio") && err.contains("bogus"), "{err}");
     }
 
@@ -103,7 +103,10 @@ mod tests {
 
     #[test]
     fn toml_round_trip_is_stable() {
-        let sc = Scenario::from_toml("[topology]\nkind = \"grid\"\nrows = 2\ncols = 2\nspacing_m = 50.0\n").unwrap();
+        let sc = Scenario::from_toml(
+            "[topology]\nkind = \"grid\"\nrows = 2\ncols = 2\nspacing_m = 50.0\n",
+        )
+        .unwrap();
         let again = Scenario::from_toml(&sc.to_toml()).unwrap();
         assert_eq!(sc.to_toml(), again.to_toml());
         let j = Scenario::from_json(&sc.to_json()).unwrap();

@@ -276,7 +276,9 @@ impl Stack {
 
 impl Default for Stack {
     fn default() -> Self {
-        Stack { preset: Stack::default_preset() }
+        Stack {
+            preset: Stack::default_preset(),
+        }
     }
 }
 
@@ -364,7 +366,9 @@ impl<'de> Deserialize<'de> for RateSpec {
                 if v.is_finite() && v > 0.0 {
                     Ok(RateSpec::Bps(v))
                 } else {
-                    Err(E::custom(format!("a rate must be a positive number of bit/s, found {v}")))
+                    Err(E::custom(format!(
+                        "a rate must be a positive number of bit/s, found {v}"
+                    )))
                 }
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<RateSpec, E> {
@@ -477,42 +481,103 @@ impl Scenario {
     fn validate_in_place(&mut self) -> Result<(), XlError> {
         positive("duration_s", self.duration_s)?;
         if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0 && self.warmup_s < self.duration_s) {
-            return Err(bad("warmup_s", format!("must be >= 0 and below duration_s ({}), found {}", self.duration_s, self.warmup_s)));
+            return Err(bad(
+                "warmup_s",
+                format!(
+                    "must be >= 0 and below duration_s ({}), found {}",
+                    self.duration_s, self.warmup_s
+                ),
+            ));
         }
         self.validate_radio()?;
         self.validate_mac()?;
         if self.net.routing != "static" {
-            return Err(bad("net.routing", format!("unknown routing \"{}\"; allowed: \"static\"", self.net.routing)));
+            return Err(bad(
+                "net.routing",
+                format!(
+                    "unknown routing \"{}\"; allowed: \"static\"",
+                    self.net.routing
+                ),
+            ));
         }
         if self.net.ttl == 0 || self.net.ttl > 255 {
-            return Err(bad("net.ttl", format!("must be 1..=255, found {}", self.net.ttl)));
+            return Err(bad(
+                "net.ttl",
+                format!("must be 1..=255, found {}", self.net.ttl),
+            ));
         }
         if self.stack.preset != "udp-dcf" {
-            return Err(bad("stack.preset", format!("unknown preset \"{}\"; allowed: \"udp-dcf\"", self.stack.preset)));
+            return Err(bad(
+                "stack.preset",
+                format!(
+                    "unknown preset \"{}\"; allowed: \"udp-dcf\"",
+                    self.stack.preset
+                ),
+            ));
         }
         self.validate_topology()?;
         let n = self.node_count();
         let levels = self.mac_levels().len() as u32;
         for (i, f) in self.flows.iter().enumerate() {
             let p = format!("flows[{i}]");
-            check_flow(&p, &f.transport, f.rate_bps, f.payload_bytes, f.start_s, f.stop_s, f.priority, levels, self.duration_s)?;
+            check_flow(
+                &p,
+                &f.transport,
+                f.rate_bps,
+                f.payload_bytes,
+                f.start_s,
+                f.stop_s,
+                f.priority,
+                levels,
+                self.duration_s,
+            )?;
             if f.src >= n {
-                return Err(bad(format!("{p}.src"), format!("node {} does not exist (the topology has nodes 0..{})", f.src, n.saturating_sub(1))));
+                return Err(bad(
+                    format!("{p}.src"),
+                    format!(
+                        "node {} does not exist (the topology has nodes 0..{})",
+                        f.src,
+                        n.saturating_sub(1)
+                    ),
+                ));
             }
             if f.dst >= n {
-                return Err(bad(format!("{p}.dst"), format!("node {} does not exist (the topology has nodes 0..{})", f.dst, n.saturating_sub(1))));
+                return Err(bad(
+                    format!("{p}.dst"),
+                    format!(
+                        "node {} does not exist (the topology has nodes 0..{})",
+                        f.dst,
+                        n.saturating_sub(1)
+                    ),
+                ));
             }
             if f.src == f.dst {
-                return Err(bad(format!("{p}.dst"), "source and destination are the same node".to_string()));
+                return Err(bad(
+                    format!("{p}.dst"),
+                    "source and destination are the same node".to_string(),
+                ));
             }
         }
         if let Some(fr) = &self.flows_random {
-            check_flow("flows_random", &fr.transport, fr.rate_bps, fr.payload_bytes, fr.start_s, fr.stop_s, fr.priority, levels, self.duration_s)?;
+            check_flow(
+                "flows_random",
+                &fr.transport,
+                fr.rate_bps,
+                fr.payload_bytes,
+                fr.start_s,
+                fr.stop_s,
+                fr.priority,
+                levels,
+                self.duration_s,
+            )?;
             if fr.count == 0 {
                 return Err(bad("flows_random.count", "must be at least 1"));
             }
             if n < 2 {
-                return Err(bad("flows_random.count", "random flows need at least 2 nodes"));
+                return Err(bad(
+                    "flows_random.count",
+                    "random flows need at least 2 nodes",
+                ));
             }
         }
         Ok(())
@@ -522,9 +587,15 @@ impl Scenario {
         let r = &mut self.radio;
         let rates = rate_set(r.standard);
         let std_name = serde_json::to_string(&r.standard).unwrap_or_default();
-        for (field, v) in [("radio.data_rate_mbps", r.data_rate()), ("radio.basic_rate_mbps", r.basic_rate())] {
+        for (field, v) in [
+            ("radio.data_rate_mbps", r.data_rate()),
+            ("radio.basic_rate_mbps", r.basic_rate()),
+        ] {
             if !rates.contains(&v) {
-                return Err(bad(field, format!("{v} Mbit/s is not a rate of {std_name}; allowed: {rates:?}")));
+                return Err(bad(
+                    field,
+                    format!("{v} Mbit/s is not a rate of {std_name}; allowed: {rates:?}"),
+                ));
             }
         }
         r.data_rate_mbps = Some(r.data_rate());
@@ -557,33 +628,54 @@ impl Scenario {
         positive("radio.path_loss_exponent", r.path_loss_exponent)?;
         positive("radio.reference_distance_m", r.reference_distance_m)?;
         if !(r.noise_figure_db.is_finite() && r.noise_figure_db >= 0.0) {
-            return Err(bad("radio.noise_figure_db", format!("must be >= 0, found {}", r.noise_figure_db)));
+            return Err(bad(
+                "radio.noise_figure_db",
+                format!("must be >= 0, found {}", r.noise_figure_db),
+            ));
         }
         if !(r.shadowing_sigma_db.is_finite() && r.shadowing_sigma_db >= 0.0) {
-            return Err(bad("radio.shadowing_sigma_db", format!("must be >= 0, found {}", r.shadowing_sigma_db)));
+            return Err(bad(
+                "radio.shadowing_sigma_db",
+                format!("must be >= 0, found {}", r.shadowing_sigma_db),
+            ));
         }
         if let Some(v) = r.tx_range_m {
             positive("radio.tx_range_m", v)?;
             if r.rx_threshold_dbm.is_some() {
-                return Err(bad("radio.rx_threshold_dbm", "give either tx_range_m or rx_threshold_dbm, not both"));
+                return Err(bad(
+                    "radio.rx_threshold_dbm",
+                    "give either tx_range_m or rx_threshold_dbm, not both",
+                ));
             }
         }
         if let Some(v) = r.cs_range_m {
             positive("radio.cs_range_m", v)?;
             if r.cs_threshold_dbm.is_some() {
-                return Err(bad("radio.cs_threshold_dbm", "give either cs_range_m or cs_threshold_dbm, not both"));
+                return Err(bad(
+                    "radio.cs_threshold_dbm",
+                    "give either cs_range_m or cs_threshold_dbm, not both",
+                ));
             }
             if r.propagation == PropagationKind::Range {
-                return Err(bad("radio.cs_range_m", "not used with propagation = \"range\": nothing is heard beyond tx_range_m"));
+                return Err(bad(
+                    "radio.cs_range_m",
+                    "not used with propagation = \"range\": nothing is heard beyond tx_range_m",
+                ));
             }
             if let Some(t) = r.tx_range_m {
                 if v < t {
-                    return Err(bad("radio.cs_range_m", format!("must be at least tx_range_m ({t}), found {v}")));
+                    return Err(bad(
+                        "radio.cs_range_m",
+                        format!("must be at least tx_range_m ({t}), found {v}"),
+                    ));
                 }
             }
         }
         if r.propagation == PropagationKind::Range && r.tx_range_m.is_none() {
-            return Err(bad("radio.tx_range_m", "propagation = \"range\" needs tx_range_m (the cut-off distance)"));
+            return Err(bad(
+                "radio.tx_range_m",
+                "propagation = \"range\" needs tx_range_m (the cut-off distance)",
+            ));
         }
         if r.error_model.is_none() {
             r.error_model = Some(match r.standard {
@@ -599,16 +691,25 @@ impl Scenario {
         }
         if let Some(c) = r.capture_db {
             if !(c.is_finite() && c >= 0.0) {
-                return Err(bad("radio.capture_db", format!("must be >= 0 dB, found {c}")));
+                return Err(bad(
+                    "radio.capture_db",
+                    format!("must be >= 0 dB, found {c}"),
+                ));
             }
         }
         if let Some(t) = r.sinr_threshold_db {
             if !t.is_finite() {
-                return Err(bad("radio.sinr_threshold_db", "must be a finite number of dB"));
+                return Err(bad(
+                    "radio.sinr_threshold_db",
+                    "must be a finite number of dB",
+                ));
             }
         }
         if r.fading == Fading::Rayleigh && r.propagation == PropagationKind::Range {
-            return Err(bad("radio.fading", "fading cannot be combined with propagation = \"range\""));
+            return Err(bad(
+                "radio.fading",
+                "fading cannot be combined with propagation = \"range\"",
+            ));
         }
         Ok(())
     }
@@ -618,12 +719,21 @@ impl Scenario {
         match m.access.as_str() {
             "dcf" | "802.11e" | "diffq8" => {
                 if !m.levels.is_empty() {
-                    return Err(bad("mac.levels", format!("only used with access = \"custom\" (access is \"{}\")", m.access)));
+                    return Err(bad(
+                        "mac.levels",
+                        format!(
+                            "only used with access = \"custom\" (access is \"{}\")",
+                            m.access
+                        ),
+                    ));
                 }
             }
             "custom" => {
                 if m.levels.is_empty() {
-                    return Err(bad("mac.levels", "access = \"custom\" needs at least one level"));
+                    return Err(bad(
+                        "mac.levels",
+                        "access = \"custom\" needs at least one level",
+                    ));
                 }
             }
             other => {
@@ -635,14 +745,26 @@ impl Scenario {
                 return Err(bad(format!("mac.levels[{i}].aifsn"), "must be at least 1"));
             }
             if l.cw_min == 0 || l.cw_max < l.cw_min || l.cw_max > 65535 {
-                return Err(bad(format!("mac.levels[{i}]"), format!("need 1 <= cw_min <= cw_max <= 65535, found cw_min {} cw_max {}", l.cw_min, l.cw_max)));
+                return Err(bad(
+                    format!("mac.levels[{i}]"),
+                    format!(
+                        "need 1 <= cw_min <= cw_max <= 65535, found cw_min {} cw_max {}",
+                        l.cw_min, l.cw_max
+                    ),
+                ));
             }
         }
         if m.short_retry_limit == 0 || m.short_retry_limit > 255 {
-            return Err(bad("mac.short_retry_limit", format!("must be 1..=255, found {}", m.short_retry_limit)));
+            return Err(bad(
+                "mac.short_retry_limit",
+                format!("must be 1..=255, found {}", m.short_retry_limit),
+            ));
         }
         if m.long_retry_limit == 0 || m.long_retry_limit > 255 {
-            return Err(bad("mac.long_retry_limit", format!("must be 1..=255, found {}", m.long_retry_limit)));
+            return Err(bad(
+                "mac.long_retry_limit",
+                format!("must be 1..=255, found {}", m.long_retry_limit),
+            ));
         }
         if m.queue_packets == 0 {
             return Err(bad("mac.queue_packets", "must be at least 1"));
@@ -656,7 +778,11 @@ impl Scenario {
             Standard::Dot11a => (15, 1023),
             _ => (31, 1023),
         };
-        let l = |aifsn, cw_min, cw_max| EdcaLevel { aifsn, cw_min, cw_max };
+        let l = |aifsn, cw_min, cw_max| EdcaLevel {
+            aifsn,
+            cw_min,
+            cw_max,
+        };
         match self.mac.access.as_str() {
             // DCF: DIFS = SIFS + 2 slots (802.11-2016 §10.3.2.3.4).
             "dcf" => vec![l(2, cw_min, cw_max)],
@@ -672,7 +798,9 @@ impl Scenario {
                 let aifs = [7, 6, 6, 6, 3, 3, 3, 2];
                 let cmin = [5, 5, 5, 5, 4, 3, 2, 1];
                 let cmax = [10, 9, 8, 7, 5, 4, 3, 3];
-                (0..8).map(|i| l(aifs[i], (1 << cmin[i]) - 1, (1 << cmax[i]) - 1)).collect()
+                (0..8)
+                    .map(|i| l(aifs[i], (1 << cmin[i]) - 1, (1 << cmax[i]) - 1))
+                    .collect()
             }
             _ => self.mac.levels.clone(),
         }
@@ -683,8 +811,14 @@ impl Scenario {
         let need_u = |name: &str, v: Option<u32>| -> Result<u32, XlError> {
             match v {
                 Some(x) if x >= 1 => Ok(x),
-                Some(x) => Err(bad(format!("topology.{name}"), format!("must be at least 1, found {x}"))),
-                None => Err(bad(format!("topology.{name}"), format!("required for kind = \"{}\"", kind_name(t.kind)))),
+                Some(x) => Err(bad(
+                    format!("topology.{name}"),
+                    format!("must be at least 1, found {x}"),
+                )),
+                None => Err(bad(
+                    format!("topology.{name}"),
+                    format!("required for kind = \"{}\"", kind_name(t.kind)),
+                )),
             }
         };
         let need_f = |name: &str, v: Option<f64>| -> Result<f64, XlError> {
@@ -693,13 +827,19 @@ impl Scenario {
                     positive(&format!("topology.{name}"), x)?;
                     Ok(x)
                 }
-                None => Err(bad(format!("topology.{name}"), format!("required for kind = \"{}\"", kind_name(t.kind)))),
+                None => Err(bad(
+                    format!("topology.{name}"),
+                    format!("required for kind = \"{}\"", kind_name(t.kind)),
+                )),
             }
         };
         let forbid = |names: &[(&str, bool)]| -> Result<(), XlError> {
             for (name, present) in names {
                 if *present {
-                    return Err(bad(format!("topology.{name}"), format!("not used with kind = \"{}\"", kind_name(t.kind))));
+                    return Err(bad(
+                        format!("topology.{name}"),
+                        format!("not used with kind = \"{}\"", kind_name(t.kind)),
+                    ));
                 }
             }
             Ok(())
@@ -707,36 +847,71 @@ impl Scenario {
         match t.kind {
             TopologyKind::Explicit => {
                 if t.positions.is_empty() {
-                    return Err(bad("topology.positions", "kind = \"explicit\" needs positions = [[x, y], ...]"));
+                    return Err(bad(
+                        "topology.positions",
+                        "kind = \"explicit\" needs positions = [[x, y], ...]",
+                    ));
                 }
                 for (i, p) in t.positions.iter().enumerate() {
                     if !(p[0].is_finite() && p[1].is_finite()) {
-                        return Err(bad(format!("topology.positions[{i}]"), "coordinates must be finite numbers"));
+                        return Err(bad(
+                            format!("topology.positions[{i}]"),
+                            "coordinates must be finite numbers",
+                        ));
                     }
                 }
-                forbid(&[("rows", t.rows.is_some()), ("cols", t.cols.is_some()), ("count", t.count.is_some()), ("spacing_m", t.spacing_m.is_some()), ("width_m", t.width_m.is_some()), ("height_m", t.height_m.is_some()), ("seed", t.seed.is_some())])?;
+                forbid(&[
+                    ("rows", t.rows.is_some()),
+                    ("cols", t.cols.is_some()),
+                    ("count", t.count.is_some()),
+                    ("spacing_m", t.spacing_m.is_some()),
+                    ("width_m", t.width_m.is_some()),
+                    ("height_m", t.height_m.is_some()),
+                    ("seed", t.seed.is_some()),
+                ])?;
             }
             TopologyKind::Grid => {
                 need_u("rows", t.rows)?;
                 need_u("cols", t.cols)?;
                 need_f("spacing_m", t.spacing_m)?;
-                forbid(&[("positions", !t.positions.is_empty()), ("count", t.count.is_some()), ("width_m", t.width_m.is_some()), ("height_m", t.height_m.is_some()), ("seed", t.seed.is_some())])?;
+                forbid(&[
+                    ("positions", !t.positions.is_empty()),
+                    ("count", t.count.is_some()),
+                    ("width_m", t.width_m.is_some()),
+                    ("height_m", t.height_m.is_some()),
+                    ("seed", t.seed.is_some()),
+                ])?;
             }
             TopologyKind::Chain => {
                 need_u("count", t.count)?;
                 need_f("spacing_m", t.spacing_m)?;
-                forbid(&[("positions", !t.positions.is_empty()), ("rows", t.rows.is_some()), ("cols", t.cols.is_some()), ("width_m", t.width_m.is_some()), ("height_m", t.height_m.is_some()), ("seed", t.seed.is_some())])?;
+                forbid(&[
+                    ("positions", !t.positions.is_empty()),
+                    ("rows", t.rows.is_some()),
+                    ("cols", t.cols.is_some()),
+                    ("width_m", t.width_m.is_some()),
+                    ("height_m", t.height_m.is_some()),
+                    ("seed", t.seed.is_some()),
+                ])?;
             }
             TopologyKind::Random => {
                 need_u("count", t.count)?;
                 need_f("width_m", t.width_m)?;
                 need_f("height_m", t.height_m)?;
-                forbid(&[("positions", !t.positions.is_empty()), ("rows", t.rows.is_some()), ("cols", t.cols.is_some()), ("spacing_m", t.spacing_m.is_some())])?;
+                forbid(&[
+                    ("positions", !t.positions.is_empty()),
+                    ("rows", t.rows.is_some()),
+                    ("cols", t.cols.is_some()),
+                    ("spacing_m", t.spacing_m.is_some()),
+                ])?;
             }
         }
         let n = self.node_count();
         if n > 100_000 {
-            return Err(bad("topology", format!("{n} nodes is more than the supported 100000")));
+            return Err(bad(
+                "topology",
+                format!("{n} nodes is more than the supported 100000"),
+            ));
         }
         Ok(())
     }
@@ -752,27 +927,57 @@ fn kind_name(k: TopologyKind) -> &'static str {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn check_flow(p: &str, transport: &str, rate: RateSpec, payload: u32, start: f64, stop: Option<f64>, priority: u32, levels: u32, duration: f64) -> Result<(), XlError> {
+fn check_flow(
+    p: &str,
+    transport: &str,
+    rate: RateSpec,
+    payload: u32,
+    start: f64,
+    stop: Option<f64>,
+    priority: u32,
+    levels: u32,
+    duration: f64,
+) -> Result<(), XlError> {
     if transport != "udp" {
-        return Err(bad(format!("{p}.transport"), format!("unknown transport \"{transport}\"; allowed: \"udp\"")));
+        return Err(bad(
+            format!("{p}.transport"),
+            format!("unknown transport \"{transport}\"; allowed: \"udp\""),
+        ));
     }
     if let RateSpec::Bps(v) = rate {
         positive(&format!("{p}.rate_bps"), v)?;
     }
     // 2304 bytes is the 802.11 MSDU limit; 36 bytes go to LLC/SNAP, IPv4 and UDP headers.
     if payload == 0 || payload > 2304 - 36 {
-        return Err(bad(format!("{p}.payload_bytes"), format!("must be 1..=2268 (the 802.11 MSDU limit less LLC/IP/UDP headers), found {payload}")));
+        return Err(bad(
+            format!("{p}.payload_bytes"),
+            format!(
+                "must be 1..=2268 (the 802.11 MSDU limit less LLC/IP/UDP headers), found {payload}"
+            ),
+        ));
     }
     if !(start.is_finite() && start >= 0.0 && start < duration) {
-        return Err(bad(format!("{p}.start_s"), format!("must be >= 0 and below duration_s ({duration}), found {start}")));
+        return Err(bad(
+            format!("{p}.start_s"),
+            format!("must be >= 0 and below duration_s ({duration}), found {start}"),
+        ));
     }
     if let Some(s) = stop {
         if !(s.is_finite() && s > start) {
-            return Err(bad(format!("{p}.stop_s"), format!("must be after start_s ({start}), found {s}")));
+            return Err(bad(
+                format!("{p}.stop_s"),
+                format!("must be after start_s ({start}), found {s}"),
+            ));
         }
     }
     if priority >= levels {
-        return Err(bad(format!("{p}.priority"), format!("the MAC has {levels} priority level(s) (0..{}), found {priority}", levels - 1)));
+        return Err(bad(
+            format!("{p}.priority"),
+            format!(
+                "the MAC has {levels} priority level(s) (0..{}), found {priority}",
+                levels - 1
+            ),
+        ));
     }
     Ok(())
 }

@@ -1,0 +1,54 @@
+//! Traffic sources and sinks.
+//!
+//! A flow is a source at one node and a sink at another. Sources are constant bit rate (a packet
+//! every `payload · 8 / rate` seconds, like ns-3's `OnOffApplication` always on) or saturating
+//! (backlogged: the source's MAC queue is kept full, the usual saturation set-up of Bianchi's
+//! model). Sinks record per-packet delay; the statistics live in `crate::metrics`.
+
+use crate::sim::SimTime;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SourceKind {
+    Cbr { interval: SimTime },
+    Saturate,
+}
+
+#[derive(Debug, Clone)]
+pub struct Flow {
+    pub id: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub kind: SourceKind,
+    pub payload_bytes: u32,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub level: u8,
+    pub next_seq: u64,
+    pub active: bool,
+}
+
+impl Flow {
+    /// Whether the source may emit at `now`.
+    pub fn emitting(&self, now: SimTime) -> bool {
+        self.active && now >= self.start && now < self.stop
+    }
+}
+
+/// CBR packet interval for a rate in bit/s, rounded to the nanosecond (at least 1 ns).
+pub fn cbr_interval(payload_bytes: u32, rate_bps: f64) -> SimTime {
+    SimTime(
+        ((payload_bytes as f64 * 8.0 / rate_bps) * 1e9)
+            .round()
+            .max(1.0) as u64,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn six_megabit_thousand_byte_interval() {
+        assert_eq!(cbr_interval(1000, 6e6), SimTime(1_333_333));
+    }
+}

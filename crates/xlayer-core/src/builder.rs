@@ -1,0 +1,317 @@
+//! Builds a [`World`] from a validated [`Scenario`]: positions, radio thresholds, neighbour
+//! lists (found through a uniform grid of cells, so building costs O(n · neighbours)), routes,
+//! and flows. Topology problems — an unreachable destination above all — are reported here,
+//! before anything runs.
+
+use std::collections::HashMap;
+
+use rand::Rng;
+
+use crate::app::{cbr_interval, Flow, SourceKind};
+use crate::error::XlError;
+use crate::mac::{Mac, MacParams};
+use crate::net::{routing::UNREACHABLE, StaticRoutes};
+use crate::phy::error_model::default_sinr_threshold_db;
+use crate::phy::propagation::{dbm_to_mw, delay_ns, mw_to_dbm, Propagation};
+use crate::phy::{thermal_noise_mw, PhyConfig, PhyTiming};
+use crate::scenario::{
+    rate_set, ErrorModelKind, Fading, PropagationKind, RateSpec, Scenario, Standard, TopologyKind,
+};
+use crate::sim::rng::{stream, GLOBAL};
+use crate::sim::SimTime;
+use crate::world::{ChannelVariation, Link, Node, World};
+
+/// Node positions in topology order.
+pub fn positions(sc: &Scenario) -> Vec<(f64, f64)> {
+    let t = &sc.topology;
+    match t.kind {
+        TopologyKind::Explicit => t.positions.iter().map(|p| (p[0], p[1])).collect(),
+        TopologyKind::Grid => {
+            let (rows, cols, s) = (
+                t.rows.unwrap_or(1),
+                t.cols.unwrap_or(1),
+                t.spacing_m.unwrap_or(1.0),
+            );
+            (0..rows * cols)
+                .map(|i| ((i % cols) as f64 * s, (i / cols) as f64 * s))
+                .collect()
+        }
+        TopologyKind::Chain => (0..t.count.unwrap_or(1))
+            .map(|i| (i as f64 * t.spacing_m.unwrap_or(1.0), 0.0))
+            .collect(),
+        TopologyKind::Random => {
+            let mut rng = stream(t.seed.unwrap_or(sc.seed), GLOBAL, "topology.random");
+            let (w, h) = (t.width_m.unwrap_or(1.0), t.height_m.unwrap_or(1.0));
+            (0..t.count.unwrap_or(1))
+                .map(|_| (rng.gen::<f64>() * w, rng.gen::<f64>() * h))
+                .collect()
+        }
+    }
+}
+
+/// Radio thresholds and the cut-off below which a signal is not delivered at all.
+struct Thresholds {
+    rx_dbm: f64,
+    cs_dbm: f64,
+    cutoff_dbm: f64,
+}
+
+fn thresholds(sc: &Scenario, prop: &Propagation, tx_dbm: f64, noise_dbm: f64) -> Thresholds {
+    let r = &sc.radio;
+    let (def_rx, def_cs) = match r.standard {
+        // ns-2 Phy/WirelessPhy defaults: RXThresh_ 3.652e-10 W (250 m), CSThresh_ 1.559e-11 W (550 m).
+        Standard::Ns2 => (mw_to_dbm(3.652e-7), mw_to_dbm(1.559e-8)),
+        // ns-3 WifiPhy defaults: RxSensitivity -101 dBm, CcaEdThreshold -62 dBm.
+        _ => (-101.0, -62.0),
+    };
+    if r.propagation == PropagationKind::Range {
+        // Everything in range arrives at full power; nothing else arrives.
+        let thr = tx_dbm - 3.0;
+        return Thresholds {
+            rx_dbm: thr,
+            cs_dbm: thr,
+            cutoff_dbm: thr,
+        };
+    }
+    let rx_dbm = match (r.tx_range_m, r.rx_threshold_dbm) {
+        (Some(d), _) => prop.rx_power_dbm(tx_dbm, d),
+        (None, Some(t)) => t,
+        (None, None) => def_rx,
+    };
+    let cs_dbm = match (r.cs_range_m, r.cs_threshold_dbm) {
+        (Some(d), _) => prop.rx_power_dbm(tx_dbm, d),
+        (None, Some(t)) => t,
+        // A reception range given alone also bounds carrier sense.
+        (None, None) if r.tx_range_m.is_some() => rx_dbm,
+        (None, None) => def_cs,
+    };
+    let mut margin = 10.0 + 3.0 * r.shadowing_sigma_db;
+    if r.fading == Fading::Rayleigh {
+        margin += 10.0;
+    }
+    let cutoff_dbm = rx_dbm.min(cs_dbm).min(noise_dbm) - margin;
+    Thresholds {
+        rx_dbm,
+        cs_dbm,
+        cutoff_dbm,
+    }
+}
+
+/// The largest distance at which the mean received power still reaches `cutoff_dbm`.
+fn reach(prop: &Propagation, tx_dbm: f64, cutoff_dbm: f64) -> f64 {
+    if let Propagation::Range { range_m } = prop {
+        return *range_m;
+    }
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while prop.rx_power_dbm(tx_dbm, hi) >= cutoff_dbm && hi < 1e7 {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if prop.rx_power_dbm(tx_dbm, mid) >= cutoff_dbm {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// Builds the runnable world.
+pub fn build(sc: &Scenario) -> Result<World, XlError> {
+    let r = &sc.radio;
+    let standard = r.standard;
+    let timing = PhyTiming::new(standard, r.preamble);
+    let prop = Propagation::from_radio(r);
+    let tx_dbm = r.tx_power_dbm.unwrap_or(16.0206);
+    let noise_mw = thermal_noise_mw(timing.bandwidth_hz(), r.noise_figure_db);
+    let th = thresholds(sc, &prop, tx_dbm, mw_to_dbm(noise_mw));
+    let sinr_thresholds = rate_set(standard)
+        .iter()
+        .map(|&rate| {
+            let db = r
+                .sinr_threshold_db
+                .unwrap_or_else(|| default_sinr_threshold_db(standard, rate));
+            (rate, 10f64.powf(db / 10.0))
+        })
+        .collect();
+    let cfg = PhyConfig {
+        standard,
+        timing,
+        error_model: r.error_model.unwrap_or(ErrorModelKind::Threshold),
+        rx_threshold_mw: dbm_to_mw(th.rx_dbm),
+        cs_threshold_mw: dbm_to_mw(th.cs_dbm),
+        noise_mw,
+        capture_ratio: r.capture_db.map(|db| 10f64.powf(db / 10.0)),
+        sinr_thresholds,
+    };
+
+    // Neighbour lists through a grid of cells as wide as the longest useful link.
+    let pos = positions(sc);
+    let n = pos.len();
+    let reach_m = reach(&prop, tx_dbm, th.cutoff_dbm).max(1e-6);
+    let cell = |x: f64, y: f64| ((x / reach_m).floor() as i64, (y / reach_m).floor() as i64);
+    let mut grid: HashMap<(i64, i64), Vec<u32>> = HashMap::new();
+    for (i, &(x, y)) in pos.iter().enumerate() {
+        grid.entry(cell(x, y)).or_default().push(i as u32);
+    }
+    let mut links = vec![Vec::new(); n];
+    let mut neighbors = vec![Vec::new(); n];
+    for (i, &(x, y)) in pos.iter().enumerate() {
+        let (cx, cy) = cell(x, y);
+        let mut near: Vec<u32> = Vec::new();
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                if let Some(v) = grid.get(&(cx + dx, cy + dy)) {
+                    near.extend(v.iter().copied().filter(|&j| j as usize != i));
+                }
+            }
+        }
+        near.sort_unstable();
+        for j in near {
+            let (xj, yj) = pos[j as usize];
+            let d = ((x - xj).powi(2) + (y - yj).powi(2)).sqrt();
+            let dbm = prop.rx_power_dbm(tx_dbm, d);
+            let in_range = match prop {
+                Propagation::Range { range_m } => d <= range_m,
+                _ => dbm >= th.cutoff_dbm,
+            };
+            if !in_range {
+                continue;
+            }
+            links[i].push(Link {
+                to: j,
+                mean_rx_mw: dbm_to_mw(dbm),
+                delay: SimTime(delay_ns(d)),
+            });
+            if dbm >= th.rx_dbm {
+                neighbors[i].push(j);
+            }
+        }
+    }
+
+    // Flows (explicit, then random pairs) and the routes they need.
+    let mut routes = StaticRoutes::default();
+    let end = SimTime::from_secs_f64(sc.duration_s);
+    let mut flows = Vec::new();
+    let make_flow = |id: u32,
+                     src: u32,
+                     dst: u32,
+                     rate: RateSpec,
+                     payload: u32,
+                     start: f64,
+                     stop: Option<f64>,
+                     priority: u32| Flow {
+        id,
+        src,
+        dst,
+        kind: match rate {
+            RateSpec::Saturate => SourceKind::Saturate,
+            RateSpec::Bps(bps) => SourceKind::Cbr {
+                interval: cbr_interval(payload, bps),
+            },
+        },
+        payload_bytes: payload,
+        start: SimTime::from_secs_f64(start),
+        stop: stop.map(SimTime::from_secs_f64).unwrap_or(end).min(end),
+        level: priority as u8,
+        next_seq: 0,
+        active: false,
+    };
+    for (i, f) in sc.flows.iter().enumerate() {
+        routes.add_destination(f.dst, &neighbors);
+        if routes.next_hop(f.src, f.dst) == UNREACHABLE {
+            return Err(XlError::topology(
+                format!("flows[{i}].dst"),
+                format!("node {} is unreachable from node {} (the topology is disconnected at the reception range)", f.dst, f.src),
+            ));
+        }
+        flows.push(make_flow(
+            i as u32,
+            f.src,
+            f.dst,
+            f.rate_bps,
+            f.payload_bytes,
+            f.start_s,
+            f.stop_s,
+            f.priority,
+        ));
+    }
+    if let Some(fr) = &sc.flows_random {
+        let mut rng = stream(fr.seed.unwrap_or(sc.seed), GLOBAL, "flows_random");
+        for k in 0..fr.count {
+            let mut found = None;
+            for _ in 0..10_000 {
+                let src = rng.gen_range(0..n as u32);
+                let dst = rng.gen_range(0..n as u32);
+                if src == dst {
+                    continue;
+                }
+                routes.add_destination(dst, &neighbors);
+                if routes.next_hop(src, dst) != UNREACHABLE {
+                    found = Some((src, dst));
+                    break;
+                }
+            }
+            let Some((src, dst)) = found else {
+                return Err(XlError::topology("flows_random.count", format!("found no connected (source, destination) pair for random flow {k}: the topology is too sparse")));
+            };
+            flows.push(make_flow(
+                flows.len() as u32,
+                src,
+                dst,
+                fr.rate_bps,
+                fr.payload_bytes,
+                fr.start_s,
+                fr.stop_s,
+                fr.priority,
+            ));
+        }
+    }
+
+    let mac_params = MacParams {
+        timing,
+        data_rate_mbps: r.data_rate(),
+        basic_rate_mbps: r.basic_rate(),
+        rts_threshold: if r.rts_cts {
+            Some(r.rts_threshold_bytes)
+        } else {
+            None
+        },
+        short_retry_limit: sc.mac.short_retry_limit,
+        long_retry_limit: sc.mac.long_retry_limit,
+        queue_capacity: sc.mac.queue_packets,
+        levels: sc.mac_levels(),
+    };
+    let nodes = pos
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| {
+            Node::new(
+                i as u32,
+                x,
+                y,
+                Mac::new(i as u32, mac_params.clone()),
+                sc.seed,
+                sc.output.pcap,
+            )
+        })
+        .collect();
+    let variation = ChannelVariation {
+        fading: r.fading,
+        shadowing_sigma_db: r.shadowing_sigma_db,
+    };
+    Ok(World::new(
+        cfg,
+        nodes,
+        links,
+        neighbors,
+        routes,
+        flows,
+        variation,
+        sc.net.ttl as u8,
+        SimTime::from_secs_f64(sc.warmup_s),
+        end,
+    ))
+}

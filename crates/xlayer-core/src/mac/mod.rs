@@ -1,0 +1,991 @@
+//! The MAC: IEEE 802.11 DCF and EDCA with N priority levels.
+//!
+//! Depends on `sim`, `phy` (timing) and its own frames. DCF is EDCA with one level of AIFSN 2
+//! (DIFS = SIFS + 2 slots). Each level has its own drop-tail queue, contention window, AIFSN and
+//! backoff counter (802.11-2016 §10.22.2). Backoff counts idle slots after AIFS (or EIFS after an
+//! erroneous frame) and freezes while the medium is busy — physically (PHY carrier sense), by the
+//! NAV, or by a frame exchange of our own. When several levels of one node reach zero together
+//! the highest wins and the others behave as after a collision (internal collision resolution).
+//! Unicast data is acknowledged; an unanswered frame doubles the contention window and is
+//! retried until the short (or, after RTS, long) retry limit, then dropped. RTS/CTS with NAV is
+//! optional. Broadcast frames are sent once at the basic rate with no ACK. Receivers filter
+//! duplicates by (source, sequence number, retry bit).
+//!
+//! Timeouts follow ns-2 `Mac/802_11`: the ACK (CTS) timeout is `SIFS + ACK (CTS) airtime + one
+//! slot` after the frame's end, so a sender that collided defers about as long as the
+//! bystanders that apply EIFS (`SIFS + ACK at the basic rate + DIFS`).
+//!
+//! The MAC never calls upward: what the network layer must learn is pushed into an output list
+//! of [`MacAction`]s that the node assembly (`crate::world`) carries out.
+
+pub mod frame;
+
+use std::collections::VecDeque;
+
+use rand::Rng;
+
+use crate::phy::PhyTiming;
+use crate::scenario::EdcaLevel;
+use crate::sim::rng::Stream;
+use crate::sim::{Event, EventQueue, SimTime, TimerKind};
+pub use frame::{Frame, FrameKind, BROADCAST};
+use frame::{ACK_BYTES, CTS_BYTES, DATA_OVERHEAD_BYTES, LLC_SNAP_BYTES, NO_PACKET, RTS_BYTES};
+
+/// A packet waiting in a MAC queue.
+#[derive(Debug, Clone, Copy)]
+pub struct QueuedPacket {
+    pub packet: u32,
+    /// Network-layer packet length in bytes (IP header included).
+    pub bytes: u32,
+    pub next_hop: u32,
+}
+
+/// What the MAC asks the rest of the node to do.
+#[derive(Debug, Clone, Copy)]
+pub enum MacAction {
+    /// Put this frame on the air now.
+    Transmit(Frame),
+    /// A data frame for this node (or broadcast) arrived: hand its packet up.
+    Deliver { packet: u32, from: u32 },
+    /// A packet left the queue: acknowledged (`delivered`) or dropped at the retry limit.
+    Dequeued {
+        packet: u32,
+        level: u8,
+        delivered: bool,
+    },
+}
+
+/// Settings shared by all nodes (tunable per node through `crate::tune`).
+#[derive(Debug, Clone)]
+pub struct MacParams {
+    pub timing: PhyTiming,
+    pub data_rate_mbps: f64,
+    pub basic_rate_mbps: f64,
+    /// RTS/CTS precedes unicast frames longer than this many bytes (`None`: never).
+    pub rts_threshold: Option<u32>,
+    pub short_retry_limit: u32,
+    pub long_retry_limit: u32,
+    pub queue_capacity: u32,
+    pub levels: Vec<EdcaLevel>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Contending (or idle).
+    Idle,
+    /// Our frame is on the air; `after` says what follows its end.
+    Transmitting(After),
+    WaitAck,
+    WaitCts,
+    /// A response (ACK, CTS, or DATA after CTS) goes out when SIFS expires.
+    SifsPending,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum After {
+    WaitAck,
+    WaitCts,
+    /// Broadcast: done at the end of transmission.
+    BroadcastDone,
+    /// A response frame (ACK/CTS): back to contention.
+    Nothing,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Commit {
+    /// When the medium had become idle.
+    t0: SimTime,
+    /// When it turned busy again.
+    busy_at: SimTime,
+}
+
+#[derive(Debug)]
+struct Level {
+    params: EdcaLevel,
+    queue: VecDeque<QueuedPacket>,
+    cw: u32,
+    /// Remaining backoff slots; `None` when no backoff is pending.
+    backoff: Option<u32>,
+    short_retries: u32,
+    long_retries: u32,
+}
+
+/// Per-node MAC counters.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MacStats {
+    pub data_tx: u64,
+    pub rts_tx: u64,
+    pub retries: u64,
+    pub drops_retry_limit: u64,
+    pub drops_queue: u64,
+    pub internal_collisions: u64,
+    pub acks_sent: u64,
+    pub delivered_up: u64,
+    pub duplicates: u64,
+}
+
+#[derive(Debug)]
+pub struct Mac {
+    id: u32,
+    pub params: MacParams,
+    levels: Vec<Level>,
+    state: State,
+    /// Level whose frame is in the current exchange.
+    active: usize,
+    /// Whether the current exchange began with RTS.
+    active_rts: bool,
+    phy_busy: bool,
+    nav_until: SimTime,
+    nav_timer_at: SimTime,
+    /// When the medium last became idle for contention; `None` while busy.
+    idle_since: Option<SimTime>,
+    /// Apply EIFS instead of AIFS: the last frame heard was received in error.
+    eifs: bool,
+    /// Contention changed while idle (a level started a backoff): reschedule the access timer.
+    dirty: bool,
+    /// The medium turned busy too shortly before a slot boundary for carrier sense to notice:
+    /// the access due at that boundary still happens (see [`Mac::cca_latency`]).
+    commit: Option<Commit>,
+    generation: [u32; 4],
+    seq: u16,
+    pending: Option<Frame>,
+    pending_after: After,
+    /// The DATA frame that follows a successful RTS/CTS handshake.
+    after_cts: Option<Frame>,
+    last_seq: Vec<(u32, u16)>,
+    ack_time: SimTime,
+    cts_time: SimTime,
+    pub stats: MacStats,
+}
+
+fn kind_index(k: TimerKind) -> usize {
+    match k {
+        TimerKind::Access => 0,
+        TimerKind::ResponseTimeout => 1,
+        TimerKind::Sifs => 2,
+        TimerKind::NavEnd => 3,
+    }
+}
+
+impl Mac {
+    pub fn new(id: u32, params: MacParams) -> Mac {
+        let levels = params
+            .levels
+            .iter()
+            .map(|p| Level {
+                params: *p,
+                queue: VecDeque::with_capacity(params.queue_capacity.min(1024) as usize),
+                cw: p.cw_min,
+                backoff: None,
+                short_retries: 0,
+                long_retries: 0,
+            })
+            .collect();
+        let ack_time = params.timing.duration(ACK_BYTES, params.basic_rate_mbps);
+        let cts_time = params.timing.duration(CTS_BYTES, params.basic_rate_mbps);
+        Mac {
+            id,
+            params,
+            levels,
+            state: State::Idle,
+            active: 0,
+            active_rts: false,
+            phy_busy: false,
+            nav_until: SimTime::ZERO,
+            nav_timer_at: SimTime::ZERO,
+            idle_since: Some(SimTime::ZERO),
+            eifs: false,
+            dirty: false,
+            commit: None,
+            generation: [0; 4],
+            seq: 0,
+            pending: None,
+            pending_after: After::Nothing,
+            after_cts: None,
+            last_seq: Vec::new(),
+            ack_time,
+            cts_time,
+            stats: MacStats::default(),
+        }
+    }
+
+    pub fn level_count(&self) -> usize {
+        self.levels.len()
+    }
+
+    pub fn queue_len(&self, level: usize) -> usize {
+        self.levels[level].queue.len()
+    }
+
+    pub fn queue_has_room(&self, level: usize) -> bool {
+        self.levels[level].queue.len() < self.params.queue_capacity as usize
+    }
+
+    pub fn level_params(&self, level: usize) -> EdcaLevel {
+        self.levels[level].params
+    }
+
+    /// Changes a level's contention parameters (tuning layer). Takes effect at the next draw.
+    pub fn set_level_params(&mut self, level: usize, p: EdcaLevel) {
+        let l = &mut self.levels[level];
+        l.params = p;
+        l.cw = l.cw.clamp(p.cw_min, p.cw_max);
+    }
+
+    /// Time the PHY needs to report a busy medium (aCCATime): 15 µs for DSSS (802.11-2016
+    /// Table 16-5), 4 µs for OFDM (Table 17-21). A station whose backoff ends within this time
+    /// after another station started transmitting transmits too — the collisions of stations
+    /// that picked the same slot, which Bianchi's model counts.
+    fn cca_latency(&self) -> SimTime {
+        match self.params.timing.standard {
+            crate::scenario::Standard::Dot11a => SimTime::from_us(4),
+            _ => SimTime::from_us(15),
+        }
+    }
+
+    fn slot(&self) -> SimTime {
+        self.params.timing.slot
+    }
+
+    fn sifs(&self) -> SimTime {
+        self.params.timing.sifs
+    }
+
+    /// AIFS of a level, extended to EIFS after an erroneous frame (802.11-2016 §10.3.2.3.7:
+    /// EIFS = SIFS + ACK airtime at the lowest basic rate + AIFS).
+    fn ifs(&self, level: usize) -> SimTime {
+        let aifs = self.sifs() + SimTime(self.slot().ns() * self.levels[level].params.aifsn as u64);
+        if self.eifs {
+            aifs + self.sifs() + self.ack_time
+        } else {
+            aifs
+        }
+    }
+
+    fn timer(&mut self, q: &mut EventQueue, kind: TimerKind, at: SimTime) {
+        let i = kind_index(kind);
+        self.generation[i] = self.generation[i].wrapping_add(1);
+        q.schedule(
+            at,
+            Event::MacTimer {
+                node: self.id,
+                kind,
+                generation: self.generation[i],
+            },
+        );
+    }
+
+    fn cancel(&mut self, kind: TimerKind) {
+        let i = kind_index(kind);
+        self.generation[i] = self.generation[i].wrapping_add(1);
+    }
+
+    fn draw_backoff(&mut self, level: usize, rng: &mut Stream) {
+        let cw = self.levels[level].cw;
+        self.levels[level].backoff = Some(rng.gen_range(0..=cw));
+        self.dirty = true;
+    }
+
+    /// Queues a packet at `level`. Returns false (and counts a drop) when the queue is full.
+    pub fn enqueue(
+        &mut self,
+        now: SimTime,
+        level: usize,
+        item: QueuedPacket,
+        q: &mut EventQueue,
+        rng: &mut Stream,
+    ) -> bool {
+        if !self.queue_has_room(level) {
+            self.stats.drops_queue += 1;
+            return false;
+        }
+        self.levels[level].queue.push_back(item);
+        if self.levels[level].backoff.is_none() {
+            if self.idle_since.is_some() {
+                // Medium idle: access as soon as AIFS has passed (802.11-2016 §10.3.4.2).
+                self.levels[level].backoff = Some(0);
+                self.dirty = true;
+            } else {
+                self.draw_backoff(level, rng);
+            }
+        }
+        self.update(now, q);
+        true
+    }
+
+    /// The PHY's carrier sense may have changed.
+    pub fn phy_changed(&mut self, now: SimTime, busy: bool, q: &mut EventQueue) {
+        self.phy_busy = busy;
+        self.update(now, q);
+    }
+
+    /// Records carrier sense without re-evaluating (a handler call follows).
+    pub fn set_phy_busy(&mut self, busy: bool) {
+        self.phy_busy = busy;
+    }
+
+    fn freeze(&mut self, t0: SimTime, now: SimTime) {
+        let slot = self.slot().ns();
+        let mut eifs_elapsed = false;
+        for i in 0..self.levels.len() {
+            let start = t0 + self.ifs(i);
+            if now >= start {
+                eifs_elapsed = true;
+            }
+            if let Some(b) = self.levels[i].backoff {
+                if now > start {
+                    let elapsed = ((now - start).ns() / slot) as u32;
+                    self.levels[i].backoff = Some(b - elapsed.min(b));
+                }
+            }
+        }
+        if self.eifs && eifs_elapsed {
+            self.eifs = false;
+        }
+    }
+
+    /// Re-evaluates whether the medium is idle for contention and (re)arms the access timer.
+    fn update(&mut self, now: SimTime, q: &mut EventQueue) {
+        let idle = !self.phy_busy && self.nav_until <= now && self.state == State::Idle;
+        match (self.idle_since, idle) {
+            (None, true) => {
+                if let Some(c) = self.commit.take() {
+                    self.freeze(c.t0, c.busy_at);
+                }
+                self.idle_since = Some(now);
+                self.schedule_access(now, q);
+            }
+            (Some(t0), false) => {
+                let next = (0..self.levels.len())
+                    .filter_map(|i| self.access_time(t0, i))
+                    .min();
+                let unnoticed = self.state == State::Idle
+                    && next.is_some_and(|at| at < now + self.cca_latency());
+                if unnoticed {
+                    // Keep the access timer: the busy medium is not yet visible to carrier sense.
+                    self.commit = Some(Commit { t0, busy_at: now });
+                } else {
+                    self.freeze(t0, now);
+                    self.cancel(TimerKind::Access);
+                }
+                self.idle_since = None;
+            }
+            (Some(_), true) if self.dirty => self.schedule_access(now, q),
+            _ => {}
+        }
+        if self.nav_until > now && self.nav_timer_at != self.nav_until {
+            self.nav_timer_at = self.nav_until;
+            let at = self.nav_until;
+            self.timer(q, TimerKind::NavEnd, at);
+        }
+    }
+
+    fn access_time(&self, t0: SimTime, level: usize) -> Option<SimTime> {
+        self.levels[level]
+            .backoff
+            .map(|b| t0 + self.ifs(level) + SimTime(self.slot().ns() * b as u64))
+    }
+
+    fn schedule_access(&mut self, now: SimTime, q: &mut EventQueue) {
+        self.dirty = false;
+        let Some(t0) = self.idle_since else { return };
+        let next = (0..self.levels.len())
+            .filter_map(|i| self.access_time(t0, i))
+            .min();
+        match next {
+            Some(at) => self.timer(q, TimerKind::Access, at.max(now)),
+            None => self.cancel(TimerKind::Access),
+        }
+    }
+
+    /// A MAC timer fired.
+    pub fn on_timer(
+        &mut self,
+        now: SimTime,
+        kind: TimerKind,
+        generation: u32,
+        q: &mut EventQueue,
+        rng: &mut Stream,
+        out: &mut Vec<MacAction>,
+    ) {
+        if self.generation[kind_index(kind)] != generation {
+            return; // cancelled
+        }
+        match kind {
+            TimerKind::Access => self.on_access(now, q, rng, out),
+            TimerKind::ResponseTimeout => {
+                match self.state {
+                    State::WaitAck | State::WaitCts => {
+                        let rts_failed = self.state == State::WaitCts;
+                        self.state = State::Idle;
+                        self.failure(self.active, rts_failed, rng, out);
+                    }
+                    _ => {}
+                }
+                self.update(now, q);
+            }
+            TimerKind::Sifs => {
+                if self.state == State::SifsPending {
+                    if let Some(f) = self.pending.take() {
+                        self.state = State::Transmitting(self.pending_after);
+                        if f.kind == FrameKind::Data {
+                            self.stats.data_tx += 1;
+                        } else if f.kind == FrameKind::Ack {
+                            self.stats.acks_sent += 1;
+                        }
+                        out.push(MacAction::Transmit(f));
+                    } else {
+                        self.state = State::Idle;
+                    }
+                }
+                self.update(now, q);
+            }
+            TimerKind::NavEnd => {
+                self.nav_timer_at = SimTime::ZERO;
+                self.update(now, q);
+            }
+        }
+    }
+
+    fn on_access(
+        &mut self,
+        now: SimTime,
+        q: &mut EventQueue,
+        rng: &mut Stream,
+        out: &mut Vec<MacAction>,
+    ) {
+        if self.state != State::Idle {
+            return;
+        }
+        let commit = self.commit.take();
+        let (t0, freeze_at) = match (self.idle_since, commit) {
+            (Some(t0), _) => (t0, now),
+            (None, Some(c)) => (c.t0, c.busy_at),
+            (None, None) => return,
+        };
+        let mut winner: Option<usize> = None;
+        for i in (0..self.levels.len()).rev() {
+            match self.access_time(t0, i) {
+                Some(at) if at <= now => {
+                    if self.levels[i].queue.is_empty() {
+                        self.levels[i].backoff = None; // post-backoff finished
+                    } else if winner.is_none() {
+                        winner = Some(i);
+                    } else {
+                        // Internal collision: the lower level backs off as after a failure.
+                        self.stats.internal_collisions += 1;
+                        self.failure(i, false, rng, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(w) = winner else {
+            if commit.is_some() {
+                self.freeze(t0, freeze_at);
+            } else {
+                self.schedule_access(now, q);
+            }
+            return;
+        };
+        // The medium is ours: other levels freeze their counters now.
+        self.levels[w].backoff = None;
+        self.freeze(t0, freeze_at);
+        self.idle_since = None;
+        self.eifs = false;
+        self.cancel(TimerKind::Access);
+        self.transmit_head(w, out);
+    }
+
+    fn data_frame(&mut self, level: usize) -> Frame {
+        let head = self.levels[level].queue[0];
+        let l = &self.levels[level];
+        let retry = l.short_retries + l.long_retries > 0;
+        let bytes = DATA_OVERHEAD_BYTES + LLC_SNAP_BYTES + head.bytes;
+        if !retry {
+            self.seq = (self.seq + 1) & 0x0fff;
+        }
+        let broadcast = head.next_hop == BROADCAST;
+        let rate = if broadcast {
+            self.params.basic_rate_mbps
+        } else {
+            self.params.data_rate_mbps
+        };
+        let duration = if broadcast {
+            SimTime::ZERO
+        } else {
+            self.sifs() + self.ack_time
+        };
+        Frame {
+            kind: FrameKind::Data,
+            src: self.id,
+            dst: head.next_hop,
+            duration,
+            seq: self.seq,
+            retry,
+            packet: head.packet,
+            bytes,
+            rate_mbps: rate,
+        }
+    }
+
+    fn transmit_head(&mut self, level: usize, out: &mut Vec<MacAction>) {
+        self.active = level;
+        let data = self.data_frame(level);
+        let use_rts =
+            !data.is_broadcast() && self.params.rts_threshold.is_some_and(|t| data.bytes > t);
+        self.active_rts = use_rts;
+        if use_rts {
+            let data_time = self.params.timing.duration(data.bytes, data.rate_mbps);
+            let duration =
+                SimTime(self.sifs().ns() * 3) + self.cts_time + data_time + self.ack_time;
+            let rts = Frame {
+                kind: FrameKind::Rts,
+                src: self.id,
+                dst: data.dst,
+                duration,
+                seq: 0,
+                retry: false,
+                packet: NO_PACKET,
+                bytes: RTS_BYTES,
+                rate_mbps: self.params.basic_rate_mbps,
+            };
+            self.stats.rts_tx += 1;
+            self.after_cts = Some(data);
+            self.state = State::Transmitting(After::WaitCts);
+            out.push(MacAction::Transmit(rts));
+        } else {
+            self.stats.data_tx += 1;
+            self.state = State::Transmitting(if data.is_broadcast() {
+                After::BroadcastDone
+            } else {
+                After::WaitAck
+            });
+            out.push(MacAction::Transmit(data));
+        }
+    }
+
+    /// The exchange of `level` failed (no ACK/CTS, or internal collision).
+    fn failure(
+        &mut self,
+        level: usize,
+        rts_failed: bool,
+        rng: &mut Stream,
+        out: &mut Vec<MacAction>,
+    ) {
+        let long = self.active_rts && !rts_failed && level == self.active;
+        let limit;
+        {
+            let l = &mut self.levels[level];
+            if long {
+                l.long_retries += 1;
+                limit = l.long_retries >= self.params.long_retry_limit;
+            } else {
+                l.short_retries += 1;
+                limit = l.short_retries >= self.params.short_retry_limit;
+            }
+        }
+        if limit {
+            self.stats.drops_retry_limit += 1;
+            let l = &mut self.levels[level];
+            let head = l
+                .queue
+                .pop_front()
+                .expect("failed exchange has a head packet");
+            l.short_retries = 0;
+            l.long_retries = 0;
+            l.cw = l.params.cw_min;
+            out.push(MacAction::Dequeued {
+                packet: head.packet,
+                level: level as u8,
+                delivered: false,
+            });
+        } else {
+            self.stats.retries += 1;
+            let l = &mut self.levels[level];
+            l.cw = (2 * (l.cw + 1) - 1).min(l.params.cw_max);
+        }
+        self.draw_backoff(level, rng);
+    }
+
+    fn success(&mut self, rng: &mut Stream, out: &mut Vec<MacAction>) {
+        let level = self.active;
+        let l = &mut self.levels[level];
+        let head = l
+            .queue
+            .pop_front()
+            .expect("acknowledged exchange has a head packet");
+        l.short_retries = 0;
+        l.long_retries = 0;
+        l.cw = l.params.cw_min;
+        out.push(MacAction::Dequeued {
+            packet: head.packet,
+            level: level as u8,
+            delivered: true,
+        });
+        self.draw_backoff(level, rng); // post-backoff
+    }
+
+    /// Our transmission ended.
+    pub fn on_tx_end(
+        &mut self,
+        now: SimTime,
+        q: &mut EventQueue,
+        rng: &mut Stream,
+        out: &mut Vec<MacAction>,
+    ) {
+        let State::Transmitting(after) = self.state else {
+            debug_assert!(false, "tx end while not transmitting");
+            return;
+        };
+        match after {
+            After::WaitAck => {
+                self.state = State::WaitAck;
+                let at = now + self.sifs() + self.ack_time + self.slot();
+                self.timer(q, TimerKind::ResponseTimeout, at);
+            }
+            After::WaitCts => {
+                self.state = State::WaitCts;
+                let at = now + self.sifs() + self.cts_time + self.slot();
+                self.timer(q, TimerKind::ResponseTimeout, at);
+            }
+            After::BroadcastDone => {
+                self.state = State::Idle;
+                self.success(rng, out);
+            }
+            After::Nothing => self.state = State::Idle,
+        }
+        self.update(now, q);
+    }
+
+    /// The PHY finished receiving a frame: `frame` decoded, or `None` when received in error.
+    pub fn on_rx(
+        &mut self,
+        now: SimTime,
+        frame: Option<&Frame>,
+        q: &mut EventQueue,
+        rng: &mut Stream,
+        out: &mut Vec<MacAction>,
+    ) {
+        let Some(f) = frame else {
+            self.eifs = true;
+            self.update(now, q);
+            return;
+        };
+        self.eifs = false;
+        if f.dst == self.id {
+            match f.kind {
+                FrameKind::Ack => {
+                    if self.state == State::WaitAck && self.head_next_hop() == Some(f.src) {
+                        self.cancel(TimerKind::ResponseTimeout);
+                        self.state = State::Idle;
+                        self.success(rng, out);
+                    }
+                }
+                FrameKind::Cts => {
+                    if self.state == State::WaitCts && self.head_next_hop() == Some(f.src) {
+                        self.cancel(TimerKind::ResponseTimeout);
+                        if let Some(data) = self.after_cts.take() {
+                            self.respond(now, data, After::WaitAck, q);
+                        }
+                    }
+                }
+                FrameKind::Rts => {
+                    if self.state == State::Idle && self.nav_until <= now {
+                        let duration = f.duration.saturating_sub(self.sifs() + self.cts_time);
+                        let cts = Frame {
+                            kind: FrameKind::Cts,
+                            src: self.id,
+                            dst: f.src,
+                            duration,
+                            seq: 0,
+                            retry: false,
+                            packet: NO_PACKET,
+                            bytes: CTS_BYTES,
+                            rate_mbps: self.params.basic_rate_mbps,
+                        };
+                        self.respond(now, cts, After::Nothing, q);
+                    }
+                }
+                FrameKind::Data => {
+                    if self.state == State::Idle {
+                        let ack = Frame {
+                            kind: FrameKind::Ack,
+                            src: self.id,
+                            dst: f.src,
+                            duration: SimTime::ZERO,
+                            seq: 0,
+                            retry: false,
+                            packet: NO_PACKET,
+                            bytes: ACK_BYTES,
+                            rate_mbps: self.params.basic_rate_mbps,
+                        };
+                        self.respond(now, ack, After::Nothing, q);
+                    }
+                    if self.is_duplicate(f) {
+                        self.stats.duplicates += 1;
+                    } else {
+                        self.stats.delivered_up += 1;
+                        out.push(MacAction::Deliver {
+                            packet: f.packet,
+                            from: f.src,
+                        });
+                    }
+                }
+            }
+        } else if f.is_broadcast() {
+            if f.kind == FrameKind::Data {
+                self.stats.delivered_up += 1;
+                out.push(MacAction::Deliver {
+                    packet: f.packet,
+                    from: f.src,
+                });
+            }
+        } else {
+            // Someone else's exchange: honour its reservation (virtual carrier sense).
+            let until = now + f.duration;
+            if until > self.nav_until {
+                self.nav_until = until;
+            }
+        }
+        self.update(now, q);
+    }
+
+    fn respond(&mut self, now: SimTime, frame: Frame, after: After, q: &mut EventQueue) {
+        self.pending = Some(frame);
+        self.pending_after = after;
+        self.state = State::SifsPending;
+        let at = now + self.sifs();
+        self.timer(q, TimerKind::Sifs, at);
+    }
+
+    fn head_next_hop(&self) -> Option<u32> {
+        self.levels[self.active].queue.front().map(|p| p.next_hop)
+    }
+
+    fn is_duplicate(&mut self, f: &Frame) -> bool {
+        match self.last_seq.iter_mut().find(|(s, _)| *s == f.src) {
+            Some(entry) => {
+                let dup = f.retry && entry.1 == f.seq;
+                entry.1 = f.seq;
+                dup
+            }
+            None => {
+                self.last_seq.push((f.src, f.seq));
+                false
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Preamble, Standard};
+
+    fn params(levels: Vec<EdcaLevel>) -> MacParams {
+        MacParams {
+            timing: PhyTiming::new(Standard::Dot11b, Preamble::Long),
+            data_rate_mbps: 11.0,
+            basic_rate_mbps: 1.0,
+            rts_threshold: None,
+            short_retry_limit: 7,
+            long_retry_limit: 4,
+            queue_capacity: 2,
+            levels,
+        }
+    }
+
+    fn dcf() -> Vec<EdcaLevel> {
+        vec![EdcaLevel {
+            aifsn: 2,
+            cw_min: 31,
+            cw_max: 1023,
+        }]
+    }
+
+    fn run_timers(mac: &mut Mac, q: &mut EventQueue, rng: &mut Stream, out: &mut Vec<MacAction>) {
+        while let Some(ev) = q.pop_until(SimTime::MAX) {
+            if let Event::MacTimer {
+                kind, generation, ..
+            } = ev
+            {
+                mac.on_timer(q.now(), kind, generation, q, rng, out);
+                if out.iter().any(|a| matches!(a, MacAction::Transmit(_))) {
+                    return;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn idle_medium_transmits_after_difs() {
+        let mut mac = Mac::new(0, params(dcf()));
+        let mut q = EventQueue::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let mut out = vec![];
+        assert!(mac.enqueue(
+            SimTime::ZERO,
+            0,
+            QueuedPacket {
+                packet: 5,
+                bytes: 1028,
+                next_hop: 1
+            },
+            &mut q,
+            &mut rng
+        ));
+        run_timers(&mut mac, &mut q, &mut rng, &mut out);
+        assert_eq!(q.now(), SimTime::from_us(50), "DIFS = SIFS + 2 slots");
+        match out[0] {
+            MacAction::Transmit(f) => {
+                assert_eq!(f.kind, FrameKind::Data);
+                assert_eq!(f.bytes, 28 + 8 + 1028);
+                assert_eq!(f.duration, SimTime::from_us(10 + 304));
+            }
+            a => panic!("{a:?}"),
+        }
+    }
+
+    #[test]
+    fn full_queue_drops_and_counts() {
+        let mut mac = Mac::new(0, params(dcf()));
+        let mut q = EventQueue::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        mac.set_phy_busy(true);
+        for i in 0..2 {
+            assert!(mac.enqueue(
+                SimTime::ZERO,
+                0,
+                QueuedPacket {
+                    packet: i,
+                    bytes: 100,
+                    next_hop: 1
+                },
+                &mut q,
+                &mut rng
+            ));
+        }
+        assert!(!mac.enqueue(
+            SimTime::ZERO,
+            0,
+            QueuedPacket {
+                packet: 9,
+                bytes: 100,
+                next_hop: 1
+            },
+            &mut q,
+            &mut rng
+        ));
+        assert_eq!(mac.stats.drops_queue, 1);
+    }
+
+    #[test]
+    fn missing_acks_double_the_window_until_the_retry_limit() {
+        let mut mac = Mac::new(0, params(dcf()));
+        let mut q = EventQueue::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let mut out = vec![];
+        mac.enqueue(
+            SimTime::ZERO,
+            0,
+            QueuedPacket {
+                packet: 5,
+                bytes: 1028,
+                next_hop: 1,
+            },
+            &mut q,
+            &mut rng,
+        );
+        let mut windows = vec![];
+        for _ in 0..7 {
+            out.clear();
+            run_timers(&mut mac, &mut q, &mut rng, &mut out);
+            assert!(matches!(out.last(), Some(MacAction::Transmit(_))));
+            windows.push(mac.levels[0].cw);
+            q.schedule_in(SimTime::from_us(966), Event::TxEnd { node: 0 });
+            let _ = q.pop_until(SimTime::MAX);
+            out.clear();
+            mac.on_tx_end(q.now(), &mut q, &mut rng, &mut out);
+        }
+        // the 7th attempt's timeout drops the packet
+        out.clear();
+        while let Some(ev) = q.pop_until(SimTime::MAX) {
+            if let Event::MacTimer {
+                kind: TimerKind::ResponseTimeout,
+                generation,
+                ..
+            } = ev
+            {
+                mac.on_timer(
+                    q.now(),
+                    TimerKind::ResponseTimeout,
+                    generation,
+                    &mut q,
+                    &mut rng,
+                    &mut out,
+                );
+                break;
+            }
+        }
+        assert_eq!(windows, vec![31, 63, 127, 255, 511, 1023, 1023]);
+        assert!(out.iter().any(|a| matches!(
+            a,
+            MacAction::Dequeued {
+                delivered: false,
+                ..
+            }
+        )));
+        assert_eq!(mac.stats.drops_retry_limit, 1);
+        assert_eq!(mac.levels[0].cw, 31);
+    }
+
+    #[test]
+    fn higher_level_wins_internal_collision() {
+        let lv = vec![
+            EdcaLevel {
+                aifsn: 2,
+                cw_min: 31,
+                cw_max: 1023,
+            },
+            EdcaLevel {
+                aifsn: 2,
+                cw_min: 31,
+                cw_max: 1023,
+            },
+        ];
+        let mut mac = Mac::new(0, params(lv));
+        let mut q = EventQueue::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let mut out = vec![];
+        mac.enqueue(
+            SimTime::ZERO,
+            0,
+            QueuedPacket {
+                packet: 1,
+                bytes: 100,
+                next_hop: 1,
+            },
+            &mut q,
+            &mut rng,
+        );
+        mac.enqueue(
+            SimTime::ZERO,
+            1,
+            QueuedPacket {
+                packet: 2,
+                bytes: 100,
+                next_hop: 1,
+            },
+            &mut q,
+            &mut rng,
+        );
+        run_timers(&mut mac, &mut q, &mut rng, &mut out);
+        match out.last() {
+            Some(MacAction::Transmit(f)) => assert_eq!(f.packet, 2),
+            a => panic!("{a:?}"),
+        }
+        assert_eq!(mac.stats.internal_collisions, 1);
+        assert_eq!(mac.levels[0].cw, 63);
+    }
+}

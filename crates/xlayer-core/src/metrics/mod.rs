@@ -1,0 +1,97 @@
+//! Statistics: per flow, per node, and the run summary.
+//!
+//! Definitions (DiffQ §6.1 for the fairness metrics):
+//! - throughput of a flow: payload bits received during its *measured window* — from
+//!   `max(start, warmup)` to `min(stop, duration)` — divided by the window's length;
+//! - delay: from the source handing the packet to the network to the sink receiving it, for
+//!   packets received in the window (mean, median, 95th percentile);
+//! - delivery ratio: of the packets sent in the window, the fraction that reached the sink;
+//! - Jain's fairness index `(Σ r_i)² / (N Σ r_i²)`; log utility `Σ ln(r_i)` with `r_i` in bit/s
+//!   (a flow that received nothing counts as 1 bit/s, i.e. contributes 0, and is reported in
+//!   `starved_flows`); aggregate throughput `Σ r_i`.
+
+pub mod pcap;
+
+use crate::sim::SimTime;
+
+#[derive(Debug, Default, Clone)]
+pub struct FlowStats {
+    pub sent: u64,
+    pub received: u64,
+    pub rx_payload_bytes: u64,
+    pub delivered_of_sent: u64,
+    pub delays_ns: Vec<u64>,
+}
+
+/// Network-layer counters of a node (the MAC and PHY keep their own).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NetStats {
+    pub originated: u64,
+    pub forwarded: u64,
+    pub delivered: u64,
+    pub drops_ttl: u64,
+    pub drops_no_route: u64,
+}
+
+/// The measured window of a flow.
+pub fn window(start: SimTime, stop: SimTime, warmup: SimTime, end: SimTime) -> (SimTime, SimTime) {
+    let a = start.max(warmup);
+    let b = stop.min(end);
+    (a, b.max(a))
+}
+
+pub fn jain_index(rates: &[f64]) -> f64 {
+    let n = rates.len() as f64;
+    let s: f64 = rates.iter().sum();
+    let s2: f64 = rates.iter().map(|r| r * r).sum();
+    if s2 == 0.0 {
+        if rates.is_empty() {
+            f64::NAN
+        } else {
+            1.0 // all equal (all zero)
+        }
+    } else {
+        s * s / (n * s2)
+    }
+}
+
+pub fn log_utility(rates: &[f64]) -> f64 {
+    rates
+        .iter()
+        .map(|&r| if r >= 1.0 { r.ln() } else { 0.0 })
+        .sum()
+}
+
+/// Percentile by nearest rank on a sorted slice (`q` in 0..=1).
+pub fn percentile(sorted: &[u64], q: f64) -> Option<u64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = (q * sorted.len() as f64).ceil().max(1.0) as usize;
+    Some(sorted[rank.min(sorted.len()) - 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_is_one_for_equal_shares_and_one_over_n_for_one_winner() {
+        assert!((jain_index(&[5.0, 5.0, 5.0]) - 1.0).abs() < 1e-12);
+        assert!((jain_index(&[9.0, 0.0, 0.0]) - 1.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn log_utility_sums_natural_logs() {
+        assert!((log_utility(&[std::f64::consts::E, 1.0]) - 1.0).abs() < 1e-12);
+        assert_eq!(log_utility(&[0.0]), 0.0);
+    }
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 0.5), Some(50));
+        assert_eq!(percentile(&v, 0.95), Some(95));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+}

@@ -1,0 +1,96 @@
+//! Static shortest-path routes by hop count.
+//!
+//! Routes are computed per destination by breadth-first search over the connectivity graph
+//! (a link exists where the mean received power reaches the reception threshold). Among equal
+//! next hops the one with the lowest node id is chosen, so routes are reproducible and match
+//! other tools that apply the same rule. Only destinations that flows use get a table, so
+//! memory grows with nodes × destinations, not nodes².
+
+use std::collections::{BTreeMap, VecDeque};
+
+pub const UNREACHABLE: u32 = u32::MAX;
+
+#[derive(Debug, Default)]
+pub struct StaticRoutes {
+    /// destination -> (next hop per node, hop count per node)
+    tables: BTreeMap<u32, (Vec<u32>, Vec<u32>)>,
+}
+
+impl StaticRoutes {
+    /// Computes the table towards `dst` over `neighbors` (sorted ascending per node).
+    pub fn add_destination(&mut self, dst: u32, neighbors: &[Vec<u32>]) {
+        if self.tables.contains_key(&dst) {
+            return;
+        }
+        let n = neighbors.len();
+        let mut dist = vec![UNREACHABLE; n];
+        let mut frontier = VecDeque::new();
+        dist[dst as usize] = 0;
+        frontier.push_back(dst);
+        while let Some(u) = frontier.pop_front() {
+            for &v in &neighbors[u as usize] {
+                if dist[v as usize] == UNREACHABLE {
+                    dist[v as usize] = dist[u as usize] + 1;
+                    frontier.push_back(v);
+                }
+            }
+        }
+        let next = (0..n)
+            .map(|u| {
+                if u as u32 == dst || dist[u] == UNREACHABLE {
+                    UNREACHABLE
+                } else {
+                    // neighbors are sorted: the first one a hop closer has the lowest id
+                    neighbors[u]
+                        .iter()
+                        .copied()
+                        .find(|&v| dist[v as usize] + 1 == dist[u])
+                        .unwrap_or(UNREACHABLE)
+                }
+            })
+            .collect();
+        self.tables.insert(dst, (next, dist));
+    }
+
+    /// Next hop from `node` towards `dst`, or [`UNREACHABLE`].
+    #[inline]
+    pub fn next_hop(&self, node: u32, dst: u32) -> u32 {
+        self.tables
+            .get(&dst)
+            .map(|(next, _)| next[node as usize])
+            .unwrap_or(UNREACHABLE)
+    }
+
+    /// Hop count from `node` to `dst`, or [`UNREACHABLE`].
+    pub fn hops(&self, node: u32, dst: u32) -> u32 {
+        self.tables
+            .get(&dst)
+            .map(|(_, d)| d[node as usize])
+            .unwrap_or(UNREACHABLE)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ties_go_to_the_lowest_next_hop_id() {
+        // 0 - 1 - 3 and 0 - 2 - 3: two equal paths from 0 to 3.
+        let nb = vec![vec![1, 2], vec![0, 3], vec![0, 3], vec![1, 2]];
+        let mut r = StaticRoutes::default();
+        r.add_destination(3, &nb);
+        assert_eq!(r.next_hop(0, 3), 1);
+        assert_eq!(r.hops(0, 3), 2);
+        assert_eq!(r.next_hop(3, 3), UNREACHABLE);
+    }
+
+    #[test]
+    fn disconnected_nodes_are_unreachable() {
+        let nb = vec![vec![1], vec![0], vec![]];
+        let mut r = StaticRoutes::default();
+        r.add_destination(2, &nb);
+        assert_eq!(r.next_hop(0, 2), UNREACHABLE);
+        assert_eq!(r.hops(0, 2), UNREACHABLE);
+    }
+}

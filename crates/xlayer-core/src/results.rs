@@ -1,0 +1,192 @@
+//! Turning the world's counters into result tables: the summary, one row per flow, one row
+//! per node. Definitions are in `crate::metrics`.
+
+use crate::metrics::{jain_index, log_utility, percentile, window};
+use crate::net::routing::UNREACHABLE;
+use crate::scenario::Scenario;
+use crate::world::World;
+
+/// A cell of a result table.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+pub type Row = Vec<(&'static str, Value)>;
+
+#[derive(Debug, Clone)]
+pub struct Results {
+    pub summary: Row,
+    pub flows: Vec<Row>,
+    pub nodes: Vec<Row>,
+}
+
+impl Results {
+    pub fn summary_value(&self, key: &str) -> Option<&Value> {
+        self.summary.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    pub fn summary_f64(&self, key: &str) -> f64 {
+        match self.summary_value(key) {
+            Some(Value::Float(f)) => *f,
+            Some(Value::Int(i)) => *i as f64,
+            _ => f64::NAN,
+        }
+    }
+
+    pub fn flow_f64(&self, flow: usize, key: &str) -> f64 {
+        match self.flows[flow]
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+        {
+            Some(Value::Float(f)) => *f,
+            Some(Value::Int(i)) => *i as f64,
+            _ => f64::NAN,
+        }
+    }
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 * 1e-9
+}
+
+pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
+    use Value::*;
+    let mut flows = Vec::with_capacity(w.flows.len());
+    let mut rates = Vec::with_capacity(w.flows.len());
+    let (mut all_delay_sum, mut all_delay_n) = (0u128, 0u64);
+    let (mut sent_total, mut delivered_total) = (0u64, 0u64);
+    for (f, st) in w.flows.iter().zip(&w.flow_stats) {
+        let (a, b) = window(f.start, f.stop, w.warmup, w.end);
+        let span = (b - a).as_secs_f64();
+        let tput = if span > 0.0 {
+            st.rx_payload_bytes as f64 * 8.0 / span
+        } else {
+            0.0
+        };
+        rates.push(tput);
+        let mut d = st.delays_ns.clone();
+        d.sort_unstable();
+        let mean = if d.is_empty() {
+            f64::NAN
+        } else {
+            secs(d.iter().sum::<u64>()) / d.len() as f64
+        };
+        all_delay_sum += d.iter().map(|&x| x as u128).sum::<u128>();
+        all_delay_n += d.len() as u64;
+        sent_total += st.sent;
+        delivered_total += st.delivered_of_sent;
+        let hops = w.routes.hops(f.src, f.dst);
+        flows.push(vec![
+            ("flow", Int(f.id as i64)),
+            ("src", Int(f.src as i64)),
+            ("dst", Int(f.dst as i64)),
+            (
+                "hops",
+                Int(if hops == UNREACHABLE { -1 } else { hops as i64 }),
+            ),
+            (
+                "rate",
+                Str(match f.kind {
+                    crate::app::SourceKind::Saturate => "saturate".into(),
+                    crate::app::SourceKind::Cbr { interval } => {
+                        format!("{}", f.payload_bytes as f64 * 8.0 / interval.as_secs_f64())
+                    }
+                }),
+            ),
+            ("payload_bytes", Int(f.payload_bytes as i64)),
+            ("sent", Int(st.sent as i64)),
+            ("received", Int(st.received as i64)),
+            ("throughput_bps", Float(tput)),
+            ("delay_mean_s", Float(mean)),
+            (
+                "delay_median_s",
+                Float(percentile(&d, 0.5).map(secs).unwrap_or(f64::NAN)),
+            ),
+            (
+                "delay_p95_s",
+                Float(percentile(&d, 0.95).map(secs).unwrap_or(f64::NAN)),
+            ),
+            (
+                "delivery_ratio",
+                Float(if st.sent > 0 {
+                    st.delivered_of_sent as f64 / st.sent as f64
+                } else {
+                    f64::NAN
+                }),
+            ),
+        ]);
+    }
+    let nodes = w
+        .nodes
+        .iter()
+        .map(|n| {
+            let m = n.mac.stats;
+            vec![
+                ("node", Int(n.id as i64)),
+                ("x", Float(n.x)),
+                ("y", Float(n.y)),
+                ("neighbors", Int(w.neighbors[n.id as usize].len() as i64)),
+                ("originated", Int(n.net.originated as i64)),
+                ("forwarded", Int(n.net.forwarded as i64)),
+                ("delivered", Int(n.net.delivered as i64)),
+                ("mac_tx", Int(m.data_tx as i64)),
+                ("mac_rts", Int(m.rts_tx as i64)),
+                ("mac_retries", Int(m.retries as i64)),
+                ("drops_retry_limit", Int(m.drops_retry_limit as i64)),
+                ("drops_queue", Int(m.drops_queue as i64)),
+                ("drops_ttl", Int(n.net.drops_ttl as i64)),
+                ("drops_no_route", Int(n.net.drops_no_route as i64)),
+                ("internal_collisions", Int(m.internal_collisions as i64)),
+                ("acks_sent", Int(m.acks_sent as i64)),
+                ("duplicates", Int(m.duplicates as i64)),
+                ("rx_ok", Int(n.phy.rx_ok as i64)),
+                ("rx_errors", Int(n.phy.rx_errors as i64)),
+            ]
+        })
+        .collect();
+    let aggregate: f64 = rates.iter().sum();
+    let summary = vec![
+        ("name", Str(sc.name.clone())),
+        ("seed", Int(sc.seed as i64)),
+        ("xlayer_version", Str(crate::VERSION.to_string())),
+        ("nodes", Int(w.nodes.len() as i64)),
+        ("flows", Int(w.flows.len() as i64)),
+        ("sim_time_s", Float(w.now().as_secs_f64())),
+        ("duration_s", Float(sc.duration_s)),
+        ("warmup_s", Float(sc.warmup_s)),
+        ("aggregate_throughput_bps", Float(aggregate)),
+        ("jain_index", Float(jain_index(&rates))),
+        ("log_utility", Float(log_utility(&rates))),
+        (
+            "starved_flows",
+            Int(rates.iter().filter(|&&r| r < 1.0).count() as i64),
+        ),
+        (
+            "delivery_ratio",
+            Float(if sent_total > 0 {
+                delivered_total as f64 / sent_total as f64
+            } else {
+                f64::NAN
+            }),
+        ),
+        (
+            "delay_mean_s",
+            Float(if all_delay_n > 0 {
+                all_delay_sum as f64 * 1e-9 / all_delay_n as f64
+            } else {
+                f64::NAN
+            }),
+        ),
+        ("events", Int(w.queue.executed() as i64)),
+        ("wall_s", Float(w.wall.as_secs_f64())),
+    ];
+    Results {
+        summary,
+        flows,
+        nodes,
+    }
+}

@@ -1,0 +1,35 @@
+//! The event enum. Variants carry only small ids and values; the node assembly
+//! (`crate::world`) dispatches them by `match` to the owning node and layer.
+
+/// Which MAC timer fired; each kind has its own generation counter in the MAC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerKind {
+    /// A priority level's backoff has run out: it may transmit.
+    Access,
+    /// No ACK (or CTS) arrived in time.
+    ResponseTimeout,
+    /// SIFS has passed: send the pending ACK, CTS or the DATA after a CTS.
+    Sifs,
+    /// The network allocation vector has expired.
+    NavEnd,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Event {
+    /// `node` finishes transmitting its current frame.
+    TxEnd { node: u32 },
+    /// The first bit of transmission `tx` reaches `node` with power `power_mw`.
+    SignalStart { node: u32, tx: u32, power_mw: f64 },
+    /// The last bit of transmission `tx` reaches `node`.
+    SignalEnd { node: u32, tx: u32 },
+    /// A MAC timer of `node`; stale if `generation` is not the timer's current one.
+    MacTimer {
+        node: u32,
+        kind: TimerKind,
+        generation: u32,
+    },
+    /// A constant-bit-rate source of `flow` emits its next packet.
+    AppSend { flow: u32 },
+    /// `flow` becomes active (saturating sources fill their queue).
+    FlowStart { flow: u32 },
+}

@@ -1,0 +1,353 @@
+//! Cross-layer tuning (ECLAIR's tuning layers): every layer of every node exposes named
+//! parameters that optimizers read and set, and publishes events they can subscribe to.
+//!
+//! [`PARAMS`] declares every tunable once — name, layer, doc, unit, range — the way ns-3's
+//! `GetTypeId` declares attributes; [`get`] and [`set`] are the only way in, never the layers'
+//! fields. Per-level MAC parameters are addressed as `mac.cw_min.<level>`.
+//!
+//! Events are buffered in the [`EventBus`] only for kinds someone subscribed to, so an
+//! unobserved event costs one branch; they are delivered after the data path has done its work
+//! (ECLAIR: optimizers sit off the data path).
+
+use crate::error::XlError;
+use crate::scenario::EdcaLevel;
+use crate::sim::SimTime;
+use crate::world::World;
+
+/// Declaration of one tunable parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    /// Name; per-level parameters take a `.<level>` suffix.
+    pub name: &'static str,
+    pub layer: &'static str,
+    pub doc: &'static str,
+    pub unit: &'static str,
+    pub min: f64,
+    pub max: f64,
+    pub per_level: bool,
+    pub read_only: bool,
+}
+
+const fn p(
+    name: &'static str,
+    layer: &'static str,
+    doc: &'static str,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+    per_level: bool,
+    read_only: bool,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        layer,
+        doc,
+        unit,
+        min,
+        max,
+        per_level,
+        read_only,
+    }
+}
+
+pub const PARAMS: &[ParamSpec] = &[
+    p(
+        "mac.cw_min",
+        "mac",
+        "minimum contention window of a priority level (slots)",
+        "slots",
+        1.0,
+        65535.0,
+        true,
+        false,
+    ),
+    p(
+        "mac.cw_max",
+        "mac",
+        "maximum contention window of a priority level (slots)",
+        "slots",
+        1.0,
+        65535.0,
+        true,
+        false,
+    ),
+    p(
+        "mac.aifsn",
+        "mac",
+        "arbitration inter-frame space number of a priority level",
+        "slots",
+        1.0,
+        15.0,
+        true,
+        false,
+    ),
+    p(
+        "mac.queue_len",
+        "mac",
+        "packets waiting in a priority level's queue",
+        "packets",
+        0.0,
+        f64::MAX,
+        true,
+        true,
+    ),
+    p(
+        "mac.short_retry_limit",
+        "mac",
+        "transmission attempts for frames without RTS",
+        "attempts",
+        1.0,
+        255.0,
+        false,
+        false,
+    ),
+    p(
+        "mac.long_retry_limit",
+        "mac",
+        "transmission attempts for frames after RTS",
+        "attempts",
+        1.0,
+        255.0,
+        false,
+        false,
+    ),
+    p(
+        "net.queue_capacity",
+        "net",
+        "drop-tail capacity of each interface (MAC level) queue",
+        "packets",
+        1.0,
+        1_000_000.0,
+        false,
+        false,
+    ),
+    p(
+        "phy.data_rate_mbps",
+        "phy",
+        "data rate of unicast frames (a rate of the standard)",
+        "Mbit/s",
+        1.0,
+        54.0,
+        false,
+        false,
+    ),
+    p(
+        "phy.tx_power_offset_db",
+        "phy",
+        "transmit power relative to the scenario's tx_power_dbm (at most 0)",
+        "dB",
+        -60.0,
+        0.0,
+        false,
+        false,
+    ),
+];
+
+/// Kinds of events layers publish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TuneEventKind {
+    /// A MAC exchange finished: value 1 = acknowledged, 0 = dropped at the retry limit.
+    MacTxOutcome,
+    /// A packet was refused by a full queue: value = priority level.
+    QueueOverflow,
+}
+
+impl TuneEventKind {
+    pub const ALL: [TuneEventKind; 2] = [TuneEventKind::MacTxOutcome, TuneEventKind::QueueOverflow];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TuneEventKind::MacTxOutcome => "mac.tx_outcome",
+            TuneEventKind::QueueOverflow => "net.queue_overflow",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<TuneEventKind> {
+        Self::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct TuneEvent {
+    pub time: SimTime,
+    pub node: u32,
+    pub kind: TuneEventKind,
+    pub value: f64,
+}
+
+/// Buffered events for subscribed kinds.
+#[derive(Debug, Default)]
+pub struct EventBus {
+    subscribed: [bool; 2],
+    pending: Vec<TuneEvent>,
+}
+
+impl EventBus {
+    #[inline]
+    pub fn wants(&self, kind: TuneEventKind) -> bool {
+        self.subscribed[kind.index()]
+    }
+
+    pub fn subscribe(&mut self, kind: TuneEventKind) {
+        self.subscribed[kind.index()] = true;
+    }
+
+    pub fn publish(&mut self, time: SimTime, node: u32, kind: TuneEventKind, value: f64) {
+        self.pending.push(TuneEvent {
+            time,
+            node,
+            kind,
+            value,
+        });
+    }
+
+    /// Takes the events published since the last call, oldest first.
+    pub fn drain(&mut self) -> Vec<TuneEvent> {
+        std::mem::take(&mut self.pending)
+    }
+}
+
+fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
+    let unknown = || {
+        XlError::Tuning(format!(
+            "unknown parameter \"{name}\"; see params() for the list"
+        ))
+    };
+    if let Some(spec) = PARAMS.iter().find(|s| s.name == name && !s.per_level) {
+        return Ok((spec, None));
+    }
+    let (base, level) = name.rsplit_once('.').ok_or_else(unknown)?;
+    let spec = PARAMS
+        .iter()
+        .find(|s| s.name == base && s.per_level)
+        .ok_or_else(unknown)?;
+    let level: usize = level.parse().map_err(|_| {
+        XlError::Tuning(format!(
+            "\"{name}\": the level suffix must be a number, as in {base}.0"
+        ))
+    })?;
+    Ok((spec, Some(level)))
+}
+
+fn node_mut(w: &mut World, node: u32) -> Result<&mut crate::world::Node, XlError> {
+    let n = w.nodes.len();
+    w.nodes.get_mut(node as usize).ok_or_else(|| {
+        XlError::Tuning(format!(
+            "node {node} does not exist (0..{})",
+            n.saturating_sub(1)
+        ))
+    })
+}
+
+/// Reads a parameter of a node.
+pub fn get(w: &mut World, node: u32, name: &str) -> Result<f64, XlError> {
+    let (spec, level) = split(name)?;
+    let n = node_mut(w, node)?;
+    let lv = |l: Option<usize>| -> Result<EdcaLevel, XlError> {
+        let l = l.unwrap_or(0);
+        if l >= n.mac.level_count() {
+            return Err(XlError::Tuning(format!(
+                "\"{name}\": the MAC has {} level(s)",
+                n.mac.level_count()
+            )));
+        }
+        Ok(n.mac.level_params(l))
+    };
+    Ok(match spec.name {
+        "mac.cw_min" => lv(level)?.cw_min as f64,
+        "mac.cw_max" => lv(level)?.cw_max as f64,
+        "mac.aifsn" => lv(level)?.aifsn as f64,
+        "mac.queue_len" => {
+            lv(level)?;
+            n.mac.queue_len(level.unwrap_or(0)) as f64
+        }
+        "mac.short_retry_limit" => n.mac.params.short_retry_limit as f64,
+        "mac.long_retry_limit" => n.mac.params.long_retry_limit as f64,
+        "net.queue_capacity" => n.mac.params.queue_capacity as f64,
+        "phy.data_rate_mbps" => n.mac.params.data_rate_mbps,
+        "phy.tx_power_offset_db" => n.tx_power_offset_db,
+        _ => unreachable!("every declared parameter is handled"),
+    })
+}
+
+/// Sets a parameter of a node; the value is checked against the declared range.
+pub fn set(w: &mut World, node: u32, name: &str, value: f64) -> Result<(), XlError> {
+    let (spec, level) = split(name)?;
+    if spec.read_only {
+        return Err(XlError::Tuning(format!("\"{name}\" is read-only")));
+    }
+    if !(value.is_finite() && value >= spec.min && value <= spec.max) {
+        return Err(XlError::Tuning(format!(
+            "\"{name}\" must be within {}..={} {}, got {value}",
+            spec.min, spec.max, spec.unit
+        )));
+    }
+    let standard = w.cfg.standard;
+    let n = node_mut(w, node)?;
+    let int = value.round() as u32;
+    match spec.name {
+        "mac.cw_min" | "mac.cw_max" | "mac.aifsn" => {
+            let l = level.unwrap_or(0);
+            if l >= n.mac.level_count() {
+                return Err(XlError::Tuning(format!(
+                    "\"{name}\": the MAC has {} level(s)",
+                    n.mac.level_count()
+                )));
+            }
+            let mut p = n.mac.level_params(l);
+            match spec.name {
+                "mac.cw_min" => p.cw_min = int,
+                "mac.cw_max" => p.cw_max = int,
+                _ => p.aifsn = int,
+            }
+            if p.cw_min > p.cw_max {
+                return Err(XlError::Tuning(format!(
+                    "\"{name}\" = {value} would make cw_min ({}) exceed cw_max ({})",
+                    p.cw_min, p.cw_max
+                )));
+            }
+            n.mac.set_level_params(l, p);
+        }
+        "mac.short_retry_limit" => n.mac.params.short_retry_limit = int,
+        "mac.long_retry_limit" => n.mac.params.long_retry_limit = int,
+        "net.queue_capacity" => n.mac.params.queue_capacity = int,
+        "phy.data_rate_mbps" => {
+            let rates = crate::scenario::rate_set(standard);
+            if !rates.contains(&value) {
+                return Err(XlError::Tuning(format!(
+                    "\"{name}\": {value} is not a rate of this standard; allowed: {rates:?}"
+                )));
+            }
+            n.mac.params.data_rate_mbps = value;
+        }
+        "phy.tx_power_offset_db" => {
+            n.tx_power_offset_db = value;
+            n.tx_power_factor = 10f64.powf(value / 10.0);
+        }
+        _ => unreachable!("every declared parameter is handled"),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_declared_parameter_resolves() {
+        for s in PARAMS {
+            let name = if s.per_level {
+                format!("{}.0", s.name)
+            } else {
+                s.name.to_string()
+            };
+            let (spec, _) = split(&name).unwrap();
+            assert_eq!(spec.name, s.name);
+        }
+        assert!(split("mac.bogus").is_err());
+    }
+}

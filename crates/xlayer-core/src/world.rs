@@ -1,0 +1,536 @@
+//! Node assembly and the run loop: the one place that wires the layers of every node together.
+//!
+//! [`World`] owns the engine's queue, the nodes (each a PHY, a MAC and network counters with
+//! their random streams), the channel's precomputed neighbour lists, the packet arena, the
+//! transmissions on the air, the flows and their statistics. Events are dispatched by `match`;
+//! a transmission schedules signal start/end events only at the nodes in its neighbour list
+//! (those whose mean received power can matter), so the cost of a frame grows with the local
+//! density, not the network size. Steady state allocates nothing per event: packet and
+//! transmission slots are recycled and the MAC's action list is reused.
+
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use rand_distr::{Distribution, Exp1, StandardNormal};
+
+use crate::app::{Flow, SourceKind};
+use crate::mac::{Frame, Mac, MacAction, QueuedPacket};
+use crate::metrics::pcap::PcapBuffer;
+use crate::metrics::{FlowStats, NetStats};
+use crate::net::{routing::UNREACHABLE, Packet, PacketArena, StaticRoutes};
+use crate::phy::{Phy, PhyConfig, PhyTx, RxOutcome};
+use crate::scenario::Fading;
+use crate::sim::rng::Stream;
+use crate::sim::{Event, EventQueue, SimTime};
+use crate::transport::udp_datagram;
+use crate::tune::{EventBus, TuneEventKind};
+
+/// A node: its layers and its own random streams.
+pub struct Node {
+    pub id: u32,
+    pub x: f64,
+    pub y: f64,
+    pub phy: Phy,
+    pub mac: Mac,
+    pub net: NetStats,
+    /// Transmit power offset from the scenario's `tx_power_dbm` (tuning layer; ≤ 0).
+    pub tx_power_offset_db: f64,
+    pub(crate) tx_power_factor: f64,
+    rng_mac: Stream,
+    rng_phy: Stream,
+    rng_fading: Stream,
+    pub pcap: Option<PcapBuffer>,
+}
+
+impl Node {
+    pub(crate) fn new(id: u32, x: f64, y: f64, mac: Mac, seed: u64, pcap: bool) -> Node {
+        use crate::sim::rng::stream;
+        Node {
+            id,
+            x,
+            y,
+            phy: Phy::new(),
+            mac,
+            net: NetStats::default(),
+            tx_power_offset_db: 0.0,
+            tx_power_factor: 1.0,
+            rng_mac: stream(seed, id, "mac.backoff"),
+            rng_phy: stream(seed, id, "phy.rx"),
+            rng_fading: stream(seed, id, "phy.fading"),
+            pcap: if pcap { Some(PcapBuffer::new()) } else { None },
+        }
+    }
+}
+
+/// A directed channel link: who hears a node, how strongly on average, and after what delay.
+#[derive(Debug, Clone, Copy)]
+pub struct Link {
+    pub to: u32,
+    pub mean_rx_mw: f64,
+    pub delay: SimTime,
+}
+
+struct TxSlot {
+    phy: PhyTx,
+    frame: Frame,
+    /// The carried packet as it was sent (receivers copy it).
+    packet: Option<Packet>,
+    refs: u32,
+}
+
+/// Per-packet channel variation.
+#[derive(Debug, Clone, Copy)]
+pub struct ChannelVariation {
+    pub fading: Fading,
+    pub shadowing_sigma_db: f64,
+}
+
+pub struct World {
+    pub cfg: PhyConfig,
+    pub queue: EventQueue,
+    pub nodes: Vec<Node>,
+    pub links: Vec<Vec<Link>>,
+    /// Nodes in reception range (mean power ≥ reception threshold), ascending ids.
+    pub neighbors: Vec<Vec<u32>>,
+    pub routes: StaticRoutes,
+    pub packets: PacketArena,
+    txs: Vec<TxSlot>,
+    tx_free: Vec<u32>,
+    pub flows: Vec<Flow>,
+    pub flow_stats: Vec<FlowStats>,
+    /// Saturating flows by source node.
+    saturating: Vec<Vec<u32>>,
+    out: Vec<MacAction>,
+    rx_packet: Option<Packet>,
+    pub variation: ChannelVariation,
+    pub ttl: u8,
+    pub warmup: SimTime,
+    pub end: SimTime,
+    pub wall: Duration,
+    pub events: EventBus,
+    frame_scratch: Vec<u8>,
+    body_scratch: Vec<u8>,
+}
+
+impl World {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        cfg: PhyConfig,
+        nodes: Vec<Node>,
+        links: Vec<Vec<Link>>,
+        neighbors: Vec<Vec<u32>>,
+        routes: StaticRoutes,
+        flows: Vec<Flow>,
+        variation: ChannelVariation,
+        ttl: u8,
+        warmup: SimTime,
+        end: SimTime,
+    ) -> World {
+        let n = nodes.len();
+        let mut saturating = vec![Vec::new(); n];
+        let mut queue = EventQueue::new();
+        for f in &flows {
+            if f.kind == SourceKind::Saturate {
+                saturating[f.src as usize].push(f.id);
+            }
+            queue.schedule(f.start, Event::FlowStart { flow: f.id });
+        }
+        let flow_stats = vec![FlowStats::default(); flows.len()];
+        World {
+            cfg,
+            queue,
+            nodes,
+            links,
+            neighbors,
+            routes,
+            packets: PacketArena::default(),
+            txs: Vec::with_capacity(64),
+            tx_free: Vec::with_capacity(64),
+            flows,
+            flow_stats,
+            saturating,
+            out: Vec::with_capacity(16),
+            rx_packet: None,
+            variation,
+            ttl,
+            warmup,
+            end,
+            wall: Duration::ZERO,
+            events: EventBus::default(),
+            frame_scratch: Vec::new(),
+            body_scratch: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn now(&self) -> SimTime {
+        self.queue.now()
+    }
+
+    /// Runs every event up to `t` (capped at the scenario's end). Returns true at the end.
+    pub fn run_until(&mut self, t: SimTime) -> bool {
+        let started = Instant::now();
+        let until = t.min(self.end);
+        while let Some(ev) = self.queue.pop_until(until) {
+            self.dispatch(ev);
+        }
+        self.queue.advance_to(until);
+        self.wall += started.elapsed();
+        until >= self.end
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        let now = self.queue.now();
+        match ev {
+            Event::TxEnd { node } => {
+                let n = &mut self.nodes[node as usize];
+                n.phy.end_tx();
+                n.mac.set_phy_busy(n.phy.busy(&self.cfg));
+                n.mac
+                    .on_tx_end(now, &mut self.queue, &mut n.rng_mac, &mut self.out);
+                self.process_actions(node);
+            }
+            Event::SignalStart { node, tx, power_mw } => {
+                let info = self.txs[tx as usize].phy;
+                let n = &mut self.nodes[node as usize];
+                n.phy.signal_start(now, tx, power_mw, &info, &self.cfg);
+                let busy = n.phy.busy(&self.cfg);
+                n.mac.phy_changed(now, busy, &mut self.queue);
+            }
+            Event::SignalEnd { node, tx } => {
+                let n = &mut self.nodes[node as usize];
+                let outcome = n.phy.signal_end(now, tx, &self.cfg, &mut n.rng_phy);
+                n.mac.set_phy_busy(n.phy.busy(&self.cfg));
+                match outcome {
+                    Some(RxOutcome::Ok { .. }) => {
+                        let slot = &self.txs[tx as usize];
+                        let frame = slot.frame;
+                        self.rx_packet = slot.packet;
+                        if let Some(p) = n.pcap.as_mut() {
+                            record_frame(
+                                p,
+                                now,
+                                &frame,
+                                slot.packet.as_ref(),
+                                &mut self.frame_scratch,
+                                &mut self.body_scratch,
+                            );
+                        }
+                        n.mac.on_rx(
+                            now,
+                            Some(&frame),
+                            &mut self.queue,
+                            &mut n.rng_mac,
+                            &mut self.out,
+                        );
+                        self.process_actions(node);
+                        self.rx_packet = None;
+                    }
+                    Some(RxOutcome::Error { .. }) => {
+                        n.mac
+                            .on_rx(now, None, &mut self.queue, &mut n.rng_mac, &mut self.out);
+                    }
+                    None => {
+                        let busy = n.phy.busy(&self.cfg);
+                        n.mac.phy_changed(now, busy, &mut self.queue);
+                    }
+                }
+                self.release_tx(tx);
+            }
+            Event::MacTimer {
+                node,
+                kind,
+                generation,
+            } => {
+                let n = &mut self.nodes[node as usize];
+                n.mac.on_timer(
+                    now,
+                    kind,
+                    generation,
+                    &mut self.queue,
+                    &mut n.rng_mac,
+                    &mut self.out,
+                );
+                self.process_actions(node);
+            }
+            Event::AppSend { flow } => self.cbr_send(flow),
+            Event::FlowStart { flow } => {
+                let f = &mut self.flows[flow as usize];
+                f.active = true;
+                let src = f.src;
+                match f.kind {
+                    SourceKind::Saturate => self.refill(src),
+                    SourceKind::Cbr { .. } => self.cbr_send(flow),
+                }
+            }
+        }
+    }
+
+    fn release_tx(&mut self, tx: u32) {
+        let slot = &mut self.txs[tx as usize];
+        slot.refs -= 1;
+        if slot.refs == 0 {
+            self.tx_free.push(tx);
+        }
+    }
+
+    fn process_actions(&mut self, node: u32) {
+        let mut i = 0;
+        while i < self.out.len() {
+            let a = self.out[i];
+            i += 1;
+            match a {
+                MacAction::Transmit(frame) => self.transmit(node, frame),
+                MacAction::Deliver { from, .. } => {
+                    if let Some(p) = self.rx_packet {
+                        let _ = from;
+                        let h = self.packets.alloc(p);
+                        self.net_receive(node, h);
+                    }
+                }
+                MacAction::Dequeued {
+                    packet,
+                    level,
+                    delivered,
+                } => {
+                    let now = self.now();
+                    if self.events.wants(TuneEventKind::MacTxOutcome) {
+                        self.events.publish(
+                            now,
+                            node,
+                            TuneEventKind::MacTxOutcome,
+                            if delivered { 1.0 } else { 0.0 },
+                        );
+                    }
+                    self.packets.release(packet);
+                    let _ = level;
+                    self.refill(node);
+                }
+            }
+        }
+        self.out.clear();
+    }
+
+    fn transmit(&mut self, node: u32, frame: Frame) {
+        let now = self.now();
+        let timing = self.cfg.timing.frame(frame.bytes, frame.rate_mbps);
+        let packet = if frame.packet != crate::mac::frame::NO_PACKET {
+            Some(*self.packets.get(frame.packet))
+        } else {
+            None
+        };
+        let n = &mut self.nodes[node as usize];
+        n.phy.start_tx();
+        n.mac.set_phy_busy(true);
+        if let Some(p) = n.pcap.as_mut() {
+            record_frame(
+                p,
+                now,
+                &frame,
+                packet.as_ref(),
+                &mut self.frame_scratch,
+                &mut self.body_scratch,
+            );
+        }
+        let links = &self.links[node as usize];
+        let slot = TxSlot {
+            phy: PhyTx {
+                src: node,
+                start: now,
+                rate_mbps: frame.rate_mbps,
+                timing,
+            },
+            frame,
+            packet,
+            refs: links.len() as u32,
+        };
+        let tx = match self.tx_free.pop() {
+            Some(i) => {
+                self.txs[i as usize] = slot;
+                i
+            }
+            None => {
+                self.txs.push(slot);
+                (self.txs.len() - 1) as u32
+            }
+        };
+        let factor = n.tx_power_factor;
+        let var = self.variation;
+        for link in links {
+            let mut power = link.mean_rx_mw * factor;
+            if var.shadowing_sigma_db > 0.0 || var.fading == Fading::Rayleigh {
+                let rng = &mut self.nodes[link.to as usize].rng_fading;
+                if var.shadowing_sigma_db > 0.0 {
+                    let z: f64 = StandardNormal.sample(rng);
+                    power *= 10f64.powf(z * var.shadowing_sigma_db / 10.0);
+                }
+                if var.fading == Fading::Rayleigh {
+                    let e: f64 = Exp1.sample(rng);
+                    power *= e;
+                }
+            }
+            self.queue.schedule(
+                now + link.delay,
+                Event::SignalStart {
+                    node: link.to,
+                    tx,
+                    power_mw: power,
+                },
+            );
+            self.queue.schedule(
+                now + link.delay + timing.total,
+                Event::SignalEnd { node: link.to, tx },
+            );
+        }
+        self.queue
+            .schedule(now + timing.total, Event::TxEnd { node });
+        if self.txs[tx as usize].refs == 0 {
+            self.tx_free.push(tx);
+        }
+    }
+
+    /// Hands a packet originated or forwarded at `node` to the MAC towards its next hop.
+    fn net_send(&mut self, node: u32, h: u32) {
+        let now = self.now();
+        let p = *self.packets.get(h);
+        let next = self.routes.next_hop(node, p.dst);
+        let n = &mut self.nodes[node as usize];
+        if next == UNREACHABLE {
+            n.net.drops_no_route += 1;
+            self.packets.release(h);
+            return;
+        }
+        let level = (p.level as usize).min(n.mac.level_count() - 1);
+        let item = QueuedPacket {
+            packet: h,
+            bytes: p.bytes(),
+            next_hop: next,
+        };
+        if !n
+            .mac
+            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
+        {
+            self.packets.release(h);
+            if self.events.wants(TuneEventKind::QueueOverflow) {
+                self.events
+                    .publish(now, node, TuneEventKind::QueueOverflow, level as f64);
+            }
+        }
+    }
+
+    /// A packet arrived at `node` from the MAC.
+    fn net_receive(&mut self, node: u32, h: u32) {
+        let now = self.now();
+        let p = self.packets.get_mut(h);
+        if p.dst == node {
+            let p = *p;
+            self.packets.release(h);
+            self.nodes[node as usize].net.delivered += 1;
+            self.sink(now, &p);
+            return;
+        }
+        p.ttl = p.ttl.saturating_sub(1);
+        if p.ttl == 0 {
+            self.nodes[node as usize].net.drops_ttl += 1;
+            self.packets.release(h);
+            return;
+        }
+        self.nodes[node as usize].net.forwarded += 1;
+        self.net_send(node, h);
+    }
+
+    fn sink(&mut self, now: SimTime, p: &Packet) {
+        let f = &self.flows[p.flow as usize];
+        let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
+        let st = &mut self.flow_stats[p.flow as usize];
+        if now >= a && now < b {
+            st.received += 1;
+            st.rx_payload_bytes += p.payload_bytes as u64;
+            st.delays_ns.push((now - p.created).ns());
+        }
+        if p.created >= a && p.created < b {
+            st.delivered_of_sent += 1;
+        }
+    }
+
+    fn originate(&mut self, flow: u32) {
+        let now = self.now();
+        let ttl = self.ttl;
+        let f = &mut self.flows[flow as usize];
+        let seq = f.next_seq;
+        f.next_seq += 1;
+        let p = udp_datagram(flow, seq, f.src, f.dst, f.payload_bytes, now, ttl, f.level);
+        let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
+        if now >= a && now < b {
+            self.flow_stats[flow as usize].sent += 1;
+        }
+        let src = f.src;
+        self.nodes[src as usize].net.originated += 1;
+        let h = self.packets.alloc(p);
+        self.net_send(src, h);
+    }
+
+    fn cbr_send(&mut self, flow: u32) {
+        let now = self.now();
+        let f = &self.flows[flow as usize];
+        let SourceKind::Cbr { interval } = f.kind else {
+            return;
+        };
+        if !f.emitting(now) {
+            return;
+        }
+        self.originate(flow);
+        let next = now + interval;
+        if next < self.flows[flow as usize].stop {
+            self.queue.schedule(next, Event::AppSend { flow });
+        }
+    }
+
+    /// Tops up the MAC queue of `node` from its saturating sources, one packet per flow in turn.
+    fn refill(&mut self, node: u32) {
+        if self.saturating[node as usize].is_empty() {
+            return;
+        }
+        let now = self.now();
+        loop {
+            let mut sent = false;
+            for i in 0..self.saturating[node as usize].len() {
+                let flow = self.saturating[node as usize][i];
+                let f = &self.flows[flow as usize];
+                if !f.emitting(now) {
+                    continue;
+                }
+                let level = (f.level as usize).min(self.nodes[node as usize].mac.level_count() - 1);
+                if self.nodes[node as usize].mac.queue_has_room(level) {
+                    self.originate(flow);
+                    sent = true;
+                }
+            }
+            if !sent {
+                break;
+            }
+        }
+    }
+}
+
+fn record_frame(
+    p: &mut PcapBuffer,
+    now: SimTime,
+    frame: &Frame,
+    packet: Option<&Packet>,
+    frame_buf: &mut Vec<u8>,
+    body: &mut Vec<u8>,
+) {
+    body.clear();
+    if let Some(pk) = packet {
+        pk.emit(body);
+    }
+    frame_buf.clear();
+    frame.emit(body, frame_buf);
+    p.record(now, frame_buf);
+}
+
+#[allow(dead_code)]
+fn uniform(rng: &mut Stream) -> f64 {
+    rng.gen()
+}
