@@ -1,0 +1,38 @@
+//! Runs a scenario file with the Rust core alone and prints the summary — for profiling the
+//! engine without Python (`cargo run --release --example run_scenario -- scenarios/mesh-7x7.toml`).
+
+use xlayer_core::{Simulation, Value};
+
+fn main() {
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "scenarios/mesh-7x7.toml".into());
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        eprintln!("{path}: {e}");
+        std::process::exit(2)
+    });
+    let mut sim = Simulation::from_toml(&text).unwrap_or_else(|e| {
+        eprintln!("{path}: {e}");
+        std::process::exit(2)
+    });
+    sim.run();
+    let r = sim.results();
+    for (k, v) in &r.summary {
+        match v {
+            Value::Float(f) => println!("{k:>26} {f:.6}"),
+            Value::Int(i) => println!("{k:>26} {i}"),
+            Value::Str(s) => println!("{k:>26} {s}"),
+        }
+    }
+    let wall = r.summary_f64("wall_s");
+    println!(
+        "{:>26} {:.0}",
+        "events_per_s",
+        r.summary_f64("events") / wall
+    );
+    println!(
+        "{:>26} {:.1}",
+        "sim_s_per_wall_s",
+        r.summary_f64("sim_time_s") / wall
+    );
+}

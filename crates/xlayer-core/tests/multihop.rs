@@ -1,0 +1,186 @@
+//! Whole-scenario behaviours of the MAC and the multi-hop path: the 802.11 chain, hidden and
+//! exposed senders, EDCA priorities, and determinism.
+
+use xlayer_core::{Results, Simulation, Value};
+
+fn run(toml: &str) -> Results {
+    let mut sim = Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+    sim.run();
+    sim.results()
+}
+
+fn node_sum(r: &Results, key: &str) -> f64 {
+    r.nodes
+        .iter()
+        .map(
+            |row| match row.iter().find(|(k, _)| *k == key).map(|(_, v)| v) {
+                Some(Value::Int(i)) => *i as f64,
+                _ => 0.0,
+            },
+        )
+        .sum()
+}
+
+/// A saturated chain of `hops` hops, 200 m spacing, 250 m reception and 550 m carrier sense
+/// (the ns-2 defaults), 802.11b at 2 Mbit/s.
+fn chain(hops: u32) -> f64 {
+    let toml = format!(
+        "duration_s = 22.0\nwarmup_s = 2.0\n[radio]\ndata_rate_mbps = 2.0\nbasic_rate_mbps = 1.0\n\
+         tx_range_m = 250.0\ncs_range_m = 550.0\n[topology]\nkind = \"chain\"\ncount = {}\nspacing_m = 200.0\n\
+         [[flows]]\nsrc = 0\ndst = {hops}\n",
+        hops + 1
+    );
+    run(&toml).summary_f64("aggregate_throughput_bps")
+}
+
+#[test]
+fn chain_throughput_falls_with_hops_and_levels_off_between_a_third_and_a_seventh() {
+    // Li et al., "Capacity of ad hoc wireless networks" (MobiCom 2001): an 802.11 chain falls
+    // towards 1/4 of the one-hop throughput and a little below.
+    let t: Vec<f64> = (1..=8).map(chain).collect();
+    eprintln!("chain throughput by hops (bit/s): {t:?}");
+    for w in t[..4].windows(2) {
+        assert!(
+            w[1] < w[0],
+            "throughput must fall over the first hops: {t:?}"
+        );
+    }
+    for (i, &x) in t.iter().enumerate().skip(4) {
+        let ratio = x / t[0];
+        assert!(
+            (1.0 / 7.0..=1.0 / 3.0).contains(&ratio),
+            "{} hops: {ratio:.3} of one hop, expected 1/7..1/3: {t:?}",
+            i + 1
+        );
+    }
+}
+
+/// Two saturating senders to one receiver in the middle; `hidden` puts them out of each other's
+/// carrier-sense range (reception and carrier sense both 250 m). 802.11b at 2 Mbit/s data and
+/// 1 Mbit/s control, the classic ns-2 set-up, where an RTS is short next to a data frame.
+fn two_senders(hidden: bool, rts: bool) -> Results {
+    let positions = if hidden {
+        "[[0.0, 0.0], [200.0, 0.0], [400.0, 0.0]]"
+    } else {
+        "[[0.0, 0.0], [200.0, 0.0], [30.0, 0.0]]"
+    };
+    let toml = format!(
+        "duration_s = 21.0\nwarmup_s = 1.0\n[radio]\ndata_rate_mbps = 2.0\nbasic_rate_mbps = 1.0\n\
+         tx_range_m = 250.0\nrts_cts = {rts}\n[topology]\nkind = \"explicit\"\npositions = {positions}\n\
+         [[flows]]\nsrc = 0\ndst = 1\n[[flows]]\nsrc = 2\ndst = 1\n"
+    );
+    run(&toml)
+}
+
+fn failure_ratio(r: &Results) -> f64 {
+    node_sum(r, "mac_retries") / node_sum(r, "mac_tx")
+}
+
+#[test]
+fn hidden_terminals_lose_far_more_frames_than_senders_in_range() {
+    let hidden = two_senders(true, false);
+    let in_range = two_senders(false, false);
+    let (h, c) = (failure_ratio(&hidden), failure_ratio(&in_range));
+    eprintln!("failed transmissions: hidden {h:.3}, in range {c:.3}");
+    assert!(h > 0.3, "hidden senders should collide often: {h:.3}");
+    assert!(h > 4.0 * c, "hidden {h:.3} vs in range {c:.3}");
+}
+
+#[test]
+fn rts_cts_recovers_part_of_the_hidden_terminal_loss() {
+    let plain = two_senders(true, false);
+    let rts = two_senders(true, true);
+    let (a, b) = (
+        plain.summary_f64("aggregate_throughput_bps"),
+        rts.summary_f64("aggregate_throughput_bps"),
+    );
+    eprintln!("hidden senders: basic {a:.0} bit/s, RTS/CTS {b:.0} bit/s");
+    assert!(
+        b > 1.2 * a,
+        "RTS/CTS should raise throughput: {a:.0} -> {b:.0}"
+    );
+    let in_range = two_senders(false, false).summary_f64("aggregate_throughput_bps");
+    assert!(
+        b < in_range,
+        "but not beyond senders that hear each other: {b:.0} vs {in_range:.0}"
+    );
+    // The data frames themselves now rarely collide: failures move to the short RTS frames.
+    let data_fail = node_sum(&rts, "drops_retry_limit") / node_sum(&rts, "mac_tx");
+    assert!(data_fail < node_sum(&plain, "drops_retry_limit") / node_sum(&plain, "mac_tx"));
+}
+
+#[test]
+fn higher_edca_level_gets_more_of_a_shared_channel() {
+    // Two saturating senders in range of each other and of the receiver; DiffQ's 8-level table.
+    let toml = "duration_s = 11.0\nwarmup_s = 1.0\n[radio]\ntx_range_m = 250.0\n[mac]\naccess = \"diffq8\"\n\
+        [topology]\nkind = \"explicit\"\npositions = [[0.0, 0.0], [100.0, 0.0], [0.0, 50.0]]\n\
+        [[flows]]\nsrc = 0\ndst = 1\npriority = 0\n[[flows]]\nsrc = 2\ndst = 1\npriority = 7\n";
+    let r = run(toml);
+    let (low, high) = (
+        r.flow_f64(0, "throughput_bps"),
+        r.flow_f64(1, "throughput_bps"),
+    );
+    eprintln!("level 0: {low:.0} bit/s, level 7: {high:.0} bit/s");
+    assert!(
+        high > 3.0 * low,
+        "level 7 should dominate level 0: {low} vs {high}"
+    );
+}
+
+fn random_scenario(seed: u64) -> String {
+    format!(
+        "seed = {seed}\nduration_s = 5.0\nwarmup_s = 1.0\n[radio]\ntx_range_m = 250.0\ncs_range_m = 550.0\nfading = \"rayleigh\"\n\
+         [topology]\nkind = \"random\"\ncount = 20\nwidth_m = 600.0\nheight_m = 600.0\nseed = 4\n\
+         [flows_random]\ncount = 4\nseed = 9\nrate_bps = 800000.0\n"
+    )
+}
+
+fn without_wall(r: &Results) -> String {
+    let summary: Vec<_> = r.summary.iter().filter(|(k, _)| *k != "wall_s").collect();
+    format!("{summary:?}{:?}{:?}", r.flows, r.nodes)
+}
+
+#[test]
+fn same_seed_gives_identical_results() {
+    let a = run(&random_scenario(3));
+    let b = run(&random_scenario(3));
+    assert_eq!(without_wall(&a), without_wall(&b));
+}
+
+#[test]
+fn another_seed_gives_different_numbers() {
+    let a = run(&random_scenario(3));
+    let b = run(&random_scenario(4));
+    assert_ne!(without_wall(&a), without_wall(&b));
+    // the topology and the flows have their own seeds: only the run's randomness changed
+    assert_eq!(
+        a.flows.iter().map(|f| f[..3].to_vec()).collect::<Vec<_>>(),
+        b.flows.iter().map(|f| f[..3].to_vec()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn unreachable_destination_is_a_topology_error_naming_the_flow() {
+    let toml = "[topology]\nkind = \"explicit\"\npositions = [[0.0, 0.0], [10000.0, 0.0]]\n[radio]\ntx_range_m = 250.0\n[[flows]]\nsrc = 0\ndst = 1\n";
+    let err = Simulation::from_toml(toml)
+        .err()
+        .expect("must fail")
+        .to_string();
+    assert!(
+        err.starts_with("flows[0].dst") && err.contains("unreachable"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cbr_flow_below_capacity_is_delivered_whole() {
+    let toml = "duration_s = 6.0\nwarmup_s = 1.0\n[radio]\ntx_range_m = 250.0\ncs_range_m = 550.0\n[topology]\nkind = \"chain\"\ncount = 4\nspacing_m = 200.0\n\
+        [[flows]]\nsrc = 0\ndst = 3\nrate_bps = 100000.0\npayload_bytes = 500\n";
+    let r = run(toml);
+    let tput = r.flow_f64(0, "throughput_bps");
+    assert!((tput - 100_000.0).abs() / 100_000.0 < 0.02, "{tput}");
+    assert!(r.flow_f64(0, "delivery_ratio") > 0.99);
+    assert_eq!(r.flow_f64(0, "hops"), 3.0);
+    let delay = r.flow_f64(0, "delay_mean_s");
+    assert!(delay > 0.0 && delay < 0.05, "{delay}");
+}
