@@ -238,17 +238,23 @@ def test_failed_write_leaves_no_partial_folder(tiny_path, tmp_path, monkeypatch)
     real_to_csv = pd.DataFrame.to_csv
     calls = []
 
+    out = tmp_path / "deep" / "out"
+    target_existed_during_write = []
+
     def to_csv_failing_on_second_file(self, path, *args, **kwargs):
         calls.append(path)
+        target_existed_during_write.append(out.exists())
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
         return real_to_csv(self, path, *args, **kwargs)
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", to_csv_failing_on_second_file)
-    out = tmp_path / "deep" / "out"
     with pytest.raises(OSError, match="No space left"):
         result.write(out)
     assert len(calls) == 2  # the failure really happened mid-write
+    # Files are written elsewhere and renamed into place: a crash mid-write (which no cleanup
+    # code survives) could not leave a partial folder at the target either.
+    assert target_existed_during_write == [False, False]
     assert not out.exists()
     assert not (tmp_path / "deep").exists()  # parents made for the write are removed too
     assert hidden_leftovers(tmp_path) == []
