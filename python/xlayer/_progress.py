@@ -49,8 +49,8 @@ class ProgressBar:
                 console=self._console,
                 transient=True,
             )
+            self._task = self._progress.add_task(self._label, total=end_s, completed=now_s)
             self._progress.start()
-            self._task = self._progress.add_task(self._label, total=end_s)
         assert self._task is not None
         self._progress.update(self._task, completed=now_s)
 
