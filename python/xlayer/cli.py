@@ -15,14 +15,13 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from xlayer import _core
-from xlayer._progress import ProgressBar
 from xlayer.api import Simulation
 from xlayer.errors import XlayerError
 from xlayer.results import Result, check_output_folder, summary_json
