@@ -147,6 +147,17 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         sinr_thresholds,
     };
 
+    // A link carries traffic when its mean power reaches the reception threshold and its mean
+    // SNR reaches what the data rate needs (the threshold model's value for that rate).
+    let data_snr_db = mw_to_dbm(
+        cfg.sinr_thresholds
+            .iter()
+            .find(|(rate, _)| *rate == r.data_rate())
+            .map(|(_, t)| *t)
+            .unwrap_or(1.0),
+    );
+    let noise_dbm = mw_to_dbm(noise_mw);
+
     // Neighbour lists through a grid of cells as wide as the longest useful link.
     let pos = positions(sc);
     let n = pos.len();
@@ -185,7 +196,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 mean_rx_mw: dbm_to_mw(dbm),
                 delay: SimTime(delay_ns(d)),
             });
-            if dbm >= th.rx_dbm {
+            if dbm >= th.rx_dbm && dbm - noise_dbm >= data_snr_db {
                 neighbors[i].push(j);
             }
         }
