@@ -423,7 +423,13 @@ def test_bianchi_scenario_is_ten_saturated_stations_sending_to_node_0():
     assert sc["seed"] == 1 and sc["duration_s"] == 11 and sc["warmup_s"] == 1
     assert sc["radio"]["data_rate_mbps"] == 11.0 and sc["radio"]["basic_rate_mbps"] == 1.0
     assert sc["radio"]["preamble"] == "long" and sc["radio"]["rts_cts"] is False
-    assert sc["topology"] == {"kind": "grid", "rows": 1, "cols": 11, "spacing_m": 1.0}
+    # Bianchi's model has no capture: every station is equally far from the receiver ...
+    pos = sc["topology"]["positions"]
+    assert pos[0] == [0.0, 0.0] and len(pos) == 11
+    radii = [math.hypot(x, y) for x, y in pos[1:]]
+    assert max(radii) - min(radii) < 1e-3
+    # ... and any overlap destroys both frames.
+    assert sc["radio"]["error_model"] == "threshold" and sc["radio"]["sinr_threshold_db"] >= 10.0
     assert [(f["src"], f["dst"]) for f in sc["flows"]] == [(i, 0) for i in range(1, 11)]
     assert all(f["rate_bps"] == "saturate" and f["payload_bytes"] == 1000 for f in sc["flows"])
     assert sc["mac"]["queue_packets"] == 50

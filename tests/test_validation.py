@@ -1,0 +1,99 @@
+"""The shipped scenarios against references no one here wrote.
+
+- ``scenarios/bianchi.toml`` against Bianchi's DCF saturation model (IEEE JSAC 18(3), 2000),
+  computed here in Python from the paper's equations (7), (9) and (13) — an implementation
+  separate from the Rust validation test, through the public API and the CLI's override path.
+- pcap traces against the pcap format and the 802.11 FCS (CRC-32, checked with zlib).
+"""
+from __future__ import annotations
+
+import math
+import struct
+import zlib
+
+import pytest
+
+import xlayer
+from conftest import SCENARIOS
+
+SLOT, SIFS = 20e-6, 10e-6
+DIFS = SIFS + 2 * SLOT
+
+
+def dsss_airtime(psdu_bytes: int, mbps: float) -> float:
+    """802.11b long-preamble airtime: 192 us PLCP + PSDU time rounded up to microseconds."""
+    return 192e-6 + math.ceil(psdu_bytes * 8 / mbps) * 1e-6
+
+
+def bianchi_throughput(n: int, rts: bool, payload: int = 1000) -> float:
+    w, m = 32, 5  # CWmin + 1 and the number of doublings to CWmax + 1 = 1024
+
+    def tau_of_p(p: float) -> float:
+        return 2 * (1 - 2 * p) / ((1 - 2 * p) * (w + 1) + p * w * (1 - (2 * p) ** m))
+
+    lo, hi = 1e-9, 1 - 1e-9
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        p = 1 - (1 - mid) ** (n - 1)
+        lo, hi = (lo, mid) if mid > tau_of_p(p) else (mid, hi)
+    tau = (lo + hi) / 2
+    p_tr = 1 - (1 - tau) ** n
+    p_s = n * tau * (1 - tau) ** (n - 1) / p_tr
+    # payload + UDP 8 + IPv4 20 + LLC/SNAP 8 + MAC header 24 + FCS 4
+    data = dsss_airtime(payload + 64, 11.0)
+    ack = dsss_airtime(14, 1.0)
+    eifs = SIFS + ack + DIFS  # bystanders' deferral after a collision (802.11-2016 10.3.2.3.7)
+    if rts:
+        rts_t, cts_t = dsss_airtime(20, 1.0), dsss_airtime(14, 1.0)
+        ts = rts_t + SIFS + cts_t + SIFS + data + SIFS + ack + DIFS
+        tc = rts_t + eifs
+    else:
+        ts = data + SIFS + ack + DIFS
+        tc = data + eifs
+    return p_s * p_tr * payload * 8 / ((1 - p_tr) * SLOT + p_tr * p_s * ts + p_tr * (1 - p_s) * tc)
+
+
+@pytest.mark.parametrize("rts", [False, True], ids=["basic", "rts_cts"])
+def test_bianchi_scenario_matches_the_model_within_5_percent(rts):
+    res = xlayer.run(SCENARIOS / "bianchi.toml", overrides=[f"radio.rts_cts={'true' if rts else 'false'}", "duration_s=21"])
+    model = bianchi_throughput(10, rts)
+    sim = res.summary["aggregate_throughput_bps"]
+    assert abs(sim - model) / model < 0.05, f"simulated {sim:.0f} bit/s, Bianchi {model:.0f} bit/s"
+
+
+def test_bianchi_model_reproduces_the_papers_trend():
+    # Basic access: throughput falls with n beyond a few stations; RTS/CTS is less sensitive.
+    basic = [bianchi_throughput(n, False) for n in (5, 10, 20, 50)]
+    assert basic == sorted(basic, reverse=True)
+    assert bianchi_throughput(5, True) / bianchi_throughput(50, True) < basic[0] / basic[-1]
+
+
+def read_pcap(data: bytes):
+    magic, major, minor, _, _, snaplen, linktype = struct.unpack("<IHHiIII", data[:24])
+    records, off = [], 24
+    while off < len(data):
+        sec, frac, incl, orig = struct.unpack("<IIII", data[off:off + 16])
+        records.append((sec + frac * 1e-9, data[off + 16:off + 16 + incl]))
+        assert incl == orig
+        off += 16 + incl
+    return magic, linktype, records
+
+
+def test_pcap_traces_are_valid_80211_captures():
+    res = xlayer.run(SCENARIOS / "default.toml", overrides=["output.pcap=true", "duration_s=2"])
+    magic, linktype, records = read_pcap(res.pcaps[1])
+    assert magic == 0xA1B23C4D  # nanosecond-resolution pcap
+    assert linktype == 105  # LINKTYPE_IEEE802_11
+    assert len(records) > 10
+    times = [t for t, _ in records]
+    assert times == sorted(times)
+    kinds = set()
+    for _, frame in records:
+        body, fcs = frame[:-4], struct.unpack("<I", frame[-4:])[0]
+        assert zlib.crc32(body) == fcs, "802.11 FCS must be the CRC-32 of the frame"
+        fc = frame[0]
+        kinds.add((fc >> 2) & 0x3)  # frame type: 1 control, 2 data
+    assert kinds == {1, 2}, "node 1 relays: it both sends data and acknowledges"
+    data_frames = [f for _, f in records if (f[0] >> 2) & 3 == 2]
+    ip = data_frames[0][24 + 8:]
+    assert ip[0] == 0x45 and ip[9] == 17, "an IPv4 header carrying UDP follows LLC/SNAP"
