@@ -99,7 +99,8 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             ),
             ("payload_bytes", Int(f.payload_bytes as i64)),
             ("sent", Int(st.sent as i64)),
-            ("received", Int(st.received as i64)),
+            ("received", Int(st.delivered_of_sent as i64)),
+            ("arrived_in_window", Int(st.received as i64)),
             ("throughput_bps", Float(tput)),
             ("delay_mean_s", Float(mean)),
             (
