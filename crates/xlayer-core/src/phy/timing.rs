@@ -9,7 +9,7 @@
 //! - 802.11a (OFDM, §17): slot 9 µs, SIFS 16 µs, aCWmin 15, aCWmax 1023, 20 µs preamble+SIGNAL,
 //!   4 µs symbols carrying `N_DBPS` bits, 16 service + 6 tail bits.
 
-use super::error_model::Modulation;
+use super::error_model::{Modulation, OfdmMode};
 use crate::scenario::{Preamble, Standard};
 use crate::sim::SimTime;
 
@@ -65,10 +65,10 @@ impl PhyTiming {
                 let header = SimTime::from_us(20);
                 FrameTiming {
                     header,
-                    header_modulation: Modulation::Ofdm,
+                    header_modulation: Modulation::Ofdm(OfdmMode::Bpsk12),
                     header_bits: 24.0,
                     total: header + SimTime::from_us(4 * symbols),
-                    payload_modulation: Modulation::Ofdm,
+                    payload_modulation: Modulation::Ofdm(OfdmMode::for_rate(rate_mbps)),
                     payload_bits: bits as f64,
                 }
             }

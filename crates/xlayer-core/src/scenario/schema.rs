@@ -679,12 +679,9 @@ impl Scenario {
         }
         if r.error_model.is_none() {
             r.error_model = Some(match r.standard {
-                Standard::Dot11b => ErrorModelKind::Ber,
-                Standard::Dot11a | Standard::Ns2 => ErrorModelKind::Threshold,
+                Standard::Dot11b | Standard::Dot11a => ErrorModelKind::Ber,
+                Standard::Ns2 => ErrorModelKind::Threshold,
             });
-        }
-        if r.error_model == Some(ErrorModelKind::Ber) && r.standard != Standard::Dot11b {
-            return Err(bad("radio.error_model", format!("\"ber\" is implemented for 802.11b (DSSS/CCK) only; use \"threshold\" with {std_name}")));
         }
         if r.capture_db.is_none() && r.standard == Standard::Ns2 {
             r.capture_db = Some(10.0); // ns-2 Phy/WirelessPhy CPThresh_ = 10.0
