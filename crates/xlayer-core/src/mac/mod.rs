@@ -941,6 +941,94 @@ mod tests {
     }
 
     #[test]
+    fn broadcast_goes_once_at_the_basic_rate_without_ack() {
+        let mut mac = Mac::new(0, params(dcf()));
+        let mut q = EventQueue::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let mut out = vec![];
+        mac.enqueue(
+            SimTime::ZERO,
+            0,
+            QueuedPacket {
+                packet: 3,
+                bytes: 100,
+                next_hop: BROADCAST,
+            },
+            &mut q,
+            &mut rng,
+        );
+        run_timers(&mut mac, &mut q, &mut rng, &mut out);
+        let Some(MacAction::Transmit(f)) = out.last().copied() else {
+            panic!("{out:?}")
+        };
+        assert!(f.is_broadcast());
+        assert_eq!(f.rate_mbps, 1.0);
+        assert_eq!(
+            f.duration,
+            SimTime::ZERO,
+            "no NAV: nothing follows a broadcast"
+        );
+        out.clear();
+        mac.on_tx_end(SimTime::from_us(1000), &mut q, &mut rng, &mut out);
+        assert!(matches!(
+            out[..],
+            [MacAction::Dequeued {
+                packet: 3,
+                delivered: true,
+                ..
+            }]
+        ));
+        assert_eq!(mac.state, State::Idle);
+    }
+
+    #[test]
+    fn duplicate_retransmission_is_acknowledged_but_not_delivered() {
+        let mut mac = Mac::new(1, params(dcf()));
+        let mut q = EventQueue::new();
+        let mut rng = crate::sim::rng::stream(1, 1, "t");
+        let mut out = vec![];
+        let data = Frame {
+            kind: FrameKind::Data,
+            src: 0,
+            dst: 1,
+            duration: SimTime::ZERO,
+            seq: 5,
+            retry: false,
+            packet: 9,
+            bytes: 100,
+            rate_mbps: 11.0,
+        };
+        mac.on_rx(SimTime::ZERO, Some(&data), &mut q, &mut rng, &mut out);
+        assert!(out.iter().any(|a| matches!(a, MacAction::Deliver { .. })));
+        // our ACK goes out after SIFS
+        out.clear();
+        run_timers(&mut mac, &mut q, &mut rng, &mut out);
+        assert!(matches!(
+            out.last(),
+            Some(MacAction::Transmit(Frame {
+                kind: FrameKind::Ack,
+                dst: 0,
+                ..
+            }))
+        ));
+        mac.on_tx_end(q.now() + SimTime::from_us(304), &mut q, &mut rng, &mut out);
+        out.clear();
+        let again = Frame {
+            retry: true,
+            ..data
+        };
+        mac.on_rx(
+            SimTime::from_ms(2),
+            Some(&again),
+            &mut q,
+            &mut rng,
+            &mut out,
+        );
+        assert!(!out.iter().any(|a| matches!(a, MacAction::Deliver { .. })));
+        assert_eq!(mac.stats.duplicates, 1);
+    }
+
+    #[test]
     fn higher_level_wins_internal_collision() {
         let lv = vec![
             EdcaLevel {

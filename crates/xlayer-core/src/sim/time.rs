@@ -17,6 +17,9 @@ impl SimTime {
     pub const fn from_us(us: u64) -> SimTime {
         SimTime(us * 1_000)
     }
+    pub const fn from_ms(ms: u64) -> SimTime {
+        SimTime(ms * 1_000_000)
+    }
     /// Rounds to the nearest nanosecond; negative or NaN inputs give zero.
     pub fn from_secs_f64(s: f64) -> SimTime {
         if s.is_nan() || s <= 0.0 {
