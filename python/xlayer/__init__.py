@@ -18,6 +18,7 @@ except ImportError as e:  # pragma: no cover - only without a built core
         "package with `pip install .` from the repository root"
     ) from e
 
+from xlayer import analysis
 from xlayer.api import Simulation, run
 from xlayer.errors import (
     ScenarioError,
@@ -34,12 +35,15 @@ from xlayer.scenario import (
     normalize_scenario,
     scenario_to_toml,
 )
+from xlayer.sweeps import sweep
 
 __version__: str = _core.__version__
 
 __all__ = [
     "__version__",
     "run",
+    "sweep",
+    "analysis",
     "Simulation",
     "Result",
     "load_scenario",

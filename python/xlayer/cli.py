@@ -3,6 +3,9 @@
     xlayer run [SCENARIO] [--seed N] [--out DIR] [--set KEY=VALUE ...] [--json] [--quiet]
     xlayer scenario [SCENARIO] [--seed N] [--set KEY=VALUE ...]
     xlayer params [SCENARIO] [--json]
+    xlayer sweep SWEEP.toml [--out DIR] [--workers N | --scheduler tcp://host:port] [--set ...]
+    xlayer plot DIR [--out DIR]
+    xlayer report DIR [--out FILE]
 
 Without SCENARIO the built-in default scenario runs. Every error xlayer expects (a bad scenario
 field, malformed TOML, a missing file, an unreachable node) is printed as one line
@@ -92,6 +95,37 @@ def _parser() -> argparse.ArgumentParser:
                           help="scenario whose network to ask (default: the built-in default)")
     p_params.add_argument("--json", action="store_true", help="print them as JSON")
     p_params.set_defaults(command_fn=_cmd_params, seed=None, overrides=[])
+    p_sweep = sub.add_parser(
+        "sweep", help="run a sweep (grid x stacks x seeds) on Dask; resumes an earlier one",
+        description="Run every run of a sweep file on a Dask cluster and write the sweep "
+        "folder; running it again into the same folder skips the finished runs. Format: "
+        "docs/sweep.md.",
+    )
+    p_sweep.add_argument("sweep", metavar="SWEEP", help="sweep TOML file")
+    p_sweep.add_argument("--out", metavar="DIR",
+                         help="sweep folder (default: results/<sweep name>)")
+    where = p_sweep.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N",
+                       help="local Dask workers, one process each (default: one per core)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="use the running Dask scheduler at ADDRESS (tcp://host:port)")
+    p_sweep.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override a field of the base scenario (as in xlayer run); may be repeated",
+    )
+    p_sweep.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    p_sweep.set_defaults(command_fn=_cmd_sweep)
+
+    p_plot = sub.add_parser("plot", help="draw the plots of a sweep or run folder (PNG and SVG)")
+    p_plot.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
+    p_plot.add_argument("--out", metavar="DIR", help="where to write them (default: DIR/plots)")
+    p_plot.set_defaults(command_fn=_cmd_plot)
+
+    p_report = sub.add_parser("report", help="write a self-contained HTML report of a sweep "
+                              "or run folder")
+    p_report.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
+    p_report.add_argument("--out", metavar="FILE", help="the HTML file (default: DIR/report.html)")
+    p_report.set_defaults(command_fn=_cmd_report)
     return parser
 
 
@@ -143,6 +177,47 @@ def _cmd_params(args: argparse.Namespace) -> int:
     for p in params:
         t.add_row(*(_fmt_value(p.get(c)) for c in cols))
     _console().print(t)
+    return 0
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from xlayer.sweeps import load_sweep, plan_runs, run_planned
+
+    try:
+        spec = load_sweep(args.sweep, args.overrides)
+    except OSError as e:
+        raise _CommandError(f"cannot read sweep {args.sweep}: {e.strerror or e}") from None
+    if args.workers is not None and args.workers < 1:
+        raise _CommandError(f"--workers: must be at least 1, found {args.workers}")
+    out = args.out if args.out is not None else f"results/{spec.name}"
+    runs = plan_runs(spec)  # every scenario validated before any run starts
+    show_progress = not args.quiet and sys.stderr.isatty()
+    outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
+                          progress=show_progress)
+    if not args.quiet:
+        console = _console()
+        console.print(
+            f"{outcome.planned} runs: {outcome.skipped} already done, {outcome.ran} run now, "
+            f"{outcome.failed} failed; written to [bold]{out}[/bold]"
+        )
+        for key, message in outcome.failures[:10]:
+            console.print(f"  failed {key}: {_one_line(message)}")
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from xlayer.plots import plot_folder
+
+    files = plot_folder(args.folder, args.out)
+    for f in files:
+        print(f)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from xlayer.report import write_report
+
+    print(write_report(args.folder, args.out))
     return 0
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "default_scenario_text",
     "apply_overrides",
     "parse_override",
+    "set_field",
     "normalize_scenario",
     "scenario_to_json",
     "scenario_to_toml",
@@ -201,6 +202,14 @@ def apply_overrides(scenario: Mapping, overrides: Iterable[str]) -> dict:
         key, steps, value = parse_override(text)
         _set_path(result, key, steps, value)
     return result
+
+
+def set_field(scenario: dict, key: str, value: Any) -> None:
+    """Sets the field at ``key`` (a dotted path as overrides write it, ``flows[0].rate_bps``) to
+    ``value``, a Python value rather than TOML text, in place. Used by sweeps, whose values are
+    already parsed."""
+    _, steps, _ = parse_override(f"{key}=0")
+    _set_path(scenario, key, steps, value)
 
 
 def _set_path(root: dict, key: str, steps: List[Step], value: Any) -> None:

@@ -1,0 +1,272 @@
+"""The result store of a sweep: one folder per sweep, one result folder per finished run.
+
+Layout of a sweep folder::
+
+    sweep.json          the sweep as planned: name, mode, swept paths, stacks, seeds, and every
+                        planned run (its key, stack, seed and swept values)
+    base.json           the base scenario as the sweep file gives it (overrides applied, defaults
+                        not filled in: the base alone need not be a valid scenario)
+    runs/<key>/         one result folder per finished run (scenario.toml, summary.json,
+                        flows.csv, nodes.csv; see results.py) plus run.json: the run's key,
+                        stack, seed, swept values and the hash of its scenario
+    failed/<key>.json   one record per failed run: the same keys and the error message
+    runs.parquet        one row per run (finished or failed): keys, status, error, summary
+    flows.parquet       one row per flow of every finished run: keys, then flows.csv's columns
+    runs.csv, flows.csv the same two tables as CSV
+
+A run's key is a hash of its swept values, stack and seed, so it names the same run in every
+invocation of the same sweep. A run folder is first written whole under a hidden temporary name
+in ``runs/`` (by :func:`xlayer.results.write_result`, itself atomic) and then renamed to its key:
+it either exists whole or not at all, whenever the process is killed. Leftover hidden folders
+are removed when the store is opened again. Failure records are written to a temporary file and
+renamed the same way. The combined tables are rebuilt from the run folders, never updated in
+place, so they can always be thrown away and rebuilt (:meth:`SweepStore.rebuild_tables`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+
+import pandas as pd
+
+from xlayer.results import Result, write_result
+
+__all__ = ["SweepStore", "run_key", "scenario_hash", "RUN_KEY_COLUMNS"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: The key columns that open every row of runs.parquet and flows.parquet (the swept paths follow).
+RUN_KEY_COLUMNS = ("run", "stack", "seed")
+
+
+def run_key(values: Mapping[str, Any], stack: str, seed: int) -> str:
+    """The stable key of a run: a hash of its swept values, stack and seed (16 hex digits)."""
+    text = json.dumps({"values": dict(values), "stack": stack, "seed": seed},
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def scenario_hash(scenario: Mapping[str, Any]) -> str:
+    """A hash of a normalized scenario, to notice a run folder made from another scenario."""
+    text = json.dumps(scenario, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class SweepStore:
+    """A sweep folder (see the module doc). Opening it removes leftovers of interrupted writes."""
+
+    def __init__(self, folder: PathLike) -> None:
+        self.folder = Path(folder)
+        self.runs_dir = self.folder / "runs"
+        self.failed_dir = self.folder / "failed"
+
+    # -- checks and set-up -------------------------------------------------------------------
+
+    def is_sweep_folder(self) -> bool:
+        return (self.folder / "sweep.json").is_file()
+
+    def check_usable(self) -> None:
+        """Raises FileExistsError if the folder exists, is not empty and is not a sweep folder."""
+        f = self.folder
+        if f.exists() or f.is_symlink():
+            if not f.is_dir():
+                raise FileExistsError(f"{f}: exists and is not a folder")
+            if any(f.iterdir()) and not self.is_sweep_folder():
+                raise FileExistsError(
+                    f"{f}: folder exists, is not empty and holds no xlayer sweep; "
+                    "choose another --out"
+                )
+
+    def prepare(self, plan: Mapping[str, Any], base: Mapping[str, Any]) -> None:
+        """Creates the folder (if needed), removes partial writes, writes sweep.json and base.json."""
+        self.check_usable()
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        self.failed_dir.mkdir(exist_ok=True)
+        self.clean_partials()
+        _write_text_atomic(self.folder / "sweep.json",
+                           json.dumps(plan, indent=2, sort_keys=True) + "\n")
+        _write_text_atomic(self.folder / "base.json",
+                           json.dumps(base, indent=2, sort_keys=True) + "\n")
+
+    def clean_partials(self) -> None:
+        """Removes hidden temporary folders and files left by an interrupted write."""
+        for d in (self.runs_dir, self.failed_dir, self.folder):
+            if not d.is_dir():
+                continue
+            for p in d.iterdir():
+                if p.name.startswith(".") and (".partial-" in p.name or ".old-" in p.name
+                                               or p.name.startswith(".tmp-")):
+                    if p.is_dir():
+                        shutil.rmtree(p, ignore_errors=True)
+                    else:
+                        p.unlink(missing_ok=True)
+
+    def plan(self) -> Dict[str, Any]:
+        """The contents of sweep.json."""
+        return json.loads((self.folder / "sweep.json").read_text(encoding="utf-8"))
+
+    # -- runs --------------------------------------------------------------------------------
+
+    def run_folder(self, key: str) -> Path:
+        return self.runs_dir / key
+
+    def finished(self) -> Dict[str, Dict[str, Any]]:
+        """``{key: run.json}`` of every finished run folder."""
+        out: Dict[str, Dict[str, Any]] = {}
+        if not self.runs_dir.is_dir():
+            return out
+        for p in sorted(self.runs_dir.iterdir()):
+            if p.name.startswith(".") or not (p / "run.json").is_file():
+                continue
+            out[p.name] = json.loads((p / "run.json").read_text(encoding="utf-8"))
+        return out
+
+    def failures(self) -> Dict[str, Dict[str, Any]]:
+        """``{key: record}`` of every failed run (a record has the run's keys and ``error``)."""
+        out: Dict[str, Dict[str, Any]] = {}
+        if not self.failed_dir.is_dir():
+            return out
+        for p in sorted(self.failed_dir.glob("*.json")):
+            out[p.stem] = json.loads(p.read_text(encoding="utf-8"))
+        return out
+
+    def write_run(self, meta: Mapping[str, Any], result: Result) -> Path:
+        """Writes a finished run's folder atomically; removes an earlier failure record.
+
+        If a folder for the key already exists (another process finished the same run first),
+        the new one is discarded: runs are deterministic, and a finished folder is never touched.
+        """
+        key = str(meta["run"])
+        target = self.run_folder(key)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.partial-", dir=self.runs_dir))
+        staged = tmp / "run"
+        try:
+            write_result(result, staged)
+            (staged / "run.json").write_text(json.dumps(dict(meta), indent=2, sort_keys=True)
+                                              + "\n", encoding="utf-8")
+            _fsync_tree(staged)
+            try:
+                os.rename(staged, target)
+            except OSError:
+                if not (target / "run.json").is_file():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        (self.failed_dir / f"{key}.json").unlink(missing_ok=True)
+        return target
+
+    def write_failure(self, meta: Mapping[str, Any], error: str) -> None:
+        """Records a failed run (atomically replacing an earlier record of it)."""
+        record = dict(meta)
+        record["error"] = error
+        _write_text_atomic(self.failed_dir / f"{meta['run']}.json",
+                           json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+    # -- combined tables ---------------------------------------------------------------------
+
+    def tables(self) -> "tuple[pd.DataFrame, pd.DataFrame]":
+        """``(runs, flows)`` built from the run folders and failure records (see module doc).
+
+        Runs are listed in the order of the plan (sweep.json); runs on disk that the current
+        plan does not name (left by an earlier, larger plan) are left out.
+        """
+        plan = self.plan() if self.is_sweep_folder() else {"runs": [], "swept": []}
+        swept: List[str] = list(plan.get("swept", []))
+        finished = self.finished()
+        failures = self.failures()
+        run_rows: List[Dict[str, Any]] = []
+        flow_frames: List[pd.DataFrame] = []
+        for planned in plan.get("runs", []):
+            key = planned["run"]
+            keys = _key_columns(planned, swept)
+            if key in finished:
+                folder = self.run_folder(key)
+                summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+                row = dict(keys)
+                row["status"] = "ok"
+                row["error"] = None
+                for k, v in summary.items():
+                    if k not in row:
+                        row[k] = v
+                run_rows.append(row)
+                flows = pd.read_csv(folder / "flows.csv")
+                for i, (k, v) in enumerate(keys.items()):
+                    flows.insert(i, k, [v] * len(flows))
+                flow_frames.append(flows)
+            elif key in failures:
+                row = dict(keys)
+                row["status"] = "failed"
+                row["error"] = failures[key].get("error")
+                run_rows.append(row)
+        runs = pd.DataFrame(run_rows)
+        if runs.empty:
+            runs = pd.DataFrame(columns=list(RUN_KEY_COLUMNS) + swept + ["status", "error"])
+        flows_all = (pd.concat(flow_frames, ignore_index=True) if flow_frames
+                     else pd.DataFrame(columns=list(RUN_KEY_COLUMNS) + swept))
+        return _parquet_safe(runs), _parquet_safe(flows_all)
+
+    def rebuild_tables(self) -> "tuple[pd.DataFrame, pd.DataFrame]":
+        """Rebuilds runs.parquet, flows.parquet, runs.csv and flows.csv (each atomically)."""
+        runs, flows = self.tables()
+        for name, df in (("runs", runs), ("flows", flows)):
+            _write_atomic_with(self.folder / f"{name}.parquet",
+                               lambda p, df=df: df.to_parquet(p, index=False))
+            _write_atomic_with(self.folder / f"{name}.csv",
+                               lambda p, df=df: df.to_csv(p, index=False))
+        return runs, flows
+
+
+def _key_columns(planned: Mapping[str, Any], swept: Iterable[str]) -> Dict[str, Any]:
+    row: Dict[str, Any] = {"run": planned["run"], "stack": planned["stack"],
+                           "seed": planned["seed"]}
+    values = planned.get("values", {})
+    for path in swept:
+        row[path] = values.get(path)
+    return row
+
+
+def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """Columns mixing types (a swept path taking numbers and strings) become strings."""
+    for col in df.columns:
+        if df[col].dtype == object:
+            kinds = {type(v) for v in df[col] if v is not None and not _is_nan(v)}
+            if len(kinds) > 1 or any(k in (list, dict) for k in kinds):
+                df[col] = [None if v is None or _is_nan(v) else
+                           (json.dumps(v) if isinstance(v, (list, dict)) else str(v))
+                           for v in df[col]]
+    return df
+
+
+def _is_nan(v: Any) -> bool:
+    return isinstance(v, float) and v != v
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    _write_atomic_with(path, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+def _write_atomic_with(path: Path, write: Any) -> None:
+    fd, tmp_name = tempfile.mkstemp(prefix=f".tmp-{path.name}.", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _fsync_tree(folder: Path) -> None:
+    """Flushes a folder's files to disk before it is renamed into place (a crash of the
+    machine, not only of the process, then also leaves no half-written run)."""
+    for p in folder.iterdir():
+        if p.is_file():
+            with open(p, "rb") as f:
+                os.fsync(f.fileno())

@@ -1,0 +1,448 @@
+"""Sweeps: many runs of one base scenario over a grid of overrides, stacks and seeds, on Dask.
+
+    >>> import xlayer
+    >>> sweep = xlayer.sweep("scenarios/sweep-mesh.toml", out="results/sweep-mesh", workers=2)
+    >>> sweep.runs[["stack", "flows_random.count", "seed", "aggregate_throughput_bps"]]
+
+The sweep file format is documented in ``docs/sweep.md``. In short::
+
+    name = "mesh"
+    scenario = "mesh-7x7.toml"     # relative to the sweep file; or an inline [scenario] table
+    overrides = ["duration_s=10"]  # optional, applied to the base before anything else
+    mode = "cartesian"             # or "zip"
+    seeds = 5                      # seeds 1..5; or a list [3, 7, 11]
+
+    [grid]                         # dotted paths, as --set takes them; each a list of values
+    "flows_random.count" = [4, 8, 16]
+
+    [stacks.dcf]                   # named override bundles to compare
+    "radio.rts_cts" = false
+    [stacks.rts]
+    "radio.rts_cts" = true
+
+Every run's scenario is built and validated by the core before any run starts. Runs execute on a
+Dask cluster: a ``LocalCluster`` of one single-threaded worker process per core by default,
+``workers=N`` for another size, or ``scheduler="tcp://host:port"`` for an existing cluster
+(dask-jobqueue's SLURMCluster/PBSCluster give such an address). Each finished run is written to
+the result store (:mod:`xlayer.store`) by this process as soon as its result arrives, so the
+workers need no shared file system. Running the same sweep into the same folder again skips the
+finished runs and runs the rest (failed runs are tried again).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+from xlayer.errors import ScenarioError, XlayerError, scenario_error
+from xlayer.scenario import (
+    load_scenario,
+    load_toml,
+    normalize_scenario,
+    parse_override,
+    set_field,
+)
+from xlayer.store import SweepStore, run_key, scenario_hash
+
+__all__ = ["SweepSpec", "PlannedRun", "load_sweep", "plan_runs", "sweep", "DEFAULT_STACK"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: The stack name of every run when the sweep names no stacks.
+DEFAULT_STACK = "base"
+#: Fields a sweep file may have at its top level.
+SWEEP_FIELDS = ("name", "scenario", "overrides", "mode", "seeds", "grid", "stacks")
+
+
+@dataclass
+class SweepSpec:
+    """A sweep file, read and checked (not yet expanded into runs)."""
+
+    name: str
+    base: Dict[str, Any]
+    grid: Dict[str, List[Any]]
+    stacks: Dict[str, Dict[str, Any]]
+    seeds: List[int]
+    mode: str = "cartesian"
+    origin: str = "sweep"
+
+
+@dataclass
+class PlannedRun:
+    """One run of a sweep: its key, stack, seed, swept values and validated scenario."""
+
+    run: str
+    stack: str
+    seed: int
+    values: Dict[str, Any]
+    scenario: Dict[str, Any] = field(repr=False)
+
+    def meta(self) -> Dict[str, Any]:
+        return {"run": self.run, "stack": self.stack, "seed": self.seed,
+                "values": self.values, "scenario_sha256": scenario_hash(self.scenario)}
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading the sweep file
+
+
+def load_sweep(source: Union[PathLike, Mapping[str, Any]],
+               overrides: Sequence[str] = ()) -> SweepSpec:
+    """Reads a sweep file (a path, or a dict of the same shape) into a :class:`SweepSpec`.
+
+    ``overrides`` are ``KEY=VALUE`` strings applied to the base scenario after the file's own
+    ``overrides``. Raises :class:`ScenarioError` naming the field for anything malformed, and
+    OSError for an unreadable file.
+    """
+    if isinstance(source, Mapping):
+        doc = dict(source)
+        origin = "sweep"
+        folder = Path.cwd()
+    else:
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise scenario_error(str(path), "not a UTF-8 text file (a sweep file is TOML)") from None
+        doc = load_toml(text, str(path))
+        origin = str(path)
+        folder = path.parent
+    unknown = sorted(set(doc) - set(SWEEP_FIELDS))
+    if unknown:
+        raise scenario_error(unknown[0], f"unknown sweep field; allowed: {list(SWEEP_FIELDS)}")
+
+    base_src = doc.get("scenario")
+    if base_src is None:
+        raise scenario_error("scenario", "required: a scenario file (relative to the sweep "
+                             "file) or an inline [scenario] table")
+    if isinstance(base_src, str):
+        base_path = folder / base_src
+        try:
+            base = load_scenario(base_path)
+        except OSError as e:
+            raise scenario_error("scenario", f"cannot read {base_path}: "
+                                 f"{e.strerror or e}") from None
+    elif isinstance(base_src, Mapping):
+        base = load_scenario(base_src)
+    else:
+        raise scenario_error("scenario", "must be a file name or a table")
+
+    base_overrides = doc.get("overrides", [])
+    if not isinstance(base_overrides, list) or not all(isinstance(o, str) for o in base_overrides):
+        raise scenario_error("overrides", 'must be a list of "KEY=VALUE" strings')
+    base = load_scenario(base, list(base_overrides) + list(overrides))
+
+    mode = doc.get("mode", "cartesian")
+    if mode not in ("cartesian", "zip"):
+        raise scenario_error("mode", f'must be "cartesian" or "zip", found {mode!r}')
+
+    grid_doc = doc.get("grid", {})
+    if not isinstance(grid_doc, Mapping):
+        raise scenario_error("grid", "must be a table of dotted paths to lists of values")
+    grid: Dict[str, List[Any]] = {}
+    for path, values in _flatten(grid_doc, "grid").items():
+        if not isinstance(values, list) or not values:
+            raise scenario_error(f"grid.{path}", "must be a non-empty list of values")
+        _check_path(path, f"grid.{path}")
+        if path == "seed":
+            raise scenario_error("grid.seed", "sweep seeds with the top-level seeds field")
+        grid[path] = values
+    if mode == "zip" and len({len(v) for v in grid.values()}) > 1:
+        lengths = {p: len(v) for p, v in grid.items()}
+        raise scenario_error("grid", f'with mode = "zip" every list has the same length; '
+                             f"found {lengths}")
+
+    stacks_doc = doc.get("stacks", {})
+    if not isinstance(stacks_doc, Mapping):
+        raise scenario_error("stacks", "must be a table of named override tables")
+    stacks: Dict[str, Dict[str, Any]] = {}
+    for name, table in stacks_doc.items():
+        if not isinstance(table, Mapping):
+            raise scenario_error(f"stacks.{name}", "must be a table of overrides "
+                                 '(e.g. "radio.rts_cts" = true)')
+        flat = _flatten(table, f"stacks.{name}")
+        for path in flat:
+            _check_path(path, f"stacks.{name}.{path}")
+            if path in grid:
+                raise scenario_error(f"stacks.{name}.{path}", "is also swept in [grid]")
+        stacks[str(name)] = flat
+    if not stacks:
+        stacks = {DEFAULT_STACK: {}}
+
+    seeds_doc = doc.get("seeds", [base.get("seed", 1)])
+    if isinstance(seeds_doc, bool) or not isinstance(seeds_doc, (int, list)):
+        raise scenario_error("seeds", "must be a count N (seeds 1..N) or a list of seeds")
+    if isinstance(seeds_doc, int):
+        if seeds_doc < 1:
+            raise scenario_error("seeds", f"a count must be at least 1, found {seeds_doc}")
+        seeds = list(range(1, seeds_doc + 1))
+    else:
+        if not seeds_doc or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                    for s in seeds_doc):
+            raise scenario_error("seeds", "a list of seeds holds non-negative integers")
+        if len(set(seeds_doc)) != len(seeds_doc):
+            raise scenario_error("seeds", "a seed is listed twice")
+        seeds = list(seeds_doc)
+
+    name = doc.get("name", Path(origin).stem if origin != "sweep" else "sweep")
+    if not isinstance(name, str):
+        raise scenario_error("name", "must be a string")
+    return SweepSpec(name=name, base=base, grid=grid, stacks=stacks, seeds=seeds, mode=mode,
+                     origin=origin)
+
+
+def _flatten(table: Mapping[str, Any], where: str) -> Dict[str, Any]:
+    """Nested tables become dotted paths: {radio: {rts_cts: true}} -> {"radio.rts_cts": true}."""
+    out: Dict[str, Any] = {}
+    for k, v in table.items():
+        if isinstance(v, Mapping):
+            for k2, v2 in _flatten(v, f"{where}.{k}").items():
+                out[f"{k}.{k2}"] = v2
+        else:
+            out[str(k)] = v
+    return out
+
+
+def _check_path(path: str, where: str) -> None:
+    try:
+        parse_override(f"{path}=0")
+    except ScenarioError as e:
+        raise scenario_error(where, str(e).split(": ", 1)[-1]) from None
+
+
+# ----------------------------------------------------------------------------------------------
+# Expanding it into runs
+
+
+def grid_points(spec: SweepSpec) -> List[Dict[str, Any]]:
+    """The swept values of every grid point, in file order (cartesian or zipped)."""
+    paths = list(spec.grid)
+    if not paths:
+        return [{}]
+    if spec.mode == "zip":
+        return [dict(zip(paths, combo)) for combo in zip(*(spec.grid[p] for p in paths))]
+    return [dict(zip(paths, combo)) for combo in itertools.product(*(spec.grid[p] for p in paths))]
+
+
+def plan_runs(spec: SweepSpec) -> List[PlannedRun]:
+    """Every run of the sweep (grid point x stack x seed), each scenario validated by the core.
+
+    A field the core rejects raises :class:`ScenarioError` naming the stack and swept values.
+    """
+    runs: List[PlannedRun] = []
+    seen: Dict[str, PlannedRun] = {}
+    for values in grid_points(spec):
+        for stack, stack_overrides in spec.stacks.items():
+            for seed in spec.seeds:
+                scenario = json.loads(json.dumps(spec.base))
+                for path, value in values.items():
+                    set_field(scenario, path, value)
+                for path, value in stack_overrides.items():
+                    set_field(scenario, path, value)
+                scenario["seed"] = seed
+                where = _describe(stack, values, seed)
+                try:
+                    normalized = normalize_scenario(scenario)
+                except XlayerError as e:
+                    raise type(e)(f"{where}: {e}") from None
+                key = run_key(values, stack, seed)
+                if key in seen:
+                    raise scenario_error("grid", f"{where} is listed twice")
+                run = PlannedRun(run=key, stack=stack, seed=seed, values=dict(values),
+                                 scenario=normalized)
+                seen[key] = run
+                runs.append(run)
+    return runs
+
+
+def _describe(stack: str, values: Mapping[str, Any], seed: int) -> str:
+    parts = [f"stack {stack}"] + [f"{k}={json.dumps(v)}" for k, v in values.items()]
+    parts.append(f"seed {seed}")
+    return "run (" + ", ".join(parts) + ")"
+
+
+# ----------------------------------------------------------------------------------------------
+# Running it
+
+
+def execute_run(scenario: Dict[str, Any]) -> Tuple[str, Any]:
+    """Runs one scenario on a worker: ``("ok", Result)`` or ``("failed", message)``.
+
+    An error of the run is returned rather than raised, so that Dask does not retry a run that
+    would fail again; a worker dying under a run is Dask's to retry (see :func:`sweep`).
+    """
+    from xlayer.api import Simulation
+
+    sim: Optional[Simulation] = None
+    try:
+        sim = Simulation(scenario)
+        return "ok", sim.run()
+    except Exception as e:  # noqa: BLE001 - every failure of a run is recorded, not raised
+        return "failed", f"{type(e).__name__}: {e}"
+    finally:
+        # The core's simulation must be dropped by the thread that made it (it is not Send);
+        # left to the garbage collector it could be dropped on Dask's event-loop thread.
+        if sim is not None:
+            sim._sim = None  # type: ignore[assignment]
+
+
+@dataclass
+class SweepOutcome:
+    """What :func:`run_planned` did: runs planned, skipped as finished, run, and failed."""
+
+    planned: int = 0
+    skipped: int = 0
+    ran: int = 0
+    failed: int = 0
+    failures: List[Tuple[str, str]] = field(default_factory=list)
+
+
+def sweep(
+    sweep_file: Union[PathLike, Mapping[str, Any]],
+    out: Optional[PathLike] = None,
+    *,
+    workers: Optional[int] = None,
+    scheduler: Optional[str] = None,
+    progress: bool = False,
+    overrides: Sequence[str] = (),
+) -> "Any":
+    """Runs a sweep (a sweep file path or a dict of the same shape) and returns it loaded.
+
+    ``out`` is the sweep folder (default ``results/<name>``); an existing sweep folder is
+    resumed. ``workers`` sizes the local cluster (default: one per core); ``scheduler`` is the
+    address of an existing Dask scheduler instead. ``overrides`` (``KEY=VALUE``) change the base
+    scenario. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows`` DataFrames).
+    """
+    from xlayer.analysis import load
+
+    spec = load_sweep(sweep_file, overrides)
+    folder = Path(out) if out is not None else Path("results") / spec.name
+    runs = plan_runs(spec)
+    run_planned(spec, runs, folder, workers=workers, scheduler=scheduler, progress=progress)
+    return load(folder)
+
+
+def run_planned(
+    spec: SweepSpec,
+    runs: Sequence[PlannedRun],
+    folder: PathLike,
+    *,
+    workers: Optional[int] = None,
+    scheduler: Optional[str] = None,
+    progress: Union[bool, Callable[[int, int], None]] = False,
+) -> SweepOutcome:
+    """Runs the planned runs not yet finished in ``folder`` on Dask, writing each as it ends."""
+    store = SweepStore(folder)
+    store.check_usable()
+    finished = store.finished() if store.is_sweep_folder() else {}
+    for r in runs:
+        done = finished.get(r.run)
+        if done is not None and done.get("scenario_sha256") != scenario_hash(r.scenario):
+            raise FileExistsError(
+                f"{folder}: holds run {r.run} ({_describe(r.stack, r.values, r.seed)}) made "
+                "from a different scenario (the base scenario or a stack changed); "
+                "choose another --out"
+            )
+    store.prepare(_plan_document(spec, runs), spec.base)
+    todo = [r for r in runs if r.run not in finished]
+    outcome = SweepOutcome(planned=len(runs), skipped=len(runs) - len(todo))
+    if todo:
+        _run_on_dask(store, todo, outcome, workers=workers, scheduler=scheduler,
+                     progress=progress)
+    store.rebuild_tables()
+    return outcome
+
+
+def _plan_document(spec: SweepSpec, runs: Sequence[PlannedRun]) -> Dict[str, Any]:
+    return {
+        "name": spec.name,
+        "mode": spec.mode,
+        "swept": list(spec.grid),
+        "grid": spec.grid,
+        "stacks": spec.stacks,
+        "seeds": spec.seeds,
+        "runs": [{"run": r.run, "stack": r.stack, "seed": r.seed, "values": r.values}
+                 for r in runs],
+    }
+
+
+def _run_on_dask(store: SweepStore, todo: Sequence[PlannedRun], outcome: SweepOutcome, *,
+                 workers: Optional[int], scheduler: Optional[str],
+                 progress: Union[bool, Callable[[int, int], None]]) -> None:
+    from distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler is not None:
+        client = Client(scheduler)
+    else:
+        n = workers if workers is not None else (os.cpu_count() or 1)
+        if n < 1:
+            raise ValueError("workers must be at least 1")
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=50)
+        client = Client(cluster)
+    bar = _SweepProgress(progress, outcome.planned, outcome.skipped)
+    try:
+        by_key = {r.run: r for r in todo}
+        futures = [client.submit(execute_run, r.scenario, key=f"xlayer-run-{r.run}", pure=False)
+                   for r in todo]
+        for future in as_completed(futures):
+            run = by_key[str(future.key)[len("xlayer-run-"):]]
+            try:
+                status, value = future.result()
+            except Exception as e:  # noqa: BLE001 - e.g. KilledWorker: the worker died
+                status, value = "failed", f"{type(e).__name__}: {e}"
+            if status == "ok":
+                store.write_run(run.meta(), value)
+                outcome.ran += 1
+            else:
+                store.write_failure(run.meta(), str(value))
+                outcome.failed += 1
+                outcome.failures.append((run.run, str(value)))
+            future.release()
+            bar.advance()
+    finally:
+        bar.close()
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+class _SweepProgress:
+    """Runs done / total with elapsed and remaining time (rich, on stderr), or a callback."""
+
+    def __init__(self, progress: Union[bool, Callable[[int, int], None]], total: int,
+                 done: int) -> None:
+        self._callback = progress if callable(progress) else None
+        self._total = total
+        self._done = done
+        self._progress = None
+        if progress is True:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+
+            self._progress = Progress(
+                TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
+                TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                console=Console(stderr=True), transient=False,
+            )
+            self._task = self._progress.add_task("runs", total=total, completed=done)
+            self._progress.start()
+
+    def advance(self) -> None:
+        self._done += 1
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self._done)
+        if self._callback is not None:
+            self._callback(self._done, self._total)
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None

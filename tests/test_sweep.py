@@ -1,0 +1,327 @@
+"""Sweeps on Dask and their result store: expansion, validation, resume, kill -9, failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Dict, Iterator
+
+import pandas as pd
+import pytest
+
+import xlayer
+from xlayer import analysis
+from xlayer.errors import ScenarioError
+from xlayer.store import SweepStore
+from xlayer.sweeps import load_sweep, plan_runs
+
+distributed = pytest.importorskip("distributed")
+
+#: A 4x4 grid with random saturated flows; ``duration_s`` sets how long a run takes
+#: (about 0.01 s of wall time per simulated second).
+GRID_BASE = """
+name = "grid-4x4"
+seed = 1
+duration_s = 1.0
+warmup_s = 0.2
+
+[radio]
+tx_range_m = 250.0
+cs_range_m = 550.0
+
+[topology]
+kind = "grid"
+rows = 4
+cols = 4
+spacing_m = 200.0
+
+[flows_random]
+count = 2
+rate_bps = "saturate"
+"""
+
+SWEEP = """
+name = "small"
+scenario = "base.toml"
+seeds = 2
+
+[grid]
+flows_random.count = [1, 3]
+
+[stacks.dcf]
+"radio.rts_cts" = false
+
+[stacks.rts]
+"radio.rts_cts" = true
+"""
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    """One local Dask cluster (2 single-threaded worker processes) shared by this module."""
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=50)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+@pytest.fixture
+def sweep_file(tmp_path: Path):
+    def write(text: str = SWEEP, base: str = GRID_BASE) -> Path:
+        (tmp_path / "base.toml").write_text(base)
+        path = tmp_path / "sweep.toml"
+        path.write_text(text)
+        return path
+
+    return write
+
+
+def run_folders(out: Path) -> Dict[str, Path]:
+    return {p.name: p for p in (out / "runs").iterdir() if not p.name.startswith(".")}
+
+
+def summary_without_wall(folder: Path) -> str:
+    summary = json.loads((folder / "summary.json").read_text())
+    summary.pop("wall_s")
+    return json.dumps(summary, sort_keys=True)
+
+
+# ----------------------------------------------------------------------------------------------
+# Expansion and validation
+
+
+def test_cartesian_sweep_has_every_value_stack_and_seed(sweep_file, scheduler, tmp_path):
+    out = tmp_path / "out"
+    s = xlayer.sweep(sweep_file(), out, scheduler=scheduler)
+    assert len(s.runs) == 2 * 2 * 2
+    assert set(s.runs["status"]) == {"ok"}
+    assert s.runs["run"].is_unique
+    combos = set(zip(s.runs["flows_random.count"], s.runs["stack"], s.runs["seed"]))
+    assert combos == {(c, st, sd) for c in (1, 3) for st in ("dcf", "rts") for sd in (1, 2)}
+    # One row per flow, keyed like the runs.
+    assert len(s.flows) == sum(s.runs["flows"])
+    assert set(s.flows["run"]) == set(s.runs["run"])
+    for name in ("runs.parquet", "flows.parquet", "runs.csv", "flows.csv", "sweep.json"):
+        assert (out / name).is_file(), name
+    assert len(pd.read_csv(out / "runs.csv")) == 8
+    # The stack's overrides and the swept value reached the scenario as run.
+    for key, folder in run_folders(out).items():
+        meta = json.loads((folder / "run.json").read_text())
+        text = (folder / "scenario.toml").read_text()
+        assert f"rts_cts = {str(meta['stack'] == 'rts').lower()}" in text
+        assert f"count = {meta['values']['flows_random.count']}" in text
+        assert f"seed = {meta['seed']}" in text
+
+
+def test_zip_mode_pairs_values_and_seeds_count_from_one(sweep_file):
+    spec = load_sweep(sweep_file(
+        'scenario = "base.toml"\nmode = "zip"\nseeds = 3\n'
+        '[grid]\n"flows_random.count" = [1, 2]\nduration_s = [1.0, 2.0]\n'
+    ))
+    runs = plan_runs(spec)
+    assert spec.seeds == [1, 2, 3]
+    assert sorted({(r.values["flows_random.count"], r.values["duration_s"]) for r in runs}) == [
+        (1, 1.0), (2, 2.0)]
+    assert len(runs) == 2 * 3
+    assert {r.stack for r in runs} == {"base"}
+
+
+def test_run_keys_are_stable_across_invocations(sweep_file):
+    a = [r.run for r in plan_runs(load_sweep(sweep_file()))]
+    b = [r.run for r in plan_runs(load_sweep(sweep_file()))]
+    assert a == b and len(set(a)) == len(a)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('scenario = "base.toml"\n[grid]\n"radio.no_such_field" = [1, 2]\n', "no_such_field"),
+    ('scenario = "base.toml"\nmode = "zip"\n[grid]\nduration_s = [1.0]\nwarmup_s = [0.1, 0.2]\n',
+     "same length"),
+    ('scenario = "base.toml"\n[grid]\nduration_s = 3.0\n', "grid.duration_s"),
+    ('scenario = "base.toml"\nseeds = 0\n', "seeds"),
+    ('scenario = "base.toml"\ncolour = 3\n', "colour"),
+    ('scenario = "missing.toml"\n', "missing.toml"),
+    ('scenario = "base.toml"\n[grid]\nduration_s = [1.0, -1.0]\n', "duration_s"),
+    ('scenario = "base.toml"\n[grid\n', "invalid TOML"),
+])
+def test_bad_sweep_file_is_one_line_error_and_runs_nothing(sweep_file, xlayer_cli, tmp_path,
+                                                           text, message):
+    path = sweep_file(text)
+    out = tmp_path / "out"
+    proc = xlayer_cli("sweep", path, "--out", out, "--workers", "1")
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("xlayer: error: "), proc.stderr
+    assert message in lines[0]
+    assert not out.exists()
+
+
+def test_a_bad_value_names_the_run(sweep_file):
+    with pytest.raises(ScenarioError, match=r"stack rts.*duration_s"):
+        plan_runs(load_sweep(sweep_file(
+            'scenario = "base.toml"\n[stacks.dcf]\nwarmup_s = 0.1\n'
+            '[stacks.rts]\nduration_s = -2.0\n')))
+
+
+def test_out_that_is_not_a_sweep_folder_is_refused(sweep_file, xlayer_cli, tmp_path):
+    out = tmp_path / "busy"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    proc = xlayer_cli("sweep", sweep_file(), "--out", out, "--workers", "1")
+    assert proc.returncode == 2
+    assert "holds no xlayer sweep" in proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+# ----------------------------------------------------------------------------------------------
+# Failures and resume
+
+
+def test_failed_run_is_recorded_and_the_sweep_goes_on(sweep_file, scheduler, tmp_path):
+    chain = (
+        'duration_s = 1.0\n[radio]\ntx_range_m = 250.0\n'
+        '[topology]\nkind = "chain"\ncount = 3\nspacing_m = 200.0\n'
+        '[[flows]]\nsrc = 0\ndst = 2\nrate_bps = 1e5\n'
+    )
+    path = sweep_file('scenario = "base.toml"\n[grid]\n"topology.spacing_m" = [200.0, 1000.0]\n',
+                      base=chain)
+    s = xlayer.sweep(path, tmp_path / "out", scheduler=scheduler)
+    by_spacing = s.runs.set_index("topology.spacing_m")
+    assert by_spacing.loc[200.0, "status"] == "ok"
+    assert by_spacing.loc[1000.0, "status"] == "failed"
+    assert "TopologyError" in by_spacing.loc[1000.0, "error"]
+    assert len(list((tmp_path / "out" / "failed").iterdir())) == 1
+
+
+def test_rerun_skips_finished_runs_and_runs_missing_ones(sweep_file, scheduler, tmp_path):
+    out = tmp_path / "out"
+    path = sweep_file()
+    xlayer.sweep(path, out, scheduler=scheduler)
+    folders = run_folders(out)
+    stamps = {k: (p / "summary.json").stat().st_mtime_ns for k, p in folders.items()}
+    victim = sorted(folders)[0]
+    import shutil
+
+    shutil.rmtree(folders[victim])
+    # A half-written run left by a killed process is cleaned up, never counted.
+    partial = out / "runs" / f".{victim}.partial-xyz"
+    (partial / "run").mkdir(parents=True)
+    s = xlayer.sweep(path, out, scheduler=scheduler)
+    assert len(s.runs) == 8 and set(s.runs["status"]) == {"ok"}
+    after = run_folders(out)
+    assert set(after) == set(folders)
+    assert not partial.exists()
+    for k, p in after.items():
+        if k != victim:
+            assert (p / "summary.json").stat().st_mtime_ns == stamps[k], "finished run rerun"
+
+
+def test_changed_base_scenario_is_not_mixed_into_an_old_sweep(sweep_file, scheduler, tmp_path,
+                                                               xlayer_cli):
+    out = tmp_path / "out"
+    xlayer.sweep(sweep_file(), out, scheduler=scheduler)
+    proc = xlayer_cli("sweep", sweep_file(), "--out", out, "--set", "warmup_s=0.3",
+                      "--scheduler", scheduler)
+    assert proc.returncode == 2
+    assert "different scenario" in proc.stderr
+
+
+def test_kill_9_of_the_client_then_resume_gives_each_run_once_identical(
+        sweep_file, scheduler, tmp_path):
+    base = GRID_BASE.replace("duration_s = 1.0", "duration_s = 25.0")
+    text = SWEEP.replace("seeds = 2", "seeds = 4")  # 16 runs of about 0.3 s each
+    path = sweep_file(text, base=base)
+    killed = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "xlayer", "sweep", str(path), "--out", str(killed),
+           "--workers", "1", "--quiet"]
+    proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            runs = killed / "runs"
+            if runs.is_dir() and len(run_folders(killed)) >= 4:
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        # The client is dead; end the worker processes it had started (its own session).
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    done_at_kill = len(run_folders(killed))
+    assert 0 < done_at_kill < 16, f"{done_at_kill} runs had finished when the client was killed"
+
+    resumed = xlayer.sweep(path, killed, scheduler=scheduler)
+    whole = xlayer.sweep(path, tmp_path / "whole", scheduler=scheduler)
+    assert len(resumed.runs) == 16 and resumed.runs["run"].is_unique
+    assert set(resumed.runs["status"]) == {"ok"}
+    a, b = run_folders(killed), run_folders(tmp_path / "whole")
+    assert sorted(a) == sorted(b) and len(a) == 16
+    for key in a:
+        assert summary_without_wall(a[key]) == summary_without_wall(b[key]), key
+        assert (a[key] / "flows.csv").read_bytes() == (b[key] / "flows.csv").read_bytes()
+        assert (a[key] / "scenario.toml").read_bytes() == (b[key] / "scenario.toml").read_bytes()
+    assert not [p for p in (killed / "runs").iterdir() if p.name.startswith(".")]
+
+
+def test_worker_killed_during_a_run_is_retried_or_recorded_never_missing(sweep_file, tmp_path):
+    from distributed import Client, LocalCluster
+
+    base = GRID_BASE.replace("duration_s = 1.0", "duration_s = 40.0")
+    path = sweep_file(SWEEP.replace("seeds = 2", "seeds = 1"), base=base)  # 4 runs, ~0.5 s each
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=50)
+    killed = []
+    try:
+        client = Client(cluster)
+
+        def kill_a_busy_worker() -> None:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not killed:
+                busy = [w for w, tasks in client.processing().items() if tasks]
+                if busy:
+                    pids = client.run(os.getpid, workers=busy[:1])
+                    for pid in pids.values():
+                        os.kill(pid, signal.SIGKILL)
+                        killed.append(pid)
+                time.sleep(0.02)
+
+        killer = threading.Thread(target=kill_a_busy_worker)
+        killer.start()
+        s = xlayer.sweep(path, tmp_path / "out", scheduler=cluster.scheduler_address)
+        killer.join()
+        client.close()
+    finally:
+        cluster.close()
+    assert killed, "no worker was caught running"
+    assert len(s.runs) == 4 and s.runs["run"].is_unique
+    for _, row in s.runs.iterrows():
+        assert row["status"] == "ok" or "KilledWorker" in str(row["error"])
+    store = SweepStore(tmp_path / "out")
+    assert len(store.finished()) + len(store.failures()) == 4
+
+
+def test_cli_sweep_on_its_own_local_cluster(sweep_file, xlayer_cli, tmp_path):
+    out = tmp_path / "cli"
+    proc = xlayer_cli("sweep", sweep_file(), "--out", out, "--workers", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "8 runs: 0 already done, 8 run now, 0 failed" in proc.stdout
+    assert "Traceback" not in proc.stderr
+    assert len(pd.read_parquet(out / "runs.parquet")) == 8
+    again = xlayer_cli("sweep", sweep_file(), "--out", out, "--workers", "2")
+    assert "8 runs: 8 already done, 0 run now" in again.stdout
+    assert len(analysis.load(out).runs) == 8
