@@ -1,0 +1,143 @@
+"""Plots and the HTML report, for a sweep folder and a run folder; the report is opened in a
+real headless Chromium (Debian's ``chromium``), which must show every image and log nothing to
+the console."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import xlayer
+from xlayer.plots import plot_folder
+from xlayer.report import write_report
+
+pytest.importorskip("distributed")
+
+BASE = """
+duration_s = 2.0
+warmup_s = 0.2
+[radio]
+tx_range_m = 250.0
+cs_range_m = 550.0
+[topology]
+kind = "grid"
+rows = 3
+cols = 3
+spacing_m = 200.0
+[flows_random]
+count = 2
+rate_bps = "saturate"
+"""
+
+SWEEP = """
+name = "report-test"
+scenario = "base.toml"
+seeds = 2
+[grid]
+"flows_random.count" = [2, 4]
+[stacks.dcf]
+"radio.rts_cts" = false
+[stacks.rts]
+"radio.rts_cts" = true
+"""
+
+SWEEP_PLOTS = ["throughput_cdf", "metrics_vs_flows_random.count", "scatter_dcf_vs_rts",
+               "throughput_vs_hops", "topology"]
+RUN_PLOTS = ["throughput_cdf", "throughput_vs_hops", "topology"]
+
+
+@pytest.fixture(scope="module")
+def sweep_dir(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("sweep")
+    (root / "base.toml").write_text(BASE)
+    (root / "sweep.toml").write_text(SWEEP)
+    xlayer.sweep(root / "sweep.toml", root / "out", workers=2)
+    return root / "out"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("run") / "chain"
+    xlayer.run(None, out=out, overrides=["duration_s=2"])
+    return out
+
+
+def test_sweep_plots_have_the_documented_names(sweep_dir):
+    files = plot_folder(sweep_dir)
+    names = sorted(p.name for p in files)
+    assert names == sorted(f"{stem}.{ext}" for stem in SWEEP_PLOTS for ext in ("png", "svg"))
+    for p in files:
+        data = p.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" if p.suffix == ".png" else b"<svg" in data[:2000]
+        assert len(data) > 5000
+
+
+def test_run_plots_and_cli(run_dir, xlayer_cli, tmp_path):
+    proc = xlayer_cli("plot", run_dir, "--out", tmp_path / "p")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == sorted(
+        f"{stem}.{ext}" for stem in RUN_PLOTS for ext in ("png", "svg"))
+
+
+def test_plot_and_report_of_a_folder_that_is_neither_is_an_error(xlayer_cli, tmp_path):
+    for cmd in ("plot", "report"):
+        proc = xlayer_cli(cmd, tmp_path)
+        assert proc.returncode == 2
+        assert proc.stderr.startswith("xlayer: error: ") and "neither a sweep" in proc.stderr
+
+
+def test_report_is_self_contained(sweep_dir, run_dir):
+    for folder in (sweep_dir, run_dir):
+        text = write_report(folder).read_text()
+        # Nothing fetched from anywhere: every src and href is a data: URI or an anchor.
+        for url in re.findall(r'(?:src|href)="([^"]*)"', text):
+            assert url.startswith("data:") or url.startswith("#"), url
+        assert "http://" not in text and "https://" not in text
+        assert text.count("<img ") == len(SWEEP_PLOTS if folder == sweep_dir else RUN_PLOTS)
+    sweep_text = (sweep_dir / "report.html").read_text()
+    assert "Metrics per group" in sweep_text and "dcf / rts" in sweep_text
+    assert "flows_random.count" in sweep_text
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium")
+    if found:
+        return found
+    if os.environ.get("CI") == "true" and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "update"], check=False, capture_output=True, timeout=600)
+        subprocess.run(["apt-get", "install", "-y", "chromium"], check=False,
+                       capture_output=True, timeout=900)
+        found = shutil.which("chromium")
+        if found:
+            return found
+    pytest.skip("Debian's chromium is not installed (apt-get install -y chromium; the test "
+                "installs it itself only when CI=true)")
+
+
+@pytest.mark.parametrize("which", ["sweep", "run"])
+def test_report_opens_in_headless_chromium_with_images_and_no_console_errors(
+        which, sweep_dir, run_dir, tmp_path):
+    chromium = _chromium()
+    folder = sweep_dir if which == "sweep" else run_dir
+    report = write_report(folder, tmp_path / f"{which}.html")
+    proc = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000",
+         "--enable-logging=stderr", "--v=0", "--dump-dom", report.absolute().as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = proc.stdout
+    # The page's own check ran after load: every image decoded.
+    n = len(SWEEP_PLOTS if which == "sweep" else RUN_PLOTS)
+    assert f'data-images-loaded="{n}/{n}"' in dom, re.findall(r"data-images-loaded=\S+", dom)
+    # Tables rendered with rows.
+    assert dom.count("<table>") >= 2 and dom.count("<td") > 10
+    # Chromium logs every console message (errors, warnings, uncaught exceptions) as CONSOLE.
+    console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == []
