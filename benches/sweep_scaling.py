@@ -28,7 +28,7 @@ def time_sweep(sweep_doc: dict, workers: int) -> float:
     spec = load_sweep(sweep_doc)
     runs = plan_runs(spec)
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=50)
+                           dashboard_address=":0", silence_logs=50)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()

@@ -68,7 +68,7 @@ def scheduler() -> Iterator[str]:
     from distributed import LocalCluster
 
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=50)
+                           dashboard_address=":0", silence_logs=50)
     try:
         yield cluster.scheduler_address
     finally:
@@ -102,7 +102,10 @@ def summary_without_wall(folder: Path) -> str:
 
 def test_cartesian_sweep_has_every_value_stack_and_seed(sweep_file, scheduler, tmp_path):
     out = tmp_path / "out"
-    s = xlayer.sweep(sweep_file(), out, scheduler=scheduler)
+    calls = []
+    s = xlayer.sweep(sweep_file(), out, scheduler=scheduler,
+                     progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(i, 8) for i in range(1, 9)]
     assert len(s.runs) == 2 * 2 * 2
     assert set(s.runs["status"]) == {"ok"}
     assert s.runs["run"].is_unique
@@ -274,6 +277,7 @@ def test_kill_9_of_the_client_then_resume_gives_each_run_once_identical(
     for key in a:
         assert summary_without_wall(a[key]) == summary_without_wall(b[key]), key
         assert (a[key] / "flows.csv").read_bytes() == (b[key] / "flows.csv").read_bytes()
+        assert (a[key] / "nodes.csv").read_bytes() == (b[key] / "nodes.csv").read_bytes()
         assert (a[key] / "scenario.toml").read_bytes() == (b[key] / "scenario.toml").read_bytes()
     assert not [p for p in (killed / "runs").iterdir() if p.name.startswith(".")]
 
@@ -284,7 +288,7 @@ def test_worker_killed_during_a_run_is_retried_or_recorded_never_missing(sweep_f
     base = GRID_BASE.replace("duration_s = 1.0", "duration_s = 40.0")
     path = sweep_file(SWEEP.replace("seeds = 2", "seeds = 1"), base=base)  # 4 runs, ~0.5 s each
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=50)
+                           dashboard_address=":0", silence_logs=50)
     killed = []
     try:
         client = Client(cluster)
@@ -325,3 +329,33 @@ def test_cli_sweep_on_its_own_local_cluster(sweep_file, xlayer_cli, tmp_path):
     again = xlayer_cli("sweep", sweep_file(), "--out", out, "--workers", "2")
     assert "8 runs: 8 already done, 0 run now" in again.stdout
     assert len(analysis.load(out).runs) == 8
+
+
+# ----------------------------------------------------------------------------------------------
+# The shipped example
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "scenarios" / "sweep-mesh.toml"
+
+
+def test_example_sweep_plans_3_flow_counts_2_stacks_5_seeds():
+    runs = plan_runs(load_sweep(EXAMPLE))
+    assert len(runs) == 30 and len({r.run for r in runs}) == 30
+    assert {(r.values["flows_random.count"], r.stack, r.seed) for r in runs} == {
+        (c, st, sd) for c in (4, 8, 16) for st in ("dcf", "rts") for sd in range(1, 6)}
+    for r in runs:
+        assert r.scenario["radio"]["rts_cts"] is (r.stack == "rts")
+        assert not r.scenario.get("flows") and r.scenario["topology"]["rows"] == 7
+
+
+@pytest.mark.slow
+def test_example_sweep_completes_with_30_keyed_runs(scheduler, tmp_path):
+    s = xlayer.sweep(EXAMPLE, tmp_path / "mesh", scheduler=scheduler)
+    assert len(s.runs) == 30 and s.runs["run"].is_unique
+    assert set(s.runs["status"]) == {"ok"}
+    assert list(s.runs.columns[:4]) == ["run", "stack", "seed", "flows_random.count"]
+    table = pd.read_parquet(tmp_path / "mesh" / "runs.parquet")
+    assert sorted(zip(table["flows_random.count"], table["stack"], table["seed"])) == sorted(
+        (c, st, sd) for c in (4, 8, 16) for st in ("dcf", "rts") for sd in range(1, 6))
+    flows = pd.read_parquet(tmp_path / "mesh" / "flows.parquet")
+    assert flows.groupby("run").size().to_dict() == dict(zip(table["run"], table["flows"]))

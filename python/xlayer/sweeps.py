@@ -55,6 +55,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 #: The stack name of every run when the sweep names no stacks.
 DEFAULT_STACK = "base"
+#: How long to try reaching a --scheduler before giving up (seconds).
+SCHEDULER_TIMEOUT_S = 15
 #: Fields a sweep file may have at its top level.
 SWEEP_FIELDS = ("name", "scenario", "overrides", "mode", "seeds", "grid", "stacks")
 
@@ -308,15 +310,17 @@ def sweep(
     *,
     workers: Optional[int] = None,
     scheduler: Optional[str] = None,
-    progress: bool = False,
+    progress: Union[bool, Callable[[int, int], None]] = False,
     overrides: Sequence[str] = (),
 ) -> "Any":
     """Runs a sweep (a sweep file path or a dict of the same shape) and returns it loaded.
 
     ``out`` is the sweep folder (default ``results/<name>``); an existing sweep folder is
     resumed. ``workers`` sizes the local cluster (default: one per core); ``scheduler`` is the
-    address of an existing Dask scheduler instead. ``overrides`` (``KEY=VALUE``) change the base
-    scenario. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows`` DataFrames).
+    address of an existing Dask scheduler instead. ``progress`` is False, True (a rich bar of
+    runs done / total with time left, on stderr) or ``callback(done, total)``, called as each
+    run ends. ``overrides`` (``KEY=VALUE``) change the base scenario. A relative ``scenario``
+    path in a dict is relative to the working directory. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows`` DataFrames).
     """
     from xlayer.analysis import load
 
@@ -378,13 +382,13 @@ def _run_on_dask(store: SweepStore, todo: Sequence[PlannedRun], outcome: SweepOu
 
     cluster = None
     if scheduler is not None:
-        client = Client(scheduler)
+        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
     else:
         n = workers if workers is not None else (os.cpu_count() or 1)
         if n < 1:
             raise ValueError("workers must be at least 1")
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=50)
+                               dashboard_address=":0", silence_logs=50)
         client = Client(cluster)
     bar = _SweepProgress(progress, outcome.planned, outcome.skipped)
     try:
