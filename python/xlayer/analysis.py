@@ -58,7 +58,10 @@ def load(folder: PathLike, rebuild: bool = True) -> Sweep:
         raise FileNotFoundError(f"{folder}: not an xlayer sweep folder (no sweep.json)")
     plan = store.plan()
     if rebuild:
-        runs, flows = store.rebuild_tables()
+        try:
+            runs, flows = store.rebuild_tables()
+        except OSError:  # a read-only folder: the tables in memory only
+            runs, flows = store.tables()
     else:
         runs = pd.read_parquet(Path(folder) / "runs.parquet")
         flows = pd.read_parquet(Path(folder) / "flows.parquet")

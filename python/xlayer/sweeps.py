@@ -352,12 +352,20 @@ def run_planned(
                 "from a different scenario (the base scenario or a stack changed); "
                 "choose another --out"
             )
-    store.prepare(_plan_document(spec, runs), spec.base)
     todo = [r for r in runs if r.run not in finished]
     outcome = SweepOutcome(planned=len(runs), skipped=len(runs) - len(todo))
-    if todo:
-        _run_on_dask(store, todo, outcome, workers=workers, scheduler=scheduler,
-                     progress=progress)
+    if not todo:
+        store.prepare(_plan_document(spec, runs), spec.base)
+    else:
+        # Reach the cluster first: a scheduler that cannot be reached leaves no folder behind.
+        client, cluster = _connect(workers, scheduler)
+        try:
+            store.prepare(_plan_document(spec, runs), spec.base)
+            _run_on_dask(client, store, todo, outcome, progress=progress)
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
     store.rebuild_tables()
     return outcome
 
@@ -375,21 +383,30 @@ def _plan_document(spec: SweepSpec, runs: Sequence[PlannedRun]) -> Dict[str, Any
     }
 
 
-def _run_on_dask(store: SweepStore, todo: Sequence[PlannedRun], outcome: SweepOutcome, *,
-                 workers: Optional[int], scheduler: Optional[str],
-                 progress: Union[bool, Callable[[int, int], None]]) -> None:
-    from distributed import Client, LocalCluster, as_completed
+def _connect(workers: Optional[int], scheduler: Optional[str]) -> Tuple[Any, Any]:
+    """``(client, cluster)``: a client of the scheduler at ``scheduler``, or of a new local
+    cluster of ``workers`` single-threaded worker processes (``cluster`` is then not None)."""
+    from distributed import Client, LocalCluster
 
-    cluster = None
     if scheduler is not None:
-        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
-    else:
-        n = workers if workers is not None else (os.cpu_count() or 1)
-        if n < 1:
-            raise ValueError("workers must be at least 1")
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=50)
-        client = Client(cluster)
+        return Client(scheduler, timeout=SCHEDULER_TIMEOUT_S), None
+    n = workers if workers is not None else (os.cpu_count() or 1)
+    if n < 1:
+        raise ValueError("workers must be at least 1")
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                           dashboard_address=":0", silence_logs=50)
+    try:
+        return Client(cluster), cluster
+    except BaseException:
+        cluster.close()
+        raise
+
+
+def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
+                 outcome: SweepOutcome, *,
+                 progress: Union[bool, Callable[[int, int], None]]) -> None:
+    from distributed import as_completed
+
     bar = _SweepProgress(progress, outcome.planned, outcome.skipped)
     try:
         by_key = {r.run: r for r in todo}
@@ -412,9 +429,6 @@ def _run_on_dask(store: SweepStore, todo: Sequence[PlannedRun], outcome: SweepOu
             bar.advance()
     finally:
         bar.close()
-        client.close()
-        if cluster is not None:
-            cluster.close()
 
 
 class _SweepProgress:
@@ -432,8 +446,9 @@ class _SweepProgress:
                                        TimeElapsedColumn, TimeRemainingColumn)
 
             self._progress = Progress(
-                TextColumn("[bold]runs"), BarColumn(), MofNCompleteColumn(),
-                TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("runs,"), TimeElapsedColumn(), TextColumn("elapsed,"),
+                TimeRemainingColumn(), TextColumn("left"),
                 console=Console(stderr=True), transient=False,
             )
             self._task = self._progress.add_task("runs", total=total, completed=done)
