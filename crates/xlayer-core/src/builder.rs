@@ -295,6 +295,17 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         queue_capacity: sc.mac.queue_packets,
         levels: sc.mac_levels(),
     };
+    let max_delay: Vec<SimTime> = links
+        .iter()
+        .enumerate()
+        .map(|(i, ls)| {
+            ls.iter()
+                .filter(|l| neighbors[i].contains(&l.to))
+                .map(|l| l.delay)
+                .max()
+                .unwrap_or(SimTime::ZERO)
+        })
+        .collect();
     let nodes = pos
         .iter()
         .enumerate()
@@ -303,7 +314,11 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 i as u32,
                 x,
                 y,
-                Mac::new(i as u32, mac_params.clone()),
+                {
+                    let mut mac = Mac::new(i as u32, mac_params.clone());
+                    mac.set_max_propagation(max_delay[i]);
+                    mac
+                },
                 sc.seed,
                 sc.output.pcap,
             )

@@ -98,8 +98,9 @@ pub struct World {
     tx_free: Vec<u32>,
     pub flows: Vec<Flow>,
     pub flow_stats: Vec<FlowStats>,
-    /// Saturating flows by source node.
+    /// Saturating flows by source node, and where each node's round-robin over them resumes.
     saturating: Vec<Vec<u32>>,
+    saturating_next: Vec<usize>,
     out: Vec<MacAction>,
     rx_packet: Option<Packet>,
     pub variation: ChannelVariation,
@@ -149,6 +150,7 @@ impl World {
             flows,
             flow_stats,
             saturating,
+            saturating_next: vec![0; n],
             out: Vec::with_capacity(16),
             rx_packet: None,
             variation,
@@ -486,28 +488,26 @@ impl World {
         }
     }
 
-    /// Tops up the MAC queue of `node` from its saturating sources, one packet per flow in turn.
+    /// Tops up the MAC queue of `node` from its saturating sources, one packet per flow in
+    /// turn, resuming after the flow served last so that flows sharing a source share its queue.
     fn refill(&mut self, node: u32) {
-        if self.saturating[node as usize].is_empty() {
+        let count = self.saturating[node as usize].len();
+        if count == 0 {
             return;
         }
         let now = self.now();
-        loop {
-            let mut sent = false;
-            for i in 0..self.saturating[node as usize].len() {
-                let flow = self.saturating[node as usize][i];
-                let f = &self.flows[flow as usize];
-                if !f.emitting(now) {
-                    continue;
-                }
-                let level = (f.level as usize).min(self.nodes[node as usize].mac.level_count() - 1);
-                if self.nodes[node as usize].mac.queue_has_room(level) {
-                    self.originate(flow);
-                    sent = true;
-                }
-            }
-            if !sent {
-                break;
+        let mut idle_turns = 0;
+        while idle_turns < count {
+            let k = self.saturating_next[node as usize] % count;
+            self.saturating_next[node as usize] = (k + 1) % count;
+            let flow = self.saturating[node as usize][k];
+            let f = &self.flows[flow as usize];
+            let level = (f.level as usize).min(self.nodes[node as usize].mac.level_count() - 1);
+            if f.emitting(now) && self.nodes[node as usize].mac.queue_has_room(level) {
+                self.originate(flow);
+                idle_turns = 0;
+            } else {
+                idle_turns += 1;
             }
         }
     }

@@ -30,6 +30,8 @@ pub struct Frame {
     /// The Duration/ID field: how long the medium stays reserved after this frame (NAV).
     pub duration: SimTime,
     pub seq: u16,
+    /// Traffic identifier: the sender's priority level (sequence numbers count per TID).
+    pub tid: u8,
     pub retry: bool,
     /// Arena handle of the carried packet, or [`NO_PACKET`].
     pub packet: u32,
@@ -124,6 +126,7 @@ mod tests {
             dst: 2,
             duration: SimTime::ZERO,
             seq: 0,
+            tid: 0,
             retry: false,
             packet: NO_PACKET,
             bytes: ACK_BYTES,

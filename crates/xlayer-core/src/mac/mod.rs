@@ -108,6 +108,12 @@ struct Level {
     backoff: Option<u32>,
     short_retries: u32,
     long_retries: u32,
+    /// Next sequence number of this level (802.11e numbers each TID apart).
+    next_seq: u16,
+    /// Sequence number of the head packet, fixed at its first attempt.
+    head_seq: Option<u16>,
+    /// Whether the head packet's DATA frame has been on the air (its retries carry Retry = 1).
+    head_on_air: bool,
 }
 
 /// Per-node MAC counters.
@@ -147,12 +153,15 @@ pub struct Mac {
     /// the access due at that boundary still happens (see [`Mac::cca_latency`]).
     commit: Option<Commit>,
     generation: [u32; 4],
-    seq: u16,
     pending: Option<Frame>,
     pending_after: After,
     /// The DATA frame that follows a successful RTS/CTS handshake.
     after_cts: Option<Frame>,
-    last_seq: Vec<(u32, u16)>,
+    /// Last sequence number seen per (transmitter, priority level), for duplicate detection.
+    last_seq: Vec<(u32, u8, u16)>,
+    /// Longest propagation delay to a node this one exchanges frames with; response timeouts
+    /// wait for the round trip (ns-2 adds the maximum propagation delay both ways too).
+    max_propagation: SimTime,
     ack_time: SimTime,
     cts_time: SimTime,
     pub stats: MacStats,
@@ -179,6 +188,9 @@ impl Mac {
                 backoff: None,
                 short_retries: 0,
                 long_retries: 0,
+                next_seq: 0,
+                head_seq: None,
+                head_on_air: false,
             })
             .collect();
         let ack_time = params.timing.duration(ACK_BYTES, params.basic_rate_mbps);
@@ -198,11 +210,11 @@ impl Mac {
             dirty: false,
             commit: None,
             generation: [0; 4],
-            seq: 0,
             pending: None,
             pending_after: After::Nothing,
             after_cts: None,
             last_seq: Vec::new(),
+            max_propagation: SimTime::ZERO,
             ack_time,
             cts_time,
             stats: MacStats::default(),
@@ -230,6 +242,12 @@ impl Mac {
         let l = &mut self.levels[level];
         l.params = p;
         l.cw = l.cw.clamp(p.cw_min, p.cw_max);
+        self.dirty = true; // the access time depends on AIFSN: re-arm at the next update
+    }
+
+    /// Sets the longest one-way propagation delay to a neighbour (the builder knows it).
+    pub fn set_max_propagation(&mut self, d: SimTime) {
+        self.max_propagation = d;
     }
 
     /// Time the PHY needs to report a busy medium (aCCATime): 15 µs for DSSS (802.11-2016
@@ -241,6 +259,10 @@ impl Mac {
             crate::scenario::Standard::Dot11a => SimTime::from_us(4),
             _ => SimTime::from_us(15),
         }
+    }
+
+    fn round_trip(&self) -> SimTime {
+        SimTime(2 * self.max_propagation.ns())
     }
 
     fn slot(&self) -> SimTime {
@@ -416,9 +438,9 @@ impl Mac {
             TimerKind::ResponseTimeout => {
                 match self.state {
                     State::WaitAck | State::WaitCts => {
-                        let rts_failed = self.state == State::WaitCts;
+                        let long = self.state == State::WaitAck && self.active_rts;
                         self.state = State::Idle;
-                        self.failure(self.active, rts_failed, rng, out);
+                        self.failure(self.active, long, true, rng, out);
                     }
                     _ => {}
                 }
@@ -430,6 +452,7 @@ impl Mac {
                         self.state = State::Transmitting(self.pending_after);
                         if f.kind == FrameKind::Data {
                             self.stats.data_tx += 1;
+                            self.levels[self.active].head_on_air = true;
                         } else if f.kind == FrameKind::Ack {
                             self.stats.acks_sent += 1;
                         }
@@ -463,24 +486,22 @@ impl Mac {
             (None, Some(c)) => (c.t0, c.busy_at),
             (None, None) => return,
         };
-        let mut winner: Option<usize> = None;
-        for i in (0..self.levels.len()).rev() {
-            match self.access_time(t0, i) {
-                Some(at) if at <= now => {
-                    if self.levels[i].queue.is_empty() {
-                        self.levels[i].backoff = None; // post-backoff finished
-                    } else if winner.is_none() {
-                        winner = Some(i);
-                    } else {
-                        // Internal collision: the lower level backs off as after a failure.
-                        self.stats.internal_collisions += 1;
-                        self.failure(i, false, rng, out);
-                    }
-                }
-                _ => {}
+        // Levels whose backoff ran out by now (at most 64 levels: see the scenario validation).
+        let mut due: u64 = 0;
+        for i in 0..self.levels.len() {
+            if self.access_time(t0, i).is_some_and(|at| at <= now) {
+                due |= 1 << i;
             }
         }
+        let winner = (0..self.levels.len())
+            .rev()
+            .find(|&i| due & (1 << i) != 0 && !self.levels[i].queue.is_empty());
         let Some(w) = winner else {
+            for i in 0..self.levels.len() {
+                if due & (1 << i) != 0 {
+                    self.levels[i].backoff = None; // post-backoff finished
+                }
+            }
             if commit.is_some() {
                 self.freeze(t0, freeze_at);
             } else {
@@ -488,9 +509,22 @@ impl Mac {
             }
             return;
         };
-        // The medium is ours: other levels freeze their counters now.
-        self.levels[w].backoff = None;
+        // The medium is ours: every level's counter stops where it is now ...
         self.freeze(t0, freeze_at);
+        // ... then the other levels that also reached zero lose the internal collision and
+        // back off as after a failed attempt (802.11-2016 §10.22.2.4), with a fresh draw.
+        for i in 0..self.levels.len() {
+            if i == w || due & (1 << i) == 0 {
+                continue;
+            }
+            if self.levels[i].queue.is_empty() {
+                self.levels[i].backoff = None;
+            } else {
+                self.stats.internal_collisions += 1;
+                self.failure(i, false, false, rng, out);
+            }
+        }
+        self.levels[w].backoff = None;
         self.idle_since = None;
         self.eifs = false;
         self.cancel(TimerKind::Access);
@@ -499,12 +533,18 @@ impl Mac {
 
     fn data_frame(&mut self, level: usize) -> Frame {
         let head = self.levels[level].queue[0];
-        let l = &self.levels[level];
-        let retry = l.short_retries + l.long_retries > 0;
+        let l = &mut self.levels[level];
+        let retry = l.head_on_air;
+        let seq = match l.head_seq {
+            Some(s) => s,
+            None => {
+                let s = l.next_seq;
+                l.next_seq = (l.next_seq + 1) & 0x0fff;
+                l.head_seq = Some(s);
+                s
+            }
+        };
         let bytes = DATA_OVERHEAD_BYTES + LLC_SNAP_BYTES + head.bytes;
-        if !retry {
-            self.seq = (self.seq + 1) & 0x0fff;
-        }
         let broadcast = head.next_hop == BROADCAST;
         let rate = if broadcast {
             self.params.basic_rate_mbps
@@ -521,7 +561,8 @@ impl Mac {
             src: self.id,
             dst: head.next_hop,
             duration,
-            seq: self.seq,
+            seq,
+            tid: level as u8,
             retry,
             packet: head.packet,
             bytes,
@@ -545,6 +586,7 @@ impl Mac {
                 dst: data.dst,
                 duration,
                 seq: 0,
+                tid: 0,
                 retry: false,
                 packet: NO_PACKET,
                 bytes: RTS_BYTES,
@@ -556,6 +598,7 @@ impl Mac {
             out.push(MacAction::Transmit(rts));
         } else {
             self.stats.data_tx += 1;
+            self.levels[level].head_on_air = true;
             self.state = State::Transmitting(if data.is_broadcast() {
                 After::BroadcastDone
             } else {
@@ -565,15 +608,18 @@ impl Mac {
         }
     }
 
-    /// The exchange of `level` failed (no ACK/CTS, or internal collision).
+    /// An attempt of `level`'s head packet failed: no ACK or CTS (`on_air`), or an internal
+    /// collision (not on the air). `long`: the failed frame was a DATA sent after RTS/CTS, which
+    /// counts against the long retry limit; RTS failures and frames sent without RTS count
+    /// against the short one (802.11-2016 §10.3.4.4).
     fn failure(
         &mut self,
         level: usize,
-        rts_failed: bool,
+        long: bool,
+        on_air: bool,
         rng: &mut Stream,
         out: &mut Vec<MacAction>,
     ) {
-        let long = self.active_rts && !rts_failed && level == self.active;
         let limit;
         {
             let l = &mut self.levels[level];
@@ -595,13 +641,17 @@ impl Mac {
             l.short_retries = 0;
             l.long_retries = 0;
             l.cw = l.params.cw_min;
+            l.head_seq = None;
+            l.head_on_air = false;
             out.push(MacAction::Dequeued {
                 packet: head.packet,
                 level: level as u8,
                 delivered: false,
             });
         } else {
-            self.stats.retries += 1;
+            if on_air {
+                self.stats.retries += 1;
+            }
             let l = &mut self.levels[level];
             l.cw = (2 * (l.cw + 1) - 1).min(l.params.cw_max);
         }
@@ -618,6 +668,8 @@ impl Mac {
         l.short_retries = 0;
         l.long_retries = 0;
         l.cw = l.params.cw_min;
+        l.head_seq = None;
+        l.head_on_air = false;
         out.push(MacAction::Dequeued {
             packet: head.packet,
             level: level as u8,
@@ -641,12 +693,12 @@ impl Mac {
         match after {
             After::WaitAck => {
                 self.state = State::WaitAck;
-                let at = now + self.sifs() + self.ack_time + self.slot();
+                let at = now + self.sifs() + self.ack_time + self.slot() + self.round_trip();
                 self.timer(q, TimerKind::ResponseTimeout, at);
             }
             After::WaitCts => {
                 self.state = State::WaitCts;
-                let at = now + self.sifs() + self.cts_time + self.slot();
+                let at = now + self.sifs() + self.cts_time + self.slot() + self.round_trip();
                 self.timer(q, TimerKind::ResponseTimeout, at);
             }
             After::BroadcastDone => {
@@ -685,6 +737,8 @@ impl Mac {
                 FrameKind::Cts => {
                     if self.state == State::WaitCts && self.head_next_hop() == Some(f.src) {
                         self.cancel(TimerKind::ResponseTimeout);
+                        // A CTS answers the RTS: the short retry count starts over (§10.3.4.4).
+                        self.levels[self.active].short_retries = 0;
                         if let Some(data) = self.after_cts.take() {
                             self.respond(now, data, After::WaitAck, q);
                         }
@@ -699,6 +753,7 @@ impl Mac {
                             dst: f.src,
                             duration,
                             seq: 0,
+                            tid: 0,
                             retry: false,
                             packet: NO_PACKET,
                             bytes: CTS_BYTES,
@@ -708,6 +763,13 @@ impl Mac {
                     }
                 }
                 FrameKind::Data => {
+                    if matches!(self.state, State::WaitAck | State::WaitCts) {
+                        // A frame for us arrived where our response was due: our exchange failed.
+                        let long = self.state == State::WaitAck && self.active_rts;
+                        self.cancel(TimerKind::ResponseTimeout);
+                        self.state = State::Idle;
+                        self.failure(self.active, long, true, rng, out);
+                    }
                     if self.state == State::Idle {
                         let ack = Frame {
                             kind: FrameKind::Ack,
@@ -715,6 +777,7 @@ impl Mac {
                             dst: f.src,
                             duration: SimTime::ZERO,
                             seq: 0,
+                            tid: 0,
                             retry: false,
                             packet: NO_PACKET,
                             bytes: ACK_BYTES,
@@ -764,14 +827,18 @@ impl Mac {
     }
 
     fn is_duplicate(&mut self, f: &Frame) -> bool {
-        match self.last_seq.iter_mut().find(|(s, _)| *s == f.src) {
+        match self
+            .last_seq
+            .iter_mut()
+            .find(|(src, tid, _)| *src == f.src && *tid == f.tid)
+        {
             Some(entry) => {
-                let dup = f.retry && entry.1 == f.seq;
-                entry.1 = f.seq;
+                let dup = f.retry && entry.2 == f.seq;
+                entry.2 = f.seq;
                 dup
             }
             None => {
-                self.last_seq.push((f.src, f.seq));
+                self.last_seq.push((f.src, f.tid, f.seq));
                 false
             }
         }
@@ -993,6 +1060,7 @@ mod tests {
             dst: 1,
             duration: SimTime::ZERO,
             seq: 5,
+            tid: 0,
             retry: false,
             packet: 9,
             bytes: 100,
@@ -1026,6 +1094,114 @@ mod tests {
         );
         assert!(!out.iter().any(|a| matches!(a, MacAction::Deliver { .. })));
         assert_eq!(mac.stats.duplicates, 1);
+    }
+
+    #[test]
+    fn internal_collision_loser_draws_a_whole_fresh_backoff() {
+        // Level 0 (AIFSN 1, CW 3..7) reaches zero in the same slot as level 1 (AIFSN 4, CW 0)
+        // when it drew 3: it then loses, doubles its window to 7 and must draw uniformly in 0..=7,
+        // not a draw shortened by the slots that had already passed.
+        let lv = vec![
+            EdcaLevel {
+                aifsn: 1,
+                cw_min: 3,
+                cw_max: 7,
+            },
+            EdcaLevel {
+                aifsn: 4,
+                cw_min: 0,
+                cw_max: 0,
+            },
+        ];
+        let mut draws = vec![];
+        for seed in 0..400 {
+            let mut mac = Mac::new(0, params(lv.clone()));
+            let mut q = EventQueue::new();
+            let mut rng = crate::sim::rng::stream(seed, 0, "t");
+            let mut out = vec![];
+            mac.set_phy_busy(true);
+            mac.phy_changed(SimTime::ZERO, true, &mut q);
+            mac.enqueue(
+                SimTime::ZERO,
+                0,
+                QueuedPacket {
+                    packet: 1,
+                    bytes: 100,
+                    next_hop: 1,
+                },
+                &mut q,
+                &mut rng,
+            );
+            mac.enqueue(
+                SimTime::ZERO,
+                1,
+                QueuedPacket {
+                    packet: 2,
+                    bytes: 100,
+                    next_hop: 1,
+                },
+                &mut q,
+                &mut rng,
+            );
+            mac.phy_changed(SimTime::ZERO, false, &mut q);
+            run_timers(&mut mac, &mut q, &mut rng, &mut out);
+            if mac.stats.internal_collisions == 1 {
+                draws.push(mac.levels[0].backoff.expect("the loser backs off"));
+            }
+        }
+        assert!(draws.len() > 50, "{} collisions", draws.len());
+        assert!(draws.iter().all(|&b| b <= 7));
+        assert!(
+            draws.iter().any(|&b| b >= 5),
+            "draws never reach the top of the window: {draws:?}"
+        );
+        let zeros = draws.iter().filter(|&&b| b == 0).count() as f64 / draws.len() as f64;
+        assert!(zeros < 0.3, "{zeros}");
+    }
+
+    #[test]
+    fn cts_resets_the_short_retry_count() {
+        let mut p = params(dcf());
+        p.rts_threshold = Some(0);
+        let mut mac = Mac::new(0, p);
+        let mut q = EventQueue::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let mut out = vec![];
+        mac.enqueue(
+            SimTime::ZERO,
+            0,
+            QueuedPacket {
+                packet: 5,
+                bytes: 1028,
+                next_hop: 1,
+            },
+            &mut q,
+            &mut rng,
+        );
+        run_timers(&mut mac, &mut q, &mut rng, &mut out);
+        mac.levels[0].short_retries = 3; // three RTS attempts had failed before this one
+        let end = q.now() + SimTime::from_us(352);
+        mac.on_tx_end(end, &mut q, &mut rng, &mut out);
+        let cts = Frame {
+            kind: FrameKind::Cts,
+            src: 1,
+            dst: 0,
+            duration: SimTime::ZERO,
+            seq: 0,
+            tid: 0,
+            retry: false,
+            packet: NO_PACKET,
+            bytes: CTS_BYTES,
+            rate_mbps: 1.0,
+        };
+        mac.on_rx(
+            end + SimTime::from_us(314),
+            Some(&cts),
+            &mut q,
+            &mut rng,
+            &mut out,
+        );
+        assert_eq!(mac.levels[0].short_retries, 0);
     }
 
     #[test]

@@ -201,7 +201,7 @@ fn cck16_symbol_error(e: f64) -> f64 {
     let n = 8;
     let q = |y: f64| 0.5 * erfc(y / std::f64::consts::SQRT_2);
     let (a, b) = (-beta, beta.max(0.0) + 12.0);
-    let steps = 4000;
+    let steps = 1000;
     let h = (b - a) / steps as f64;
     let f = |x: f64| {
         let two_q = (2.0 * q(x + beta)).min(1.0);
@@ -247,48 +247,33 @@ fn ln_ok_per_bit_exact(m: Modulation, sinr: f64) -> f64 {
     }
 }
 
-struct Tables {
-    dsss: [Vec<f64>; 4],
-    ofdm: Vec<Vec<f64>>,
+fn modulation_index(m: Modulation) -> usize {
+    match m {
+        Modulation::Dbpsk => 0,
+        Modulation::Dqpsk => 1,
+        Modulation::Cck55 => 2,
+        Modulation::Cck11 => 3,
+        Modulation::Ofdm(mode) => 4 + mode.index(),
+    }
 }
 
-fn tables() -> &'static Tables {
-    static T: OnceLock<Tables> = OnceLock::new();
-    T.get_or_init(|| {
-        let build = |m: Modulation| {
-            (0..GRID_LEN)
-                .map(|i| {
-                    let db = GRID_MIN_DB + i as f64 * GRID_STEP_DB;
-                    ln_ok_per_bit_exact(m, 10f64.powf(db / 10.0))
-                })
-                .collect::<Vec<f64>>()
-        };
-        Tables {
-            dsss: [
-                build(Modulation::Dbpsk),
-                build(Modulation::Dqpsk),
-                build(Modulation::Cck55),
-                build(Modulation::Cck11),
-            ],
-            ofdm: OfdmMode::ALL
-                .iter()
-                .map(|&m| build(Modulation::Ofdm(m)))
-                .collect(),
-        }
+/// One table per modulation, built on first use (a run pays only for the modulations it uses).
+fn table(m: Modulation) -> &'static [f64] {
+    static TABLES: [OnceLock<Vec<f64>>; 12] = [const { OnceLock::new() }; 12];
+    TABLES[modulation_index(m)].get_or_init(|| {
+        (0..GRID_LEN)
+            .map(|i| {
+                let db = GRID_MIN_DB + i as f64 * GRID_STEP_DB;
+                ln_ok_per_bit_exact(m, 10f64.powf(db / 10.0))
+            })
+            .collect()
     })
 }
 
 /// `ln(P(bits survive))` for `bits` bits sent with `m` at linear SINR `sinr`.
 #[inline]
 pub fn chunk_ln_success(m: Modulation, sinr: f64, bits: f64) -> f64 {
-    let tables = tables();
-    let t = match m {
-        Modulation::Dbpsk => &tables.dsss[0],
-        Modulation::Dqpsk => &tables.dsss[1],
-        Modulation::Cck55 => &tables.dsss[2],
-        Modulation::Cck11 => &tables.dsss[3],
-        Modulation::Ofdm(mode) => &tables.ofdm[mode.index()],
-    };
+    let t = table(m);
     let db = if sinr > 0.0 {
         10.0 * sinr.log10()
     } else {

@@ -175,8 +175,10 @@ impl Phy {
         self.rx = Some(Reception {
             tx,
             power_mw,
-            header_end: info.start + t.header,
-            end: info.start + t.total,
+            // `now` is the frame's arrival here (locking happens only at a signal's start), which
+            // is later than `info.start` by the propagation delay.
+            header_end: now + t.header,
+            end: now + t.total,
             rate_mbps: info.rate_mbps,
             header_mod: t.header_modulation,
             payload_mod: t.payload_modulation,

@@ -726,6 +726,12 @@ impl Scenario {
                 }
             }
             "custom" => {
+                if m.levels.len() > 16 {
+                    return Err(bad(
+                        "mac.levels",
+                        format!("at most 16 priority levels, found {}", m.levels.len()),
+                    ));
+                }
                 if m.levels.is_empty() {
                     return Err(bad(
                         "mac.levels",
