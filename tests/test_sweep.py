@@ -203,6 +203,15 @@ def test_failed_run_is_recorded_and_the_sweep_goes_on(sweep_file, scheduler, tmp
     assert by_spacing.loc[1000.0, "status"] == "failed"
     assert "TopologyError" in by_spacing.loc[1000.0, "error"]
     assert len(list((tmp_path / "out" / "failed").iterdir())) == 1
+    # A sweep with failures, one stack and one swept path still plots and reports.
+    from xlayer.plots import plot_folder
+    from xlayer.report import write_report
+
+    names = {p.stem for p in plot_folder(tmp_path / "out")}
+    assert names == {"throughput_cdf", "metrics_vs_topology.spacing_m", "throughput_vs_hops",
+                     "topology"}
+    text = write_report(tmp_path / "out").read_text()
+    assert "Failed runs" in text and "TopologyError" in text
 
 
 def test_rerun_skips_finished_runs_and_runs_missing_ones(sweep_file, scheduler, tmp_path):

@@ -390,7 +390,7 @@ def _connect(workers: Optional[int], scheduler: Optional[str]) -> Tuple[Any, Any
 
     if scheduler is not None:
         return Client(scheduler, timeout=SCHEDULER_TIMEOUT_S), None
-    n = workers if workers is not None else (os.cpu_count() or 1)
+    n = workers if workers is not None else _cores()
     if n < 1:
         raise ValueError("workers must be at least 1")
     cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
@@ -400,6 +400,13 @@ def _connect(workers: Optional[int], scheduler: Optional[str]) -> Tuple[Any, Any
     except BaseException:
         cluster.close()
         raise
+
+
+def _cores() -> int:
+    """The cores this process may use (its CPU affinity where the OS tells, else all)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
