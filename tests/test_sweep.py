@@ -278,7 +278,7 @@ def test_kill_9_of_the_client_then_resume_gives_each_run_once_identical(
     assert 0 < done_at_kill < 16, f"{done_at_kill} runs had finished when the client was killed"
 
     resumed = xlayer.sweep(path, killed, scheduler=scheduler)
-    whole = xlayer.sweep(path, tmp_path / "whole", scheduler=scheduler)
+    xlayer.sweep(path, tmp_path / "whole", scheduler=scheduler)  # uninterrupted
     assert len(resumed.runs) == 16 and resumed.runs["run"].is_unique
     assert set(resumed.runs["status"]) == {"ok"}
     a, b = run_folders(killed), run_folders(tmp_path / "whole")
