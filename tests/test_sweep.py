@@ -139,6 +139,19 @@ def test_zip_mode_pairs_values_and_seeds_count_from_one(sweep_file):
     assert {r.stack for r in runs} == {"base"}
 
 
+def test_inline_base_scenario_and_explicit_seeds_from_python():
+    from xlayer.scenario import load_toml
+
+    spec = load_sweep({"scenario": load_toml(GRID_BASE), "seeds": [7, 3],
+                       "grid": {"flows[0]": [{"src": 0, "dst": 15}, {"src": 5, "dst": 6}]},
+                       "stacks": {"short": {"mac": {"queue_packets": 5}}}})
+    runs = plan_runs(spec)
+    assert [(r.seed, r.scenario["flows"][0]["dst"]) for r in runs] == [
+        (7, 15), (3, 15), (7, 6), (3, 6)]
+    assert {r.scenario["mac"]["queue_packets"] for r in runs} == {5}
+    assert {r.stack for r in runs} == {"short"}
+
+
 def test_run_keys_are_stable_across_invocations(sweep_file):
     a = [r.run for r in plan_runs(load_sweep(sweep_file()))]
     b = [r.run for r in plan_runs(load_sweep(sweep_file()))]
