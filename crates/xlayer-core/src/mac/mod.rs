@@ -12,8 +12,13 @@
 //! duplicates by (source, sequence number, retry bit).
 //!
 //! Timeouts follow ns-2 `Mac/802_11`: the ACK (CTS) timeout is `SIFS + ACK (CTS) airtime + one
-//! slot` after the frame's end, so a sender that collided defers about as long as the
-//! bystanders that apply EIFS (`SIFS + ACK at the basic rate + DIFS`).
+//! slot + the round trip to the farthest neighbour` after the frame's end, so a sender that
+//! collided defers about as long as the bystanders that apply EIFS (`SIFS + ACK at the basic
+//! rate + DIFS`), and a long link still gets its ACK in time.
+//!
+//! Sequence numbers count per priority level (802.11e numbers each TID apart) and are fixed at a
+//! packet's first attempt; the Retry bit is set only once its DATA frame has been on the air, and
+//! receivers filter duplicates per (transmitter, level).
 //!
 //! The MAC never calls upward: what the network layer must learn is pushed into an output list
 //! of [`MacAction`]s that the node assembly (`crate::world`) carries out.
