@@ -348,6 +348,7 @@ def test_cli_sweep_on_its_own_local_cluster(sweep_file, xlayer_cli, tmp_path):
     proc = xlayer_cli("sweep", sweep_file(), "--out", out, "--workers", "2")
     assert proc.returncode == 0, proc.stderr
     assert "8 runs: 0 already done, 8 run now, 0 failed" in proc.stdout
+    assert "mean ± 95 % confidence interval" in proc.stdout and "aggregate Mbit/s" in proc.stdout
     assert "Traceback" not in proc.stderr
     assert len(pd.read_parquet(out / "runs.parquet")) == 8
     again = xlayer_cli("sweep", sweep_file(), "--out", out, "--workers", "2")

@@ -202,7 +202,39 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         )
         for key, message in outcome.failures[:10]:
             console.print(f"  failed {key}: {_one_line(message)}")
+        _print_sweep_table(console, out)
     return 0
+
+
+def _print_sweep_table(console: Console, folder: str) -> None:
+    """Mean ± 95 % confidence half-width of the main metrics per stack and swept values."""
+    from xlayer.analysis import load, summarize
+
+    sweep = load(folder, rebuild=False)
+    metrics = [("aggregate_throughput_bps", "aggregate Mbit/s", 1e6, 3),
+               ("jain_index", "Jain", 1.0, 3),
+               ("median_flow_throughput_bps", "median flow kbit/s", 1e3, 1)]
+    table = summarize(sweep, [m for m, _, _, _ in metrics])
+    if table.empty:
+        return
+    keys = ["stack"] + sweep.swept
+    t = Table(title="mean ± 95 % confidence interval over seeds", box=box.SIMPLE_HEAD)
+    for k in keys:
+        t.add_column(k)
+    for _, label, _, _ in metrics:
+        t.add_column(label, justify="right")
+    t.add_column("runs", justify="right")
+    for group, df in table.groupby(keys, sort=False, dropna=False):
+        group = group if isinstance(group, tuple) else (group,)
+        cells = [_fmt_value(v) for v in group]
+        by_metric = df.set_index("metric")
+        for metric, _, unit, digits in metrics:
+            mean = by_metric.loc[metric, "mean"] / unit
+            half = by_metric.loc[metric, "ci_half"] / unit
+            cells.append(f"{_fmt_float(mean, digits)} ± {_fmt_float(half, digits)}")
+        cells.append(_fmt_value(int(by_metric["n"].iloc[0])))
+        t.add_row(*cells)
+    console.print(t)
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
