@@ -295,6 +295,11 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         queue_capacity: sc.mac.queue_packets,
         levels: sc.mac_levels(),
     };
+    // Receivers in order of propagation delay (ties by id): a transmission's arrivals are then
+    // one chain of events in time order.
+    for l in links.iter_mut() {
+        l.sort_by_key(|l| (l.delay, l.to));
+    }
     let max_delay: Vec<SimTime> = links
         .iter()
         .enumerate()

@@ -75,7 +75,9 @@ struct TxSlot {
     frame: Frame,
     /// The carried packet as it was sent (receivers copy it).
     packet: Option<Packet>,
-    refs: u32,
+    /// Received power at each receiver of the sender's link list (fading drawn at the start).
+    /// The vector is kept when the slot is recycled, so steady state allocates nothing.
+    powers: Vec<f64>,
 }
 
 /// Per-packet channel variation.
@@ -192,14 +194,43 @@ impl World {
                     .on_tx_end(now, &mut self.queue, &mut n.rng_mac, &mut self.out);
                 self.process_actions(node);
             }
-            Event::SignalStart { node, tx, power_mw } => {
-                let info = self.txs[tx as usize].phy;
+            Event::SignalStart { tx, index } => {
+                let slot = &self.txs[tx as usize];
+                let info = slot.phy;
+                let power_mw = slot.powers[index as usize];
+                let links = &self.links[info.src as usize];
+                let node = links[index as usize].to;
+                if let Some(next) = links.get(index as usize + 1) {
+                    self.queue.schedule(
+                        info.start + next.delay,
+                        Event::SignalStart {
+                            tx,
+                            index: index + 1,
+                        },
+                    );
+                }
                 let n = &mut self.nodes[node as usize];
                 n.phy.signal_start(now, tx, power_mw, &info, &self.cfg);
                 let busy = n.phy.busy(&self.cfg);
                 n.mac.phy_changed(now, busy, &mut self.queue);
             }
-            Event::SignalEnd { node, tx } => {
+            Event::SignalEnd { tx, index } => {
+                let info = self.txs[tx as usize].phy;
+                let links = &self.links[info.src as usize];
+                let node = links[index as usize].to;
+                let last = match links.get(index as usize + 1) {
+                    Some(next) => {
+                        self.queue.schedule(
+                            info.start + next.delay + info.timing.total,
+                            Event::SignalEnd {
+                                tx,
+                                index: index + 1,
+                            },
+                        );
+                        false
+                    }
+                    None => true,
+                };
                 let n = &mut self.nodes[node as usize];
                 let outcome = n.phy.signal_end(now, tx, &self.cfg, &mut n.rng_phy);
                 n.mac.set_phy_busy(n.phy.busy(&self.cfg));
@@ -237,7 +268,9 @@ impl World {
                         n.mac.phy_changed(now, busy, &mut self.queue);
                     }
                 }
-                self.release_tx(tx);
+                if last {
+                    self.tx_free.push(tx);
+                }
             }
             Event::MacTimer {
                 node,
@@ -265,14 +298,6 @@ impl World {
                     SourceKind::Cbr { .. } => self.cbr_send(flow),
                 }
             }
-        }
-    }
-
-    fn release_tx(&mut self, tx: u32) {
-        let slot = &mut self.txs[tx as usize];
-        slot.refs -= 1;
-        if slot.refs == 0 {
-            self.tx_free.push(tx);
         }
     }
 
@@ -334,30 +359,35 @@ impl World {
                 &mut self.body_scratch,
             );
         }
-        let links = &self.links[node as usize];
-        let slot = TxSlot {
-            phy: PhyTx {
-                src: node,
-                start: now,
-                rate_mbps: frame.rate_mbps,
-                timing,
-            },
-            frame,
-            packet,
-            refs: links.len() as u32,
+        let phy = PhyTx {
+            src: node,
+            start: now,
+            rate_mbps: frame.rate_mbps,
+            timing,
         };
         let tx = match self.tx_free.pop() {
             Some(i) => {
-                self.txs[i as usize] = slot;
+                let slot = &mut self.txs[i as usize];
+                slot.phy = phy;
+                slot.frame = frame;
+                slot.packet = packet;
+                slot.powers.clear();
                 i
             }
             None => {
-                self.txs.push(slot);
+                self.txs.push(TxSlot {
+                    phy,
+                    frame,
+                    packet,
+                    powers: Vec::new(),
+                });
                 (self.txs.len() - 1) as u32
             }
         };
         let factor = n.tx_power_factor;
         let var = self.variation;
+        let links = &self.links[node as usize];
+        let powers = &mut self.txs[tx as usize].powers;
         for link in links {
             let mut power = link.mean_rx_mw * factor;
             if var.shadowing_sigma_db > 0.0 || var.fading == Fading::Rayleigh {
@@ -371,24 +401,21 @@ impl World {
                     power *= e;
                 }
             }
-            self.queue.schedule(
-                now + link.delay,
-                Event::SignalStart {
-                    node: link.to,
-                    tx,
-                    power_mw: power,
-                },
-            );
-            self.queue.schedule(
-                now + link.delay + timing.total,
-                Event::SignalEnd { node: link.to, tx },
-            );
+            powers.push(power);
+        }
+        match links.first() {
+            Some(first) => {
+                self.queue
+                    .schedule(now + first.delay, Event::SignalStart { tx, index: 0 });
+                self.queue.schedule(
+                    now + first.delay + timing.total,
+                    Event::SignalEnd { tx, index: 0 },
+                );
+            }
+            None => self.tx_free.push(tx),
         }
         self.queue
             .schedule(now + timing.total, Event::TxEnd { node });
-        if self.txs[tx as usize].refs == 0 {
-            self.tx_free.push(tx);
-        }
     }
 
     /// Hands a packet originated or forwarded at `node` to the MAC towards its next hop.

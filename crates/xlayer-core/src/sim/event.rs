@@ -18,10 +18,12 @@ pub enum TimerKind {
 pub enum Event {
     /// `node` finishes transmitting its current frame.
     TxEnd { node: u32 },
-    /// The first bit of transmission `tx` reaches `node` with power `power_mw`.
-    SignalStart { node: u32, tx: u32, power_mw: f64 },
-    /// The last bit of transmission `tx` reaches `node`.
-    SignalEnd { node: u32, tx: u32 },
+    /// The first bit of transmission `tx` reaches its `index`-th receiver (receivers are in
+    /// order of propagation delay; each arrival schedules the next, so a transmission keeps one
+    /// pending arrival in the queue however many nodes hear it).
+    SignalStart { tx: u32, index: u32 },
+    /// The last bit of transmission `tx` reaches its `index`-th receiver.
+    SignalEnd { tx: u32, index: u32 },
     /// A MAC timer of `node`; stale if `generation` is not the timer's current one.
     MacTimer {
         node: u32,
