@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import math
+import shutil
+import subprocess
 import struct
 import zlib
 
@@ -97,3 +99,18 @@ def test_pcap_traces_are_valid_80211_captures():
     data_frames = [f for _, f in records if (f[0] >> 2) & 3 == 2]
     ip = data_frames[0][24 + 8:]
     assert ip[0] == 0x45 and ip[9] == 17, "an IPv4 header carrying UDP follows LLC/SNAP"
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (Debian package tshark)")
+def test_tshark_decodes_the_trace(tmp_path):
+    res = xlayer.run(SCENARIOS / "default.toml", overrides=["output.pcap=true", "duration_s=2"])
+    path = tmp_path / "node1.pcap"
+    path.write_bytes(res.pcaps[1])
+    out = subprocess.run(
+        ["tshark", "-r", str(path), "-T", "fields", "-e", "wlan.fc.type_subtype", "-e", "udp.length"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split("\n")
+    rows = [line.split("\t") for line in out if line.strip()]
+    subtypes = {r[0] for r in rows}
+    assert {"0x0020", "0x001d"} <= subtypes or {"32", "29"} <= subtypes, subtypes  # data, ACK
+    assert {r[1] for r in rows if len(r) > 1 and r[1]} == {"1008", "520"}  # UDP header + payload
