@@ -638,21 +638,7 @@ impl Mac {
         }
         if limit {
             self.stats.drops_retry_limit += 1;
-            let l = &mut self.levels[level];
-            let head = l
-                .queue
-                .pop_front()
-                .expect("failed exchange has a head packet");
-            l.short_retries = 0;
-            l.long_retries = 0;
-            l.cw = l.params.cw_min;
-            l.head_seq = None;
-            l.head_on_air = false;
-            out.push(MacAction::Dequeued {
-                packet: head.packet,
-                level: level as u8,
-                delivered: false,
-            });
+            self.finish_head(level, false, out);
         } else {
             if on_air {
                 self.stats.retries += 1;
@@ -665,11 +651,18 @@ impl Mac {
 
     fn success(&mut self, rng: &mut Stream, out: &mut Vec<MacAction>) {
         let level = self.active;
+        self.finish_head(level, true, out);
+        self.draw_backoff(level, rng); // post-backoff
+    }
+
+    /// The head packet of `level` leaves the queue, acknowledged or dropped: its retry counters,
+    /// contention window and sequence state start over for the next packet.
+    fn finish_head(&mut self, level: usize, delivered: bool, out: &mut Vec<MacAction>) {
         let l = &mut self.levels[level];
         let head = l
             .queue
             .pop_front()
-            .expect("acknowledged exchange has a head packet");
+            .expect("a finished exchange has a head packet");
         l.short_retries = 0;
         l.long_retries = 0;
         l.cw = l.params.cw_min;
@@ -678,9 +671,8 @@ impl Mac {
         out.push(MacAction::Dequeued {
             packet: head.packet,
             level: level as u8,
-            delivered: true,
+            delivered,
         });
-        self.draw_backoff(level, rng); // post-backoff
     }
 
     /// Our transmission ended.
@@ -868,6 +860,14 @@ mod tests {
         }
     }
 
+    fn pkt(packet: u32, bytes: u32, next_hop: u32) -> QueuedPacket {
+        QueuedPacket {
+            packet,
+            bytes,
+            next_hop,
+        }
+    }
+
     fn dcf() -> Vec<EdcaLevel> {
         vec![EdcaLevel {
             aifsn: 2,
@@ -958,17 +958,7 @@ mod tests {
         let mut q = EventQueue::new();
         let mut rng = crate::sim::rng::stream(1, 0, "t");
         let mut out = vec![];
-        mac.enqueue(
-            SimTime::ZERO,
-            0,
-            QueuedPacket {
-                packet: 5,
-                bytes: 1028,
-                next_hop: 1,
-            },
-            &mut q,
-            &mut rng,
-        );
+        mac.enqueue(SimTime::ZERO, 0, pkt(5, 1028, 1), &mut q, &mut rng);
         let mut windows = vec![];
         for _ in 0..7 {
             out.clear();
@@ -1018,17 +1008,7 @@ mod tests {
         let mut q = EventQueue::new();
         let mut rng = crate::sim::rng::stream(1, 0, "t");
         let mut out = vec![];
-        mac.enqueue(
-            SimTime::ZERO,
-            0,
-            QueuedPacket {
-                packet: 3,
-                bytes: 100,
-                next_hop: BROADCAST,
-            },
-            &mut q,
-            &mut rng,
-        );
+        mac.enqueue(SimTime::ZERO, 0, pkt(3, 100, BROADCAST), &mut q, &mut rng);
         run_timers(&mut mac, &mut q, &mut rng, &mut out);
         let Some(MacAction::Transmit(f)) = out.last().copied() else {
             panic!("{out:?}")
@@ -1126,28 +1106,8 @@ mod tests {
             let mut out = vec![];
             mac.set_phy_busy(true);
             mac.phy_changed(SimTime::ZERO, true, &mut q);
-            mac.enqueue(
-                SimTime::ZERO,
-                0,
-                QueuedPacket {
-                    packet: 1,
-                    bytes: 100,
-                    next_hop: 1,
-                },
-                &mut q,
-                &mut rng,
-            );
-            mac.enqueue(
-                SimTime::ZERO,
-                1,
-                QueuedPacket {
-                    packet: 2,
-                    bytes: 100,
-                    next_hop: 1,
-                },
-                &mut q,
-                &mut rng,
-            );
+            mac.enqueue(SimTime::ZERO, 0, pkt(1, 100, 1), &mut q, &mut rng);
+            mac.enqueue(SimTime::ZERO, 1, pkt(2, 100, 1), &mut q, &mut rng);
             mac.phy_changed(SimTime::ZERO, false, &mut q);
             run_timers(&mut mac, &mut q, &mut rng, &mut out);
             if mac.stats.internal_collisions == 1 {
@@ -1172,17 +1132,7 @@ mod tests {
         let mut q = EventQueue::new();
         let mut rng = crate::sim::rng::stream(1, 0, "t");
         let mut out = vec![];
-        mac.enqueue(
-            SimTime::ZERO,
-            0,
-            QueuedPacket {
-                packet: 5,
-                bytes: 1028,
-                next_hop: 1,
-            },
-            &mut q,
-            &mut rng,
-        );
+        mac.enqueue(SimTime::ZERO, 0, pkt(5, 1028, 1), &mut q, &mut rng);
         run_timers(&mut mac, &mut q, &mut rng, &mut out);
         mac.levels[0].short_retries = 3; // three RTS attempts had failed before this one
         let end = q.now() + SimTime::from_us(352);
@@ -1227,28 +1177,8 @@ mod tests {
         let mut q = EventQueue::new();
         let mut rng = crate::sim::rng::stream(1, 0, "t");
         let mut out = vec![];
-        mac.enqueue(
-            SimTime::ZERO,
-            0,
-            QueuedPacket {
-                packet: 1,
-                bytes: 100,
-                next_hop: 1,
-            },
-            &mut q,
-            &mut rng,
-        );
-        mac.enqueue(
-            SimTime::ZERO,
-            1,
-            QueuedPacket {
-                packet: 2,
-                bytes: 100,
-                next_hop: 1,
-            },
-            &mut q,
-            &mut rng,
-        );
+        mac.enqueue(SimTime::ZERO, 0, pkt(1, 100, 1), &mut q, &mut rng);
+        mac.enqueue(SimTime::ZERO, 1, pkt(2, 100, 1), &mut q, &mut rng);
         run_timers(&mut mac, &mut q, &mut rng, &mut out);
         match out.last() {
             Some(MacAction::Transmit(f)) => assert_eq!(f.packet, 2),
