@@ -84,6 +84,16 @@ def test_run_plots_and_cli(run_dir, xlayer_cli, tmp_path):
         f"{stem}.{ext}" for stem in RUN_PLOTS for ext in ("png", "svg"))
 
 
+def test_report_cli_writes_the_page_it_names(run_dir, xlayer_cli, tmp_path):
+    target = tmp_path / "pages" / "run.html"
+    proc = xlayer_cli("report", run_dir, "--out", target)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(target)
+    text = target.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "<h2>Flows</h2>" in text
+    assert not [p for p in target.parent.iterdir() if p.name.startswith(".")]
+
+
 def test_plot_and_report_of_a_folder_that_is_neither_is_an_error(xlayer_cli, tmp_path):
     for cmd in ("plot", "report"):
         proc = xlayer_cli(cmd, tmp_path)
