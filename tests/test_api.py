@@ -465,3 +465,14 @@ def test_chain_scenario_carries_less_than_the_one_hop_rate():
     result = xlayer.run(SCENARIOS / "chain.toml")
     throughput = result.summary["aggregate_throughput_bps"]
     assert 0 < throughput < 2e6
+
+
+def test_errors_survive_pickling_across_processes():
+    # Dask workers send exceptions back to the client by pickle.
+    import pickle
+
+    with pytest.raises(xlayer.ScenarioError) as info:
+        xlayer.run({"radio": {"bogus": 1}})
+    again = pickle.loads(pickle.dumps(info.value))
+    assert type(again) is xlayer.ScenarioError and str(again) == str(info.value)
+    assert isinstance(again, xlayer.XlayerError)

@@ -1,5 +1,7 @@
 //! The Python exception tree, one class per error variant of the core:
 //! `XlayerError` → `ScenarioError`, `TopologyError`, `SimulationError`, `TuningError`.
+//! The classes live in `xlayer._core` (their `__module__`), so they pickle across processes
+//! (Dask workers send them back to the client).
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -7,31 +9,31 @@ use pyo3::prelude::*;
 use xlayer_core::XlError;
 
 create_exception!(
-    _core,
+    xlayer._core,
     XlayerError,
     PyException,
     "Base class of every xlayer error."
 );
 create_exception!(
-    _core,
+    xlayer._core,
     ScenarioError,
     XlayerError,
     "A scenario field is malformed or out of range."
 );
 create_exception!(
-    _core,
+    xlayer._core,
     TopologyError,
     XlayerError,
     "The topology cannot carry the scenario (e.g. an unreachable destination)."
 );
 create_exception!(
-    _core,
+    xlayer._core,
     SimulationError,
     XlayerError,
     "The run itself failed."
 );
 create_exception!(
-    _core,
+    xlayer._core,
     TuningError,
     XlayerError,
     "A tuning-layer parameter or value is not valid."
