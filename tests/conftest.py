@@ -117,3 +117,25 @@ def xlayer_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
 def hidden_leftovers(folder: Path) -> Sequence[Path]:
     """Temporary folders an interrupted write could leave behind (``.<name>.partial-*``)."""
     return sorted(p for p in folder.iterdir() if p.name.startswith("."))
+
+
+def debian_tool(command: str, package: str) -> str:
+    """Path of `command`; under CI (CI=true) it installs Debian's `package` first if missing.
+
+    Elsewhere a missing tool skips the test with the command that installs it.
+    """
+    import os
+    import shutil
+
+    found = shutil.which(command)
+    if found:
+        return found
+    if os.environ.get("CI") == "true" and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "update"], check=False, capture_output=True, timeout=600)
+        subprocess.run(["apt-get", "install", "-y", package], check=False,
+                       capture_output=True, timeout=900)
+        found = shutil.which(command)
+        if found:
+            return found
+    pytest.skip(f"{command} is not installed (apt-get install -y {package}; the test installs it "
+                "itself only when CI=true)")

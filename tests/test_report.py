@@ -4,9 +4,7 @@ the console."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,6 +13,7 @@ import pytest
 import xlayer
 from xlayer.plots import plot_folder
 from xlayer.report import write_report
+from conftest import debian_tool
 
 pytest.importorskip("distributed")
 
@@ -115,18 +114,7 @@ def test_report_is_self_contained(sweep_dir, run_dir):
 
 
 def _chromium() -> str:
-    found = shutil.which("chromium")
-    if found:
-        return found
-    if os.environ.get("CI") == "true" and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "update"], check=False, capture_output=True, timeout=600)
-        subprocess.run(["apt-get", "install", "-y", "chromium"], check=False,
-                       capture_output=True, timeout=900)
-        found = shutil.which("chromium")
-        if found:
-            return found
-    pytest.skip("Debian's chromium is not installed (apt-get install -y chromium; the test "
-                "installs it itself only when CI=true)")
+    return debian_tool("chromium", "chromium")
 
 
 @pytest.mark.parametrize("which", ["sweep", "run"])

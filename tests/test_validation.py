@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import math
-import shutil
 import subprocess
 import struct
 import zlib
@@ -16,7 +15,7 @@ import zlib
 import pytest
 
 import xlayer
-from conftest import SCENARIOS
+from conftest import SCENARIOS, debian_tool
 
 SLOT, SIFS = 20e-6, 10e-6
 DIFS = SIFS + 2 * SLOT
@@ -101,13 +100,13 @@ def test_pcap_traces_are_valid_80211_captures():
     assert ip[0] == 0x45 and ip[9] == 17, "an IPv4 header carrying UDP follows LLC/SNAP"
 
 
-@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (Debian package tshark)")
 def test_tshark_decodes_the_trace(tmp_path):
+    tshark = debian_tool("tshark", "tshark")
     res = xlayer.run(SCENARIOS / "default.toml", overrides=["output.pcap=true", "duration_s=2"])
     path = tmp_path / "node1.pcap"
     path.write_bytes(res.pcaps[1])
     out = subprocess.run(
-        ["tshark", "-r", str(path), "-T", "fields", "-e", "wlan.fc.type_subtype", "-e", "udp.length"],
+        [tshark, "-r", str(path), "-T", "fields", "-e", "wlan.fc.type_subtype", "-e", "udp.length"],
         capture_output=True, text=True, check=True,
     ).stdout.split("\n")
     rows = [line.split("\t") for line in out if line.strip()]
