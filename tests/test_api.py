@@ -476,3 +476,24 @@ def test_errors_survive_pickling_across_processes():
     again = pickle.loads(pickle.dumps(info.value))
     assert type(again) is xlayer.ScenarioError and str(again) == str(info.value)
     assert isinstance(again, xlayer.XlayerError)
+
+
+def test_throughput_time_series_reaches_the_result_folder_and_its_plot(tmp_path):
+    from xlayer.plots import plot_folder
+
+    res = xlayer.run(SCENARIOS / "default.toml", overrides=["output.timeseries_bin_s=0.5"])
+    ts = res.timeseries
+    assert list(ts.columns[:3]) == ["flow", "t_s", "throughput_bps"]
+    assert len(ts) == 2 * 20  # two flows, 10 s in 0.5 s bins
+    # flow 1 offers 250 kbit/s from t = 0.5 s: its later bins carry about that
+    late = ts[(ts["flow"] == 1) & (ts["t_s"] >= 2.0)]["throughput_bps"]
+    assert abs(late.mean() - 250e3) < 25e3
+    out = res.write(tmp_path / "run")
+    assert (out / "timeseries.csv").is_file()
+    written = {p.name for p in plot_folder(out)}
+    assert {"throughput_timeseries.png", "throughput_timeseries.svg"} <= written
+
+
+def test_no_time_series_unless_asked():
+    res = xlayer.run(SCENARIOS / "default.toml", overrides=["duration_s=2"])
+    assert len(res.timeseries) == 0

@@ -23,6 +23,7 @@ from xlayer.errors import SimulationError
 from xlayer.results import (
     FLOW_COLUMNS,
     NODE_COLUMNS,
+    TIMESERIES_COLUMNS,
     Result,
     check_output_folder,
     table,
@@ -132,6 +133,7 @@ class Simulation:
             scenario=copy.deepcopy(self.scenario),
             pcaps=pcaps,
             xlayer_version=_core.__version__,
+            timeseries=table(raw.get("timeseries", []), TIMESERIES_COLUMNS),
         )
 
     def pcap(self, node: int) -> bytes:

@@ -13,10 +13,12 @@
     throughput_vs_hops      per-flow throughput against the flow's hop count (DPCLO Fig. 9 style)
     topology                node positions and the flows as arrows from source to destination
                             (for a sweep: its first finished run)
+    throughput_timeseries   run folder with timeseries.csv (the scenario set
+                            output.timeseries_bin_s): per-flow throughput over time, the ten
+                            busiest flows (DiffQ Fig. 10 style)
 
 ``<path>`` is the swept path with characters other than letters, digits, ``_``, ``.`` and ``-``
-replaced by ``_``. Throughput time series are not drawn: the core does not record per-flow time
-series yet.
+replaced by ``_``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import matplotlib
 
@@ -180,6 +182,28 @@ def topology(nodes: pd.DataFrame, flows: pd.DataFrame, title: str = "topology") 
     return fig
 
 
+def throughput_timeseries(series: pd.DataFrame, flows: Optional[Sequence[int]] = None,
+                          max_flows: int = 10) -> Figure:
+    """Per-flow throughput over time (DiffQ Fig. 10 style) from a run's ``timeseries`` table.
+
+    ``flows`` picks the flows to draw; by default the ``max_flows`` with the most traffic.
+    """
+    fig, ax = plt.subplots(figsize=(7, 4))
+    totals = series.groupby("flow")["throughput_bps"].sum().sort_values(ascending=False)
+    chosen = list(flows) if flows is not None else list(totals.index[:max_flows])
+    for flow in chosen:
+        s = series[series["flow"] == flow].sort_values("t_s")
+        ax.step(s["t_s"], s["throughput_bps"] / 1e3, where="post", label=f"flow {flow}")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("throughput (kbit/s)")
+    hidden = len(totals) - len(chosen)
+    ax.set_title("throughput over time" + (f" ({hidden} quieter flows not drawn)" if hidden > 0 else ""))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
 def _is_run_folder(folder: Path) -> bool:
     return (folder / "summary.json").is_file() and (folder / "flows.csv").is_file()
 
@@ -226,6 +250,11 @@ def figures(folder: PathLike) -> List[Tuple[str, str, Figure]]:
             out.append(("throughput_vs_hops", "Per-flow throughput against hop count",
                         throughput_vs_hops(flows, by=None)))
         out.append(("topology", "Topology and flows", topology(nodes, flows, title=str(name))))
+        if (folder / "timeseries.csv").is_file():
+            series = pd.read_csv(folder / "timeseries.csv")
+            if len(series):
+                out.append(("throughput_timeseries", "Per-flow throughput over time "
+                            "(output.timeseries_bin_s bins)", throughput_timeseries(series)))
         return out
     raise FileNotFoundError(f"{folder}: neither a sweep folder (sweep.json) nor a result folder "
                             "(summary.json, flows.csv)")

@@ -8,6 +8,7 @@ pcap captures when ``output.pcap`` is on. :meth:`Result.write` writes the result
     summary.json    the summary (keys sorted, indent 2; NaN written as null)
     flows.csv       one row per flow
     nodes.csv       one row per node
+    timeseries.csv  per-flow throughput per bin, when output.timeseries_bin_s is set
     node<N>.pcap    one capture per node, when output.pcap = true
 
 Writes are atomic: everything goes into a hidden temporary folder next to the target, which is
@@ -58,6 +59,8 @@ NODE_COLUMNS = (
     "node", "x", "y", "mac_tx", "mac_retries", "drops_retry_limit", "drops_queue", "rx_errors",
     "forwarded",
 )
+#: Columns of ``Result.timeseries`` / ``timeseries.csv``.
+TIMESERIES_COLUMNS = ("flow", "t_s", "throughput_bps")
 #: The files every result folder has.
 RESULT_FILES = ("scenario.toml", "summary.json", "flows.csv", "nodes.csv")
 
@@ -83,6 +86,9 @@ class Result:
     scenario: Dict[str, Any]
     pcaps: Dict[int, bytes] = field(default_factory=dict)
     xlayer_version: str = _core.__version__
+    #: Per-flow throughput per time bin (``flow``, ``t_s``, ``throughput_bps``); empty unless
+    #: the scenario sets ``output.timeseries_bin_s``.
+    timeseries: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(TIMESERIES_COLUMNS)))
 
     def write(self, out: PathLike) -> Path:
         """Writes the result folder ``out`` atomically (see the module doc) and returns its path."""
@@ -180,6 +186,8 @@ def _write_files(result: Result, folder: Path) -> None:
     (folder / "summary.json").write_text(summary_json(result.summary), encoding="utf-8")
     result.flows.to_csv(folder / "flows.csv", index=False)
     result.nodes.to_csv(folder / "nodes.csv", index=False)
+    if len(result.timeseries):
+        result.timeseries.to_csv(folder / "timeseries.csv", index=False)
     for node, data in sorted(result.pcaps.items()):
         (folder / f"node{node}.pcap").write_bytes(data)
 

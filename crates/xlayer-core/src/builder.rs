@@ -333,7 +333,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         fading: r.fading,
         shadowing_sigma_db: r.shadowing_sigma_db,
     };
-    Ok(World::new(
+    let mut world = World::new(
         cfg,
         nodes,
         links,
@@ -344,5 +344,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         sc.net.ttl as u8,
         SimTime::from_secs_f64(sc.warmup_s),
         end,
-    ))
+    );
+    world.timeseries_bin = sc.output.timeseries_bin_s.map(SimTime::from_secs_f64);
+    Ok(world)
 }

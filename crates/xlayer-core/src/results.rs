@@ -21,6 +21,9 @@ pub struct Results {
     pub summary: Row,
     pub flows: Vec<Row>,
     pub nodes: Vec<Row>,
+    /// Per-flow throughput per bin (`flow`, `t_s` = bin start, `throughput_bps`), when
+    /// `output.timeseries_bin_s` is set; empty otherwise.
+    pub timeseries: Vec<Row>,
 }
 
 impl Results {
@@ -185,9 +188,26 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         ("events", Int(w.queue.executed() as i64)),
         ("wall_s", Float(w.wall.as_secs_f64())),
     ];
+    let mut timeseries = Vec::new();
+    if let Some(bin) = w.timeseries_bin {
+        let bins = w.now().ns().div_ceil(bin.ns()) as usize;
+        for (f, st) in w.flows.iter().zip(&w.flow_stats) {
+            for i in 0..bins {
+                let bytes = st.bin_bytes.get(i).copied().unwrap_or(0);
+                let start = i as u64 * bin.ns();
+                let width = bin.ns().min(w.now().ns() - start) as f64 * 1e-9;
+                timeseries.push(vec![
+                    ("flow", Int(f.id as i64)),
+                    ("t_s", Float(start as f64 * 1e-9)),
+                    ("throughput_bps", Float(bytes as f64 * 8.0 / width)),
+                ]);
+            }
+        }
+    }
     Results {
         summary,
         flows,
         nodes,
+        timeseries,
     }
 }

@@ -110,6 +110,8 @@ pub struct World {
     pub warmup: SimTime,
     pub end: SimTime,
     pub wall: Duration,
+    /// Bin width of the per-flow throughput time series (`output.timeseries_bin_s`).
+    pub timeseries_bin: Option<SimTime>,
     pub events: EventBus,
     frame_scratch: Vec<u8>,
     body_scratch: Vec<u8>,
@@ -160,6 +162,7 @@ impl World {
             warmup,
             end,
             wall: Duration::ZERO,
+            timeseries_bin: None,
             events: EventBus::default(),
             frame_scratch: Vec::new(),
             body_scratch: Vec::new(),
@@ -472,6 +475,13 @@ impl World {
         let f = &self.flows[p.flow as usize];
         let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
         let st = &mut self.flow_stats[p.flow as usize];
+        if let Some(bin) = self.timeseries_bin {
+            let i = (now.ns() / bin.ns()) as usize;
+            if st.bin_bytes.len() <= i {
+                st.bin_bytes.resize(i + 1, 0);
+            }
+            st.bin_bytes[i] += p.payload_bytes as u64;
+        }
         if now >= a && now < b {
             st.received += 1;
             st.rx_payload_bytes += p.payload_bytes as u64;

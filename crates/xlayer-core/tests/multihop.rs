@@ -235,3 +235,38 @@ fn acknowledgements_over_long_links_arrive_before_the_timeout() {
     assert_eq!(node_value(&r, 0, "mac_retries"), 0);
     assert_eq!(node_value(&r, 1, "duplicates"), 0);
 }
+
+#[test]
+fn throughput_time_series_adds_up_to_the_flow_total() {
+    let toml = "duration_s = 6.0\nwarmup_s = 2.0\n[radio]\ntx_range_m = 250.0\n[output]\ntimeseries_bin_s = 0.5\n\
+        [topology]\nkind = \"chain\"\ncount = 2\nspacing_m = 100.0\n\
+        [[flows]]\nsrc = 0\ndst = 1\nrate_bps = 400000.0\nstart_s = 1.0\nstop_s = 5.0\n";
+    let r = run(toml);
+    let series: Vec<(f64, f64)> = r
+        .timeseries
+        .iter()
+        .map(|row| match (&row[1].1, &row[2].1) {
+            (Value::Float(t), Value::Float(bps)) => (*t, *bps),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(series.len(), 12, "6 s in 0.5 s bins");
+    // silent before the flow starts and after it stops, about 400 kbit/s in between
+    assert_eq!(series[0].1, 0.0);
+    assert_eq!(series[11].1, 0.0);
+    for &(t, bps) in &series[3..9] {
+        assert!((bps - 400_000.0).abs() < 20_000.0, "t = {t}: {bps}");
+    }
+    // the bins inside the measured window [2, 5) s carry exactly the flow's throughput
+    let window_bits: f64 = series
+        .iter()
+        .filter(|(t, _)| *t >= 2.0 && *t < 5.0)
+        .map(|(_, bps)| bps * 0.5)
+        .sum();
+    let tput = r.flow_f64(0, "throughput_bps");
+    assert!(
+        (window_bits / 3.0 - tput).abs() < 1e-6 * tput,
+        "{} vs {tput}",
+        window_bits / 3.0
+    );
+}

@@ -41,6 +41,11 @@ fn results_to_py(py: Python<'_>, r: &Results) -> PyResult<PyObject> {
         nodes.append(row_to_dict(py, row)?)?;
     }
     d.set_item("nodes", nodes)?;
+    let series = PyList::empty_bound(py);
+    for row in &r.timeseries {
+        series.append(row_to_dict(py, row)?)?;
+    }
+    d.set_item("timeseries", series)?;
     Ok(d.into_py(py))
 }
 

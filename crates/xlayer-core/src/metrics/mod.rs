@@ -21,6 +21,8 @@ pub struct FlowStats {
     pub rx_payload_bytes: u64,
     pub delivered_of_sent: u64,
     pub delays_ns: Vec<u64>,
+    /// Payload bytes received per time-series bin (from t = 0), when a bin width is set.
+    pub bin_bytes: Vec<u64>,
 }
 
 /// Network-layer counters of a node (the MAC and PHY keep their own).

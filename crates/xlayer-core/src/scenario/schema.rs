@@ -438,6 +438,9 @@ pub struct Output {
     /// Record every frame each node sends or receives, for a pcap file per node.
     #[serde(default)]
     pub pcap: bool,
+    /// Bin width (s) of the per-flow throughput time series; absent: no time series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeseries_bin_s: Option<f64>,
 }
 
 fn bad(field: impl Into<String>, msg: impl Into<String>) -> XlError {
@@ -516,6 +519,17 @@ impl Scenario {
             ));
         }
         self.validate_topology()?;
+        if let Some(bin) = self.output.timeseries_bin_s {
+            if !(bin.is_finite() && bin >= 1e-3 && bin <= self.duration_s) {
+                return Err(bad(
+                    "output.timeseries_bin_s",
+                    format!(
+                        "must be between 0.001 s and duration_s ({}), found {bin}",
+                        self.duration_s
+                    ),
+                ));
+            }
+        }
         let n = self.node_count();
         let levels = self.mac_levels().len() as u32;
         for (i, f) in self.flows.iter().enumerate() {
