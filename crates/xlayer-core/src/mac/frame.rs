@@ -41,6 +41,34 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// A control frame (RTS, CTS or ACK) of its standard length, carrying no packet.
+    pub fn control(
+        kind: FrameKind,
+        src: u32,
+        dst: u32,
+        duration: SimTime,
+        rate_mbps: f64,
+    ) -> Frame {
+        let bytes = match kind {
+            FrameKind::Rts => RTS_BYTES,
+            FrameKind::Cts => CTS_BYTES,
+            FrameKind::Ack => ACK_BYTES,
+            FrameKind::Data => panic!("Frame::control builds RTS, CTS and ACK frames only"),
+        };
+        Frame {
+            kind,
+            src,
+            dst,
+            duration,
+            seq: 0,
+            tid: 0,
+            retry: false,
+            packet: NO_PACKET,
+            bytes,
+            rate_mbps,
+        }
+    }
+
     pub fn is_broadcast(&self) -> bool {
         self.dst == BROADCAST
     }

@@ -34,7 +34,7 @@ use crate::scenario::EdcaLevel;
 use crate::sim::rng::Stream;
 use crate::sim::{Event, EventQueue, SimTime, TimerKind};
 pub use frame::{Frame, FrameKind, BROADCAST};
-use frame::{ACK_BYTES, CTS_BYTES, DATA_OVERHEAD_BYTES, LLC_SNAP_BYTES, NO_PACKET, RTS_BYTES};
+use frame::{ACK_BYTES, CTS_BYTES, DATA_OVERHEAD_BYTES, LLC_SNAP_BYTES};
 
 /// A packet waiting in a MAC queue.
 #[derive(Debug, Clone, Copy)]
@@ -585,18 +585,13 @@ impl Mac {
             let data_time = self.params.timing.duration(data.bytes, data.rate_mbps);
             let duration =
                 SimTime(self.sifs().ns() * 3) + self.cts_time + data_time + self.ack_time;
-            let rts = Frame {
-                kind: FrameKind::Rts,
-                src: self.id,
-                dst: data.dst,
+            let rts = Frame::control(
+                FrameKind::Rts,
+                self.id,
+                data.dst,
                 duration,
-                seq: 0,
-                tid: 0,
-                retry: false,
-                packet: NO_PACKET,
-                bytes: RTS_BYTES,
-                rate_mbps: self.params.basic_rate_mbps,
-            };
+                self.params.basic_rate_mbps,
+            );
             self.stats.rts_tx += 1;
             self.after_cts = Some(data);
             self.state = State::Transmitting(After::WaitCts);
@@ -744,18 +739,13 @@ impl Mac {
                 FrameKind::Rts => {
                     if self.state == State::Idle && self.nav_until <= now {
                         let duration = f.duration.saturating_sub(self.sifs() + self.cts_time);
-                        let cts = Frame {
-                            kind: FrameKind::Cts,
-                            src: self.id,
-                            dst: f.src,
+                        let cts = Frame::control(
+                            FrameKind::Cts,
+                            self.id,
+                            f.src,
                             duration,
-                            seq: 0,
-                            tid: 0,
-                            retry: false,
-                            packet: NO_PACKET,
-                            bytes: CTS_BYTES,
-                            rate_mbps: self.params.basic_rate_mbps,
-                        };
+                            self.params.basic_rate_mbps,
+                        );
                         self.respond(now, cts, After::Nothing, q);
                     }
                 }
@@ -768,18 +758,13 @@ impl Mac {
                         self.failure(self.active, long, true, rng, out);
                     }
                     if self.state == State::Idle {
-                        let ack = Frame {
-                            kind: FrameKind::Ack,
-                            src: self.id,
-                            dst: f.src,
-                            duration: SimTime::ZERO,
-                            seq: 0,
-                            tid: 0,
-                            retry: false,
-                            packet: NO_PACKET,
-                            bytes: ACK_BYTES,
-                            rate_mbps: self.params.basic_rate_mbps,
-                        };
+                        let ack = Frame::control(
+                            FrameKind::Ack,
+                            self.id,
+                            f.src,
+                            SimTime::ZERO,
+                            self.params.basic_rate_mbps,
+                        );
                         self.respond(now, ack, After::Nothing, q);
                     }
                     if self.is_duplicate(f) {
@@ -1137,18 +1122,7 @@ mod tests {
         mac.levels[0].short_retries = 3; // three RTS attempts had failed before this one
         let end = q.now() + SimTime::from_us(352);
         mac.on_tx_end(end, &mut q, &mut rng, &mut out);
-        let cts = Frame {
-            kind: FrameKind::Cts,
-            src: 1,
-            dst: 0,
-            duration: SimTime::ZERO,
-            seq: 0,
-            tid: 0,
-            retry: false,
-            packet: NO_PACKET,
-            bytes: CTS_BYTES,
-            rate_mbps: 1.0,
-        };
+        let cts = Frame::control(FrameKind::Cts, 1, 0, SimTime::ZERO, 1.0);
         mac.on_rx(
             end + SimTime::from_us(314),
             Some(&cts),
