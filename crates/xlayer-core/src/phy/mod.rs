@@ -97,6 +97,10 @@ pub enum RxOutcome {
 #[derive(Debug, Default)]
 pub struct Phy {
     signals: Vec<Signal>,
+    /// Total power of `signals`, kept as a running sum so carrier sense and interference cost
+    /// O(1) per event; summed afresh whenever two signals or fewer remain, which bounds
+    /// rounding drift.
+    energy_mw: f64,
     rx: Option<Reception>,
     transmitting: bool,
     /// Frames lost while locked (interference, noise, capture, or our own transmission).
@@ -129,16 +133,7 @@ impl Phy {
 
     #[inline]
     fn total_mw(&self) -> f64 {
-        self.signals.iter().map(|s| s.power_mw).sum()
-    }
-
-    #[inline]
-    fn interference_for(&self, tx: u32) -> f64 {
-        self.signals
-            .iter()
-            .filter(|s| s.tx != tx)
-            .map(|s| s.power_mw)
-            .sum()
+        self.energy_mw
     }
 
     fn close_chunk(rx: &mut Reception, now: SimTime, cfg: &PhyConfig) {
@@ -185,7 +180,7 @@ impl Phy {
             header_bits_per_ns: t.header_bits / t.header.ns().max(1) as f64,
             payload_bits_per_ns: t.payload_bits / payload_ns as f64,
             chunk_start: now,
-            interference_mw: self.interference_for(tx),
+            interference_mw: (self.energy_mw - power_mw).max(0.0),
             min_sinr: f64::INFINITY,
             ln_ok: 0.0,
         });
@@ -201,6 +196,7 @@ impl Phy {
         cfg: &PhyConfig,
     ) -> bool {
         self.signals.push(Signal { tx, power_mw });
+        self.energy_mw += power_mw;
         if self.transmitting {
             return false;
         }
@@ -244,17 +240,17 @@ impl Phy {
         rng: &mut Stream,
     ) -> Option<RxOutcome> {
         if let Some(i) = self.signals.iter().position(|s| s.tx == tx) {
-            self.signals.swap_remove(i);
+            let gone = self.signals.swap_remove(i);
+            self.energy_mw = if self.signals.len() <= 2 {
+                self.signals.iter().map(|s| s.power_mw).sum()
+            } else {
+                self.energy_mw - gone.power_mw
+            };
         }
         let rx = self.rx.as_mut()?;
         Self::close_chunk(rx, now, cfg);
         if rx.tx != tx {
-            rx.interference_mw = self
-                .signals
-                .iter()
-                .filter(|s| s.tx != rx.tx)
-                .map(|s| s.power_mw)
-                .sum();
+            rx.interference_mw = (self.energy_mw - rx.power_mw).max(0.0);
             return None;
         }
         debug_assert_eq!(rx.end, now);
