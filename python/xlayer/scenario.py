@@ -69,6 +69,16 @@ def load_toml(text: str, origin: str = "scenario") -> dict:
         raise scenario_error(origin, f"invalid TOML: {_one_line(str(e))}") from None
 
 
+def load_toml_file(path: Path, what: str = "a scenario") -> dict:
+    """Reads and parses a TOML file; a file that is not UTF-8 text or not TOML raises a one-line
+    :class:`ScenarioError` naming the file (``what`` says what the file should be)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise scenario_error(str(path), f"not a UTF-8 text file ({what} is TOML)") from None
+    return load_toml(text, str(path))
+
+
 def load_scenario(
     source: ScenarioSource = None,
     overrides: Iterable[str] = (),
@@ -86,12 +96,7 @@ def load_scenario(
     elif isinstance(source, Mapping):
         scenario = copy.deepcopy(dict(source))
     elif isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise scenario_error(str(path), "not a UTF-8 text file (a scenario is TOML)") from None
-        scenario = load_toml(text, str(path))
+        scenario = load_toml_file(Path(source))
     else:
         raise TypeError(
             f"a scenario is a TOML file path, a dict, or None; got {type(source).__name__}"

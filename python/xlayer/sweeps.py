@@ -42,7 +42,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from xlayer.errors import ScenarioError, XlayerError, scenario_error
 from xlayer.scenario import (
     load_scenario,
-    load_toml,
+    load_toml_file,
     normalize_scenario,
     parse_override,
     set_field,
@@ -107,11 +107,7 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
         folder = Path.cwd()
     else:
         path = Path(source)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise scenario_error(str(path), "not a UTF-8 text file (a sweep file is TOML)") from None
-        doc = load_toml(text, str(path))
+        doc = load_toml_file(path, "a sweep file")
         origin = str(path)
         folder = path.parent
     unknown = sorted(set(doc) - set(SWEEP_FIELDS))

@@ -10,7 +10,6 @@
 
 use std::time::{Duration, Instant};
 
-use rand::Rng;
 use rand_distr::{Distribution, Exp1, StandardNormal};
 
 use crate::app::{Flow, SourceKind};
@@ -311,17 +310,16 @@ impl World {
             i += 1;
             match a {
                 MacAction::Transmit(frame) => self.transmit(node, frame),
-                MacAction::Deliver { from, .. } => {
+                MacAction::Deliver { .. } => {
+                    // The packet comes from the transmission just decoded (the sender's copy
+                    // may be freed before this receiver's copy is needed).
                     if let Some(p) = self.rx_packet {
-                        let _ = from;
                         let h = self.packets.alloc(p);
                         self.net_receive(node, h);
                     }
                 }
                 MacAction::Dequeued {
-                    packet,
-                    level,
-                    delivered,
+                    packet, delivered, ..
                 } => {
                     let now = self.now();
                     if self.events.wants(TuneEventKind::MacTxOutcome) {
@@ -333,7 +331,6 @@ impl World {
                         );
                     }
                     self.packets.release(packet);
-                    let _ = level;
                     self.refill(node);
                 }
             }
@@ -565,9 +562,4 @@ fn record_frame(
     frame_buf.clear();
     frame.emit(body, frame_buf);
     p.record(now, frame_buf);
-}
-
-#[allow(dead_code)]
-fn uniform(rng: &mut Stream) -> f64 {
-    rng.gen()
 }
