@@ -2,6 +2,8 @@
 //! control; a datagram is one network packet with an 8-byte UDP header over a 20-byte IPv4 header.
 //! Later protocols (the TCP family, TFRC, CLAP) live here beside it.
 
+pub mod tcp;
+
 use crate::net::{Packet, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::sim::SimTime;
 
