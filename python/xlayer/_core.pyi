@@ -3,7 +3,7 @@
 Scenarios cross the boundary as JSON text; results come back as plain dicts and lists.
 """
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 __version__: str
 
@@ -47,5 +47,5 @@ class Simulation:
     def set_param(self, node: int, name: str, value: float) -> None: ...
     def subscribe(self, kind: str) -> None:
         """Starts buffering tuning events of ``kind`` (e.g. ``"mac.tx_outcome"``)."""
-    def take_events(self) -> List[Tuple[float, int, str, float]]:
+    def take_events(self) -> List[Tuple[float, int, str, float, Optional[int]]]:
         """Events since the last call, oldest first, as ``(time_s, node, kind, value)``."""

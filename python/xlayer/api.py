@@ -23,6 +23,7 @@ from xlayer.errors import SimulationError
 from xlayer.results import (
     FLOW_COLUMNS,
     NODE_COLUMNS,
+    TCP_TRACE_COLUMNS,
     TIMESERIES_COLUMNS,
     Result,
     check_output_folder,
@@ -134,6 +135,7 @@ class Simulation:
             pcaps=pcaps,
             xlayer_version=_core.__version__,
             timeseries=table(raw.get("timeseries", []), TIMESERIES_COLUMNS),
+            tcp_trace=table(raw.get("tcp_trace", []), TCP_TRACE_COLUMNS),
         )
 
     def pcap(self, node: int) -> bytes:
@@ -158,7 +160,7 @@ class Simulation:
         """Starts buffering tuning events of ``kind`` (e.g. ``"mac.tx_outcome"``)."""
         self._sim.subscribe(kind)
 
-    def take_events(self) -> List[Tuple[float, int, str, float]]:
+    def take_events(self) -> List[Tuple[float, int, str, float, Optional[int]]]:
         """Tuning events since the last call, oldest first: ``(time_s, node, kind, value)``."""
         return self._sim.take_events()
 

@@ -24,6 +24,22 @@ fn main() {
             Value::Str(s) => println!("{k:>26} {s}"),
         }
     }
+    for (i, f) in r.flows.iter().enumerate() {
+        let cell = |k: &str| {
+            f.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| format!("{v:?}"))
+                .unwrap_or_default()
+        };
+        println!(
+            "flow {i}: {} {} bit/s, completion {}, retransmits {}, timeouts {}",
+            cell("transport"),
+            r.flow_f64(i, "throughput_bps"),
+            cell("completion_s"),
+            cell("retransmits"),
+            cell("timeouts")
+        );
+    }
     let wall = r.summary_f64("wall_s");
     println!(
         "{:>26} {:.0}",

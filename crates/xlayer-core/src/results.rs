@@ -1,6 +1,7 @@
 //! Turning the world's counters into result tables: the summary, one row per flow, one row
 //! per node. Definitions are in `crate::metrics`.
 
+use crate::app::FlowTransport;
 use crate::metrics::{jain_index, log_utility, percentile, window};
 use crate::net::routing::UNREACHABLE;
 use crate::scenario::Scenario;
@@ -24,6 +25,8 @@ pub struct Results {
     /// Per-flow throughput per bin (`flow`, `t_s` = bin start, `throughput_bps`), when
     /// `output.timeseries_bin_s` is set; empty otherwise.
     pub timeseries: Vec<Row>,
+    /// Per-connection TCP trace rows, when `output.tcp_trace` is set.
+    pub tcp_trace: Vec<Row>,
 }
 
 impl Results {
@@ -123,6 +126,44 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 }),
             ),
         ]);
+        let row = flows.last_mut().expect("just pushed");
+        match f.transport {
+            FlowTransport::Tcp(c) => {
+                let conn = &w.tcp[c as usize];
+                let s = &conn.sender;
+                row.push((
+                    "transport",
+                    Str(format!(
+                        "tcp-{}{}",
+                        s.cc_name(),
+                        if s.sack_requested() { "+sack" } else { "" }
+                    )),
+                ));
+                row.push((
+                    "completion_s",
+                    Float(
+                        conn.receiver
+                            .completed_at
+                            .map(|t| (t - f.start).as_secs_f64())
+                            .unwrap_or(f64::NAN),
+                    ),
+                ));
+                row.push(("app_bytes", Int(conn.receiver.delivered_bytes as i64)));
+                row.push(("retransmits", Int(s.stats.retransmits as i64)));
+                row.push(("fast_retransmits", Int(s.stats.fast_retransmits as i64)));
+                row.push(("timeouts", Int(s.stats.timeouts as i64)));
+                row.push(("stream_errors", Int(conn.receiver.stream_errors as i64)));
+            }
+            FlowTransport::Tfrc(_) | FlowTransport::Udp => {
+                row.push(("transport", Str(transport_name(w, f))));
+                row.push(("completion_s", Float(f64::NAN)));
+                row.push(("app_bytes", Int(st.rx_payload_bytes as i64)));
+                row.push(("retransmits", Int(0)));
+                row.push(("fast_retransmits", Int(0)));
+                row.push(("timeouts", Int(0)));
+                row.push(("stream_errors", Int(0)));
+            }
+        }
     }
     let nodes = w
         .nodes
@@ -204,10 +245,45 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             }
         }
     }
+    let tcp_trace = w
+        .tcp_trace
+        .iter()
+        .flatten()
+        .map(|r| {
+            vec![
+                ("flow", Int(r.flow as i64)),
+                ("t_s", Float(r.time.as_secs_f64())),
+                ("event", Str(r.event.to_string())),
+                ("cwnd_segments", Float(r.cwnd)),
+                (
+                    "ssthresh_segments",
+                    Float(if r.ssthresh >= 1e15 {
+                        f64::NAN
+                    } else {
+                        r.ssthresh
+                    }),
+                ),
+                ("srtt_s", Float(r.srtt_s)),
+                ("rto_s", Float(r.rto_s)),
+                ("retransmits", Int(r.retransmits as i64)),
+                ("timeouts", Int(r.timeouts as i64)),
+            ]
+        })
+        .collect();
     Results {
         summary,
         flows,
         nodes,
         timeseries,
+        tcp_trace,
+    }
+}
+
+fn transport_name(w: &World, f: &crate::app::Flow) -> String {
+    match f.transport {
+        FlowTransport::Udp => "udp".into(),
+        FlowTransport::Tfrc(c) if w.tfrc[c as usize].sender.config().ecn => "tfrc-ecn".into(),
+        FlowTransport::Tfrc(_) => "tfrc".into(),
+        FlowTransport::Tcp(_) => "tcp".into(),
     }
 }

@@ -46,6 +46,11 @@ fn results_to_py(py: Python<'_>, r: &Results) -> PyResult<PyObject> {
         series.append(row_to_dict(py, row)?)?;
     }
     d.set_item("timeseries", series)?;
+    let trace = PyList::empty_bound(py);
+    for row in &r.tcp_trace {
+        trace.append(row_to_dict(py, row)?)?;
+    }
+    d.set_item("tcp_trace", trace)?;
     Ok(d.into_py(py))
 }
 
@@ -159,6 +164,8 @@ impl Simulation {
             let d = PyDict::new_bound(py);
             let name = if s.per_level {
                 format!("{}.<level>", s.name)
+            } else if s.per_flow {
+                format!("{}.<flow>", s.name)
             } else {
                 s.name.to_string()
             };
@@ -195,14 +202,16 @@ impl Simulation {
         Ok(())
     }
 
-    /// Events published since the last call, as (time_s, node, kind, value) tuples.
-    fn take_events(&mut self) -> Vec<(f64, u32, &'static str, f64)> {
+    /// Events published since the last call, as (time_s, node, kind, value, flow) tuples
+    /// (`flow` is None for events that concern no flow).
+    #[allow(clippy::type_complexity)]
+    fn take_events(&mut self) -> Vec<(f64, u32, &'static str, f64, Option<u32>)> {
         self.inner
             .world
             .events
             .drain()
             .into_iter()
-            .map(|e| (e.time.as_secs_f64(), e.node, e.kind.name(), e.value))
+            .map(|e| (e.time.as_secs_f64(), e.node, e.kind.name(), e.value, e.flow))
             .collect()
     }
 }

@@ -29,6 +29,10 @@ pub struct Packet {
     pub ttl: u8,
     /// MAC priority level.
     pub level: u8,
+    /// ECN field of the IP header (`crate::transport::ECN_*`).
+    pub ecn: u8,
+    /// The transport header (opaque to the network layer).
+    pub transport: crate::transport::Header,
 }
 
 impl Packet {
@@ -51,7 +55,13 @@ impl Packet {
         let start = out.len();
         out.extend_from_slice(&[0x45, 0, (total >> 8) as u8, total as u8]);
         out.extend_from_slice(&((self.seq & 0xffff) as u16).to_be_bytes());
-        out.extend_from_slice(&[0x40, 0, self.ttl, 17, 0, 0]);
+        let tcp = match self.transport {
+            crate::transport::Header::Tcp(h) => Some(h),
+            _ => None,
+        };
+        let proto = if tcp.is_some() { 6 } else { 17 };
+        out.extend_from_slice(&[0x40, 0, self.ttl, proto, 0, 0]);
+        out[start + 1] = self.ecn & 3;
         out.extend_from_slice(&ip(self.src));
         out.extend_from_slice(&ip(self.dst));
         // IPv4 header checksum (RFC 1071).
@@ -65,12 +75,44 @@ impl Packet {
         let ck = !(sum as u16);
         out[start + 10..start + 12].copy_from_slice(&ck.to_be_bytes());
         let port = 9000u16.wrapping_add(self.flow as u16);
-        let udp_len = (UDP_HEADER_BYTES + self.payload_bytes) as u16;
-        out.extend_from_slice(&port.to_be_bytes());
-        out.extend_from_slice(&port.to_be_bytes());
-        out.extend_from_slice(&udp_len.to_be_bytes());
-        out.extend_from_slice(&[0, 0]); // checksum optional over IPv4
-        out.resize(out.len() + self.payload_bytes as usize, 0);
+        match tcp {
+            Some(h) => emit_tcp(&h, port, out),
+            None => {
+                let udp_len = (self.bytes() - IPV4_HEADER_BYTES) as u16;
+                out.extend_from_slice(&port.to_be_bytes());
+                out.extend_from_slice(&port.to_be_bytes());
+                out.extend_from_slice(&udp_len.to_be_bytes());
+                out.extend_from_slice(&[0, 0]); // checksum optional over IPv4
+            }
+        }
+        out.resize(start + total as usize, 0);
+    }
+}
+
+/// A TCP header with its options (RFC 793, RFC 2018, RFC 6691 MSS), zero checksum.
+fn emit_tcp(h: &crate::transport::tcp::TcpHeader, port: u16, out: &mut Vec<u8>) {
+    use crate::transport::tcp::{SACK_PERMITTED, SYN};
+    let opts = h.option_bytes();
+    out.extend_from_slice(&port.to_be_bytes());
+    out.extend_from_slice(&port.to_be_bytes());
+    out.extend_from_slice(&(h.seq as u32).to_be_bytes());
+    out.extend_from_slice(&(h.ack as u32).to_be_bytes());
+    out.push((((20 + opts) / 4) as u8) << 4);
+    out.push(h.flags & 0x3f);
+    out.extend_from_slice(&(h.wnd.min(65535) as u16).to_be_bytes());
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    if h.has(SYN) {
+        out.extend_from_slice(&[2, 4]);
+        out.extend_from_slice(&(h.mss.min(65535) as u16).to_be_bytes());
+        if h.has(SACK_PERMITTED) {
+            out.extend_from_slice(&[1, 1, 4, 2]);
+        }
+    } else if h.nsack > 0 {
+        out.extend_from_slice(&[1, 1, 5, 2 + 8 * h.nsack]);
+        for &(l, r) in &h.sack[..h.nsack as usize] {
+            out.extend_from_slice(&(l as u32).to_be_bytes());
+            out.extend_from_slice(&(r as u32).to_be_bytes());
+        }
     }
 }
 
@@ -134,6 +176,8 @@ mod tests {
             created: SimTime::ZERO,
             ttl: 64,
             level: 0,
+            ecn: 0,
+            transport: crate::transport::Header::Udp,
         };
         let h1 = a.alloc(p);
         let h2 = a.alloc(p);
@@ -155,6 +199,8 @@ mod tests {
             created: SimTime::ZERO,
             ttl: 64,
             level: 0,
+            ecn: 0,
+            transport: crate::transport::Header::Udp,
         };
         let mut out = vec![];
         p.emit(&mut out);

@@ -392,6 +392,60 @@ fn default_payload() -> u32 {
     1000
 }
 
+/// TCP settings of a flow beyond `cc` and `sack` (`flows[].tcp`). Defaults are the standards'
+/// values; see `crate::transport::tcp` for the sources.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOptions {
+    /// Delayed ACKs (RFC 1122/5681): every second segment or after `delack_timeout_s`.
+    #[serde(default = "TcpOptions::yes")]
+    pub delayed_ack: bool,
+    #[serde(default = "TcpOptions::default_delack")]
+    pub delack_timeout_s: f64,
+    /// Receive buffer: the largest window the receiver advertises.
+    #[serde(default = "TcpOptions::default_rcv_buf")]
+    pub rcv_buf_bytes: u32,
+    /// RFC 7323 window scaling; without it the window is at most 65535 bytes.
+    #[serde(default)]
+    pub window_scale: bool,
+    /// RFC 6298 minimum RTO.
+    #[serde(default = "TcpOptions::default_min_rto")]
+    pub min_rto_s: f64,
+    /// Initial window (segments); default RFC 5681's rule for the MSS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_cwnd: Option<u32>,
+    /// TCP-FeW's fractional increment per round trip (DPCLO: 0.01).
+    #[serde(default = "TcpOptions::default_few_alpha")]
+    pub few_alpha: f64,
+    /// Check every delivered byte against what the sender wrote (costs a pass over the bytes).
+    #[serde(default)]
+    pub verify_stream: bool,
+}
+
+impl TcpOptions {
+    fn yes() -> bool {
+        true
+    }
+    fn default_delack() -> f64 {
+        0.2
+    }
+    fn default_rcv_buf() -> u32 {
+        65535
+    }
+    fn default_min_rto() -> f64 {
+        1.0
+    }
+    fn default_few_alpha() -> f64 {
+        0.01
+    }
+}
+
+impl Default for TcpOptions {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("tcp defaults")
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
@@ -399,6 +453,17 @@ pub struct FlowSpec {
     pub dst: u32,
     #[serde(default = "default_transport")]
     pub transport: String,
+    /// TCP congestion control: "reno", "newreno" (default), "westwood", "few", "paced".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    /// TCP SACK option (RFC 2018) and RFC 6675 loss recovery.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sack: bool,
+    /// Bytes of a bulk transfer (TCP); absent: long-lived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpOptions>,
     #[serde(default = "default_rate")]
     pub rate_bps: RateSpec,
     #[serde(default = "default_payload")]
@@ -420,6 +485,14 @@ pub struct FlowsRandom {
     pub seed: Option<u64>,
     #[serde(default = "default_transport")]
     pub transport: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sack: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpOptions>,
     #[serde(default = "default_rate")]
     pub rate_bps: RateSpec,
     #[serde(default = "default_payload")]
@@ -441,6 +514,10 @@ pub struct Output {
     /// Bin width (s) of the per-flow throughput time series; absent: no time series.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeseries_bin_s: Option<f64>,
+    /// Record every TCP connection's cwnd, ssthresh, RTT estimate, RTO, retransmissions and
+    /// timeouts at each window change and loss (the `tcp_trace` table).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tcp_trace: bool,
 }
 
 fn bad(field: impl Into<String>, msg: impl Into<String>) -> XlError {
@@ -532,8 +609,17 @@ impl Scenario {
         }
         let n = self.node_count();
         let levels = self.mac_levels().len() as u32;
-        for (i, f) in self.flows.iter().enumerate() {
+        for (i, f) in self.flows.iter_mut().enumerate() {
             let p = format!("flows[{i}]");
+            check_transport(
+                &p,
+                &f.transport,
+                &mut f.cc,
+                f.sack,
+                f.size_bytes,
+                &f.tcp,
+                f.rate_bps,
+            )?;
             check_flow(
                 &p,
                 &f.transport,
@@ -572,7 +658,16 @@ impl Scenario {
                 ));
             }
         }
-        if let Some(fr) = &self.flows_random {
+        if let Some(fr) = &mut self.flows_random {
+            check_transport(
+                "flows_random",
+                &fr.transport,
+                &mut fr.cc,
+                fr.sack,
+                fr.size_bytes,
+                &fr.tcp,
+                fr.rate_bps,
+            )?;
             check_flow(
                 "flows_random",
                 &fr.transport,
@@ -943,6 +1038,105 @@ fn kind_name(k: TopologyKind) -> &'static str {
     }
 }
 
+/// Checks the transport of a flow and fills the TCP default `cc`.
+fn check_transport(
+    p: &str,
+    transport: &str,
+    cc: &mut Option<String>,
+    sack: bool,
+    size: Option<u64>,
+    tcp: &Option<TcpOptions>,
+    rate: RateSpec,
+) -> Result<(), XlError> {
+    const ALLOWED: &str = "\"udp\", \"tcp\", \"tfrc\", \"tfrc-ecn\"";
+    match transport {
+        "udp" | "tfrc" | "tfrc-ecn" => {
+            for (field, given) in [
+                ("cc", cc.is_some()),
+                ("sack", sack),
+                ("size_bytes", size.is_some()),
+                ("tcp", tcp.is_some()),
+            ] {
+                if given {
+                    return Err(bad(
+                        format!("{p}.{field}"),
+                        format!(
+                            "applies to tcp flows only; this flow's transport is \"{transport}\""
+                        ),
+                    ));
+                }
+            }
+        }
+        "tcp" => {
+            let c = cc.get_or_insert_with(|| "newreno".to_string());
+            const CCS: [&str; 5] = ["reno", "newreno", "westwood", "few", "paced"];
+            if !CCS.contains(&c.as_str()) {
+                return Err(bad(
+                    format!("{p}.cc"),
+                    format!(
+                        "unknown congestion control \"{c}\"; allowed: {}",
+                        CCS.map(|x| format!("\"{x}\"")).join(", ")
+                    ),
+                ));
+            }
+            match (c.as_str(), rate) {
+                ("paced", RateSpec::Saturate) => {
+                    return Err(bad(
+                        format!("{p}.rate_bps"),
+                        "a paced TCP flow needs its initial sending rate in bit/s",
+                    ))
+                }
+                ("paced", _) | (_, RateSpec::Saturate) => {}
+                (_, RateSpec::Bps(_)) => {
+                    return Err(bad(
+                        format!("{p}.rate_bps"),
+                        "a TCP flow is a bulk transfer paced by its congestion control: leave rate_bps out (or use cc = \"paced\")",
+                    ))
+                }
+            }
+            if size == Some(0) {
+                return Err(bad(format!("{p}.size_bytes"), "must be at least 1 byte"));
+            }
+            if let Some(t) = tcp {
+                positive(&format!("{p}.tcp.delack_timeout_s"), t.delack_timeout_s)?;
+                positive(&format!("{p}.tcp.min_rto_s"), t.min_rto_s)?;
+                positive(&format!("{p}.tcp.few_alpha"), t.few_alpha)?;
+                if t.delack_timeout_s > 0.5 {
+                    return Err(bad(
+                        format!("{p}.tcp.delack_timeout_s"),
+                        format!(
+                            "RFC 1122 allows at most 0.5 s, found {}",
+                            t.delack_timeout_s
+                        ),
+                    ));
+                }
+                if t.rcv_buf_bytes == 0 || (!t.window_scale && t.rcv_buf_bytes > 65535) {
+                    return Err(bad(
+                        format!("{p}.tcp.rcv_buf_bytes"),
+                        format!(
+                            "must be 1..=65535 without window scaling (set tcp.window_scale = true for more), found {}",
+                            t.rcv_buf_bytes
+                        ),
+                    ));
+                }
+                if t.initial_cwnd == Some(0) {
+                    return Err(bad(
+                        format!("{p}.tcp.initial_cwnd"),
+                        "must be at least 1 segment",
+                    ));
+                }
+            }
+        }
+        other => {
+            return Err(bad(
+                format!("{p}.transport"),
+                format!("unknown transport \"{other}\"; allowed: {ALLOWED}"),
+            ))
+        }
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn check_flow(
     p: &str,
@@ -955,21 +1149,22 @@ fn check_flow(
     levels: u32,
     duration: f64,
 ) -> Result<(), XlError> {
-    if transport != "udp" {
-        return Err(bad(
-            format!("{p}.transport"),
-            format!("unknown transport \"{transport}\"; allowed: \"udp\""),
-        ));
-    }
     if let RateSpec::Bps(v) = rate {
         positive(&format!("{p}.rate_bps"), v)?;
     }
-    // 2304 bytes is the 802.11 MSDU limit; 36 bytes go to LLC/SNAP, IPv4 and UDP headers.
-    if payload == 0 || payload > 2304 - 36 {
+    // 2304 bytes is the 802.11 MSDU limit; 8 go to LLC/SNAP, 20 to IPv4, 8 to UDP (TFRC adds
+    // its 16-byte header), 20 + up to 28 of options to TCP.
+    let headers = match transport {
+        "tcp" => 8 + 20 + 20 + 28,
+        "tfrc" | "tfrc-ecn" => 8 + 20 + 8 + 16,
+        _ => 36,
+    };
+    if payload == 0 || payload > 2304 - headers {
         return Err(bad(
             format!("{p}.payload_bytes"),
             format!(
-                "must be 1..=2268 (the 802.11 MSDU limit less LLC/IP/UDP headers), found {payload}"
+                "must be 1..={} (the 802.11 MSDU limit less LLC, IP and {transport} headers), found {payload}",
+                2304 - headers
             ),
         ));
     }

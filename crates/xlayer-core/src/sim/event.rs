@@ -32,6 +32,11 @@ pub enum Event {
     },
     /// A constant-bit-rate source of `flow` emits its next packet.
     AppSend { flow: u32 },
-    /// `flow` becomes active (saturating sources fill their queue).
+    /// `flow` becomes active (saturating sources fill their queue, TCP opens its connection).
     FlowStart { flow: u32 },
+    /// A transport timer of connection `conn`; `kind` is the transport's own timer code (see
+    /// `crate::world`), stale firings are ignored by the transport.
+    TransportTimer { conn: u32, kind: u8 },
+    /// `flow`'s application stops (a TCP sender stops sending).
+    FlowStop { flow: u32 },
 }

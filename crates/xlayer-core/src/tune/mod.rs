@@ -26,6 +26,8 @@ pub struct ParamSpec {
     pub max: f64,
     pub per_level: bool,
     pub read_only: bool,
+    /// Addressed per flow (`<name>.<flow>`), on the node that runs the flow's endpoint.
+    pub per_flow: bool,
 }
 
 const fn p(
@@ -47,6 +49,29 @@ const fn p(
         max,
         per_level,
         read_only,
+        per_flow: false,
+    }
+}
+
+/// A parameter of one flow's transport connection, addressed as `<name>.<flow>`.
+const fn pf(
+    name: &'static str,
+    doc: &'static str,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+    read_only: bool,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        layer: "transport",
+        doc,
+        unit,
+        min,
+        max,
+        per_level: false,
+        read_only,
+        per_flow: true,
     }
 }
 
@@ -141,6 +166,54 @@ pub const PARAMS: &[ParamSpec] = &[
         false,
         false,
     ),
+    pf(
+        "tcp.cwnd",
+        "congestion window of the flow's TCP sender (at the flow's source)",
+        "segments",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    pf(
+        "tcp.ssthresh",
+        "slow-start threshold of the flow's TCP sender (inf until the first loss)",
+        "segments",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    pf(
+        "tcp.srtt",
+        "smoothed round-trip time of the flow's TCP sender (NaN before the first sample)",
+        "s",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    pf(
+        "tcp.rto",
+        "retransmission timeout of the flow's TCP sender",
+        "s",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    pf(
+        "tcp.rwnd",
+        "window the flow's TCP receiver advertises (at the flow's destination; set: ECLAIR's receiver window control, at least one MSS)",
+        "bytes",
+        1.0,
+        1073725440.0,
+        false,
+    ),
+    pf(
+        "tcp.pace_rate",
+        "sending rate of a paced TCP flow (cc = \"paced\"; DiffQ-TCP's source rate)",
+        "bit/s",
+        1.0,
+        1e12,
+        false,
+    ),
 ];
 
 /// Kinds of events layers publish.
@@ -150,15 +223,30 @@ pub enum TuneEventKind {
     MacTxOutcome,
     /// A packet was refused by a full queue: value = priority level.
     QueueOverflow,
+    /// A TCP sender detected a loss: value 0 = three duplicate ACKs (or SACK), 1 = timeout.
+    TcpLoss,
+    /// A TCP retransmission timer expired: value = the backed-off RTO (s).
+    TcpRto,
+    /// A TCP congestion window changed: value = cwnd (segments).
+    TcpWindow,
 }
 
 impl TuneEventKind {
-    pub const ALL: [TuneEventKind; 2] = [TuneEventKind::MacTxOutcome, TuneEventKind::QueueOverflow];
+    pub const ALL: [TuneEventKind; 5] = [
+        TuneEventKind::MacTxOutcome,
+        TuneEventKind::QueueOverflow,
+        TuneEventKind::TcpLoss,
+        TuneEventKind::TcpRto,
+        TuneEventKind::TcpWindow,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             TuneEventKind::MacTxOutcome => "mac.tx_outcome",
             TuneEventKind::QueueOverflow => "net.queue_overflow",
+            TuneEventKind::TcpLoss => "transport.loss",
+            TuneEventKind::TcpRto => "transport.rto",
+            TuneEventKind::TcpWindow => "transport.window",
         }
     }
 
@@ -177,12 +265,14 @@ pub struct TuneEvent {
     pub node: u32,
     pub kind: TuneEventKind,
     pub value: f64,
+    /// The flow (connection) the event concerns, for transport events.
+    pub flow: Option<u32>,
 }
 
 /// Buffered events for subscribed kinds.
 #[derive(Debug, Default)]
 pub struct EventBus {
-    subscribed: [bool; 2],
+    subscribed: [bool; TuneEventKind::ALL.len()],
     pending: Vec<TuneEvent>,
 }
 
@@ -202,6 +292,25 @@ impl EventBus {
             node,
             kind,
             value,
+            flow: None,
+        });
+    }
+
+    /// Publishes an event of one flow's connection.
+    pub fn publish_flow(
+        &mut self,
+        time: SimTime,
+        node: u32,
+        flow: u32,
+        kind: TuneEventKind,
+        value: f64,
+    ) {
+        self.pending.push(TuneEvent {
+            time,
+            node,
+            kind,
+            value,
+            flow: Some(flow),
         });
     }
 
@@ -223,7 +332,7 @@ fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
     let (base, level) = name.rsplit_once('.').ok_or_else(unknown)?;
     let spec = PARAMS
         .iter()
-        .find(|s| s.name == base && s.per_level)
+        .find(|s| s.name == base && (s.per_level || s.per_flow))
         .ok_or_else(unknown)?;
     let level: usize = level.parse().map_err(|_| {
         XlError::Tuning(format!(
@@ -243,9 +352,60 @@ fn node_mut(w: &mut World, node: u32) -> Result<&mut crate::world::Node, XlError
     })
 }
 
+/// The TCP connection of `flow`, checking that `node` runs one of its endpoints.
+fn tcp_conn(
+    w: &mut World,
+    node: u32,
+    flow: Option<usize>,
+    name: &str,
+    at_source: bool,
+) -> Result<usize, XlError> {
+    let f = flow.unwrap_or(usize::MAX);
+    let Some(fl) = w.flows.get(f) else {
+        return Err(XlError::Tuning(format!(
+            "\"{name}\": flow {f} does not exist (0..{})",
+            w.flows.len().saturating_sub(1)
+        )));
+    };
+    let crate::app::FlowTransport::Tcp(c) = fl.transport else {
+        return Err(XlError::Tuning(format!(
+            "\"{name}\": flow {f} is not a TCP flow"
+        )));
+    };
+    let end = if at_source { fl.src } else { fl.dst };
+    if end != node {
+        return Err(XlError::Tuning(format!(
+            "\"{name}\": flow {f}'s {} is node {end}, not node {node}",
+            if at_source { "sender" } else { "receiver" }
+        )));
+    }
+    Ok(c as usize)
+}
+
 /// Reads a parameter of a node.
 pub fn get(w: &mut World, node: u32, name: &str) -> Result<f64, XlError> {
     let (spec, level) = split(name)?;
+    if spec.per_flow {
+        let at_source = spec.name != "tcp.rwnd";
+        let c = tcp_conn(w, node, level, name, at_source)?;
+        let conn = &w.tcp[c];
+        let s = &conn.sender;
+        return Ok(match spec.name {
+            "tcp.cwnd" => s.cwnd(),
+            "tcp.ssthresh" => {
+                if s.ssthresh() >= 1e15 {
+                    f64::INFINITY
+                } else {
+                    s.ssthresh()
+                }
+            }
+            "tcp.srtt" => s.srtt().unwrap_or(f64::NAN),
+            "tcp.rto" => s.rto(),
+            "tcp.rwnd" => conn.receiver.advertised_window() as f64,
+            "tcp.pace_rate" => s.pace_rate(),
+            _ => unreachable!("every declared parameter is handled"),
+        });
+    }
     let n = node_mut(w, node)?;
     let lv = |l: Option<usize>| -> Result<EdcaLevel, XlError> {
         let l = l.unwrap_or(0);
@@ -285,6 +445,23 @@ pub fn set(w: &mut World, node: u32, name: &str, value: f64) -> Result<(), XlErr
             "\"{name}\" must be within {}..={} {}, got {value}",
             spec.min, spec.max, spec.unit
         )));
+    }
+    if spec.per_flow {
+        let at_source = spec.name != "tcp.rwnd";
+        let c = tcp_conn(w, node, level, name, at_source)?;
+        match spec.name {
+            "tcp.rwnd" => w.tcp[c].receiver.set_window_limit(value as u32),
+            "tcp.pace_rate" => {
+                if !w.tcp[c].sender.is_paced() {
+                    return Err(XlError::Tuning(format!(
+                        "\"{name}\": the flow's congestion control is not \"paced\""
+                    )));
+                }
+                w.set_pace_rate(c, value);
+            }
+            _ => unreachable!("every settable parameter is handled"),
+        }
+        return Ok(());
     }
     let standard = w.cfg.standard;
     let n = node_mut(w, node)?;
@@ -340,7 +517,7 @@ mod tests {
     #[test]
     fn every_declared_parameter_resolves() {
         for s in PARAMS {
-            let name = if s.per_level {
+            let name = if s.per_level || s.per_flow {
                 format!("{}.0", s.name)
             } else {
                 s.name.to_string()

@@ -67,6 +67,8 @@ pub struct TcpHeader {
     pub nsack: u8,
     /// Checksum of the payload bytes (see [`content_checksum`]), for checking the byte stream.
     pub checksum: u64,
+    /// The MSS option of a SYN.
+    pub mss: u32,
 }
 
 impl TcpHeader {

@@ -214,6 +214,7 @@ impl TcpReceiver {
             ack: self.rcv_nxt,
             flags,
             wnd: self.advertised_window(),
+            mss: self.cfg.mss,
             ..TcpHeader::default()
         };
         if self.sack_ok && !self.ooo.is_empty() && flags & SYN == 0 {

@@ -162,6 +162,13 @@ impl TcpSender {
     pub fn pace_rate(&self) -> f64 {
         self.pace_rate_bps
     }
+    pub fn cc_name(&self) -> &'static str {
+        self.cfg.cc.name()
+    }
+    /// Whether the connection asked for SACK (it is used if the peer agrees).
+    pub fn sack_requested(&self) -> bool {
+        self.cfg.sack
+    }
     pub fn is_paced(&self) -> bool {
         matches!(self.cfg.cc, CcKind::Paced { .. })
     }
@@ -199,6 +206,7 @@ impl TcpSender {
             seq: 0,
             flags,
             wnd: self.cfg.max_window(),
+            mss: self.cfg.mss,
             ..TcpHeader::default()
         });
     }

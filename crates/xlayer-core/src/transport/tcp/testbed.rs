@@ -107,7 +107,7 @@ impl Bed<'_> {
         h.len + 40 + h.option_bytes()
     }
 
-    fn from_sender(&mut self, now: SimTime, out: &mut TcpOut) {
+    fn route_from_sender(&mut self, now: SimTime, out: &mut TcpOut) {
         for h in out.segments.drain(..) {
             let tx = SimTime::from_secs_f64(Self::wire_bytes(&h) as f64 * 8.0 / self.path.rate_bps);
             let start = self.link_free.max(now);
@@ -134,7 +134,7 @@ impl Bed<'_> {
         out.clear();
     }
 
-    fn from_receiver(&mut self, now: SimTime, out: &mut TcpOut, keep_chunks: bool) {
+    fn route_from_receiver(&mut self, now: SimTime, out: &mut TcpOut, keep_chunks: bool) {
         for h in out.segments.drain(..) {
             if self.path.ack_loss > 0.0 && self.rng.gen::<f64>() < self.path.ack_loss {
                 continue;
@@ -169,7 +169,7 @@ pub fn run(cfg: TcpConfig, path: &PathConfig, until: SimTime, keep_chunks: bool)
     let mut out = TcpOut::default();
     let mut last_cwnd = s.cwnd();
     s.open(SimTime::ZERO, &mut out);
-    bed.from_sender(SimTime::ZERO, &mut out);
+    bed.route_from_sender(SimTime::ZERO, &mut out);
     while let Some(Reverse((now, _, ev))) = bed.heap.pop() {
         if now > until {
             break;
@@ -180,7 +180,7 @@ pub fn run(cfg: TcpConfig, path: &PathConfig, until: SimTime, keep_chunks: bool)
                 r.on_segment(now, &h, &mut out);
                 // The receiver's delayed-ACK timer is the only one it asks for.
                 let timers: Vec<SimTime> = out.timers.iter().map(|t| t.1).collect();
-                bed.from_receiver(now, &mut out, keep_chunks);
+                bed.route_from_receiver(now, &mut out, keep_chunks);
                 for at in timers {
                     bed.push(at, Ev::ReceiverTimer);
                 }
@@ -188,7 +188,7 @@ pub fn run(cfg: TcpConfig, path: &PathConfig, until: SimTime, keep_chunks: bool)
             Ev::ReceiverTimer => {
                 r.on_timer(now, &mut out);
                 let timers: Vec<SimTime> = out.timers.iter().map(|t| t.1).collect();
-                bed.from_receiver(now, &mut out, keep_chunks);
+                bed.route_from_receiver(now, &mut out, keep_chunks);
                 for at in timers {
                     bed.push(at, Ev::ReceiverTimer);
                 }
@@ -196,7 +196,7 @@ pub fn run(cfg: TcpConfig, path: &PathConfig, until: SimTime, keep_chunks: bool)
             Ev::ToSender(i) => {
                 let h = bed.segments[i as usize];
                 s.on_ack(now, &h, &mut out);
-                bed.from_sender(now, &mut out);
+                bed.route_from_sender(now, &mut out);
             }
             Ev::SenderTimer(k) => {
                 let kind = if k == 0 {
@@ -205,7 +205,7 @@ pub fn run(cfg: TcpConfig, path: &PathConfig, until: SimTime, keep_chunks: bool)
                     TcpTimer::Pace
                 };
                 s.on_timer(now, kind, &mut out);
-                bed.from_sender(now, &mut out);
+                bed.route_from_sender(now, &mut out);
             }
         }
         if s.cwnd() != last_cwnd {
