@@ -524,7 +524,7 @@ impl TcpSender {
                     if self.syn_lost {
                         // RFC 5681 §3.1: one segment after a lost SYN; RFC 6298 (5.7).
                         self.cwnd = 1.0;
-                        self.rto_s = self.rto_s.max(RTO_AFTER_SYN_LOSS_S);
+                        self.rto_s = RTO_AFTER_SYN_LOSS_S.max(self.cfg.min_rto.as_secs_f64());
                     } else {
                         self.rtt_sample((now - self.syn_sent_at).as_secs_f64());
                     }
