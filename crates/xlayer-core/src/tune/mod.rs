@@ -179,7 +179,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "slow-start threshold of the flow's TCP sender (inf until the first loss)",
         "segments",
         0.0,
-        f64::MAX,
+        f64::INFINITY,
         true,
     ),
     pf(
@@ -336,7 +336,8 @@ fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
         .ok_or_else(unknown)?;
     let level: usize = level.parse().map_err(|_| {
         XlError::Tuning(format!(
-            "\"{name}\": the level suffix must be a number, as in {base}.0"
+            "\"{name}\": the {} suffix must be a number, as in {base}.0",
+            if spec.per_flow { "flow" } else { "level" }
         ))
     })?;
     Ok((spec, Some(level)))
