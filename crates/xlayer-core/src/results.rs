@@ -149,6 +149,8 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 ("duplicates", Int(m.duplicates as i64)),
                 ("rx_ok", Int(n.phy.rx_ok as i64)),
                 ("rx_errors", Int(n.phy.rx_errors as i64)),
+                ("rx_link_lost", Int(n.net.rx_link_lost as i64)),
+                ("drops_node_off", Int(n.net.drops_node_off as i64)),
             ]
         })
         .collect();

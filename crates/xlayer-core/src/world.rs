@@ -16,6 +16,7 @@ use crate::app::{Flow, SourceKind};
 use crate::mac::{Frame, Mac, MacAction, QueuedPacket};
 use crate::metrics::pcap::PcapBuffer;
 use crate::metrics::{FlowStats, NetStats};
+use crate::net::linkloss::LinkLoss;
 use crate::net::{routing::UNREACHABLE, Packet, PacketArena, StaticRoutes};
 use crate::phy::{Phy, PhyConfig, PhyTx, RxOutcome};
 use crate::scenario::Fading;
@@ -39,6 +40,9 @@ pub struct Node {
     rng_phy: Stream,
     rng_fading: Stream,
     pub pcap: Option<PcapBuffer>,
+    /// Switched off (scenario event): the radio neither sends nor decodes, the network layer
+    /// drops what it would send.
+    pub off: bool,
 }
 
 impl Node {
@@ -57,6 +61,7 @@ impl Node {
             rng_phy: stream(seed, id, "phy.rx"),
             rng_fading: stream(seed, id, "phy.fading"),
             pcap: if pcap { Some(PcapBuffer::new()) } else { None },
+            off: false,
         }
     }
 }
@@ -114,6 +119,18 @@ pub struct World {
     pub events: EventBus,
     frame_scratch: Vec<u8>,
     body_scratch: Vec<u8>,
+    /// Per-link loss probabilities applied at reception (`None`: no lossy links).
+    pub link_loss: Option<LinkLoss>,
+    /// Scheduled changes, by the index carried in [`Event::ScenarioChange`].
+    pub scenario_events: Vec<ScenarioChange>,
+}
+
+/// A change the scenario schedules (`events`).
+#[derive(Debug, Clone, Copy)]
+pub enum ScenarioChange {
+    NodeOff(u32),
+    NodeOn(u32),
+    LinkLoss { from: u32, to: u32, loss: f64 },
 }
 
 impl World {
@@ -165,6 +182,8 @@ impl World {
             events: EventBus::default(),
             frame_scratch: Vec::new(),
             body_scratch: Vec::new(),
+            link_loss: None,
+            scenario_events: Vec::new(),
         }
     }
 
@@ -234,8 +253,19 @@ impl World {
                     None => true,
                 };
                 let n = &mut self.nodes[node as usize];
-                let outcome = n.phy.signal_end(now, tx, &self.cfg, &mut n.rng_phy);
+                let mut outcome = n.phy.signal_end(now, tx, &self.cfg, &mut n.rng_phy);
                 n.mac.set_phy_busy(n.phy.busy(&self.cfg));
+                if let Some(RxOutcome::Ok { .. }) = outcome {
+                    // A lossy link (or a switched-off receiver) turns a good frame into a bad one.
+                    let lost = match self.link_loss.as_mut() {
+                        Some(ll) => ll.lost(info.src, index as usize, node),
+                        None => false,
+                    };
+                    if lost || n.off {
+                        n.net.rx_link_lost += lost as u64;
+                        outcome = Some(RxOutcome::Error { tx });
+                    }
+                }
                 match outcome {
                     Some(RxOutcome::Ok { .. }) => {
                         let slot = &self.txs[tx as usize];
@@ -300,6 +330,7 @@ impl World {
                     SourceKind::Cbr { .. } => self.cbr_send(flow),
                 }
             }
+            Event::ScenarioChange { index } => self.scenario_change(index),
         }
     }
 
@@ -386,7 +417,12 @@ impl World {
         };
         let factor = n.tx_power_factor;
         let var = self.variation;
-        let links = &self.links[node as usize];
+        // A switched-off node's MAC runs down its queue, but nothing reaches the air.
+        let links: &[Link] = if n.off {
+            &[]
+        } else {
+            &self.links[node as usize]
+        };
         let powers = &mut self.txs[tx as usize].powers;
         for link in links {
             let mut power = link.mean_rx_mw * factor;
@@ -418,12 +454,29 @@ impl World {
             .schedule(now + timing.total, Event::TxEnd { node });
     }
 
+    fn scenario_change(&mut self, index: u32) {
+        match self.scenario_events[index as usize] {
+            ScenarioChange::NodeOff(node) => self.nodes[node as usize].off = true,
+            ScenarioChange::NodeOn(node) => self.nodes[node as usize].off = false,
+            ScenarioChange::LinkLoss { from, to, loss } => {
+                if let Some(ll) = self.link_loss.as_mut() {
+                    ll.set(from, to, loss);
+                }
+            }
+        }
+    }
+
     /// Hands a packet originated or forwarded at `node` to the MAC towards its next hop.
     fn net_send(&mut self, node: u32, h: u32) {
         let now = self.now();
         let p = *self.packets.get(h);
         let next = self.routes.next_hop(node, p.dst);
         let n = &mut self.nodes[node as usize];
+        if n.off {
+            n.net.drops_node_off += 1;
+            self.packets.release(h);
+            return;
+        }
         if next == UNREACHABLE {
             n.net.drops_no_route += 1;
             self.packets.release(h);

@@ -33,6 +33,10 @@ pub struct NetStats {
     pub delivered: u64,
     pub drops_ttl: u64,
     pub drops_no_route: u64,
+    /// Frames decoded correctly but lost to the link's loss probability (`link_loss`).
+    pub rx_link_lost: u64,
+    /// Packets dropped because the node was switched off.
+    pub drops_node_off: u64,
 }
 
 /// The measured window of a flow.

@@ -34,4 +34,6 @@ pub enum Event {
     AppSend { flow: u32 },
     /// `flow` becomes active (saturating sources fill their queue).
     FlowStart { flow: u32 },
+    /// The scenario's `index`-th scheduled change (`World::scenario_events`) takes effect.
+    ScenarioChange { index: u32 },
 }
