@@ -347,6 +347,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     );
     world.timeseries_bin = sc.output.timeseries_bin_s.map(SimTime::from_secs_f64);
     build_link_loss_and_events(sc, &mut world)?;
+    build_net_protocols(sc, &mut world);
     Ok(world)
 }
 
@@ -447,4 +448,33 @@ fn build_link_loss_and_events(sc: &Scenario, world: &mut World) -> Result<(), Xl
         }
     }
     Ok(())
+}
+
+/// The control protocols the scenario runs (ETX probing, routing), with their first timers.
+fn build_net_protocols(sc: &Scenario, world: &mut World) {
+    use crate::net::etx::EtxParams;
+    use crate::net::proto::NetProto;
+    use crate::sim::event::NetTimerKind;
+    let Some(e) = sc.net.etx.clone() else {
+        return;
+    };
+    let params = EtxParams {
+        probe_period: SimTime::from_secs_f64(e.probe_period_s),
+        window: SimTime::from_secs_f64(e.window_s),
+        alpha: e.alpha,
+        jitter: e.jitter,
+    };
+    let n = world.nodes.len();
+    let mut proto = NetProto::new(n, sc.seed, params);
+    for node in 0..n as u32 {
+        let at = proto.first_probe(node);
+        world.queue.schedule(
+            at,
+            crate::sim::Event::NetTimer {
+                node,
+                kind: NetTimerKind::EtxProbe,
+            },
+        );
+    }
+    world.proto = Some(proto);
 }

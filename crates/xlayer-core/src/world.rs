@@ -13,13 +13,17 @@ use std::time::{Duration, Instant};
 use rand_distr::{Distribution, Exp1, StandardNormal};
 
 use crate::app::{Flow, SourceKind};
+use crate::mac::BROADCAST;
 use crate::mac::{Frame, Mac, MacAction, QueuedPacket};
 use crate::metrics::pcap::PcapBuffer;
 use crate::metrics::{FlowStats, NetStats};
 use crate::net::linkloss::LinkLoss;
+use crate::net::proto::NetProto;
+use crate::net::Control;
 use crate::net::{routing::UNREACHABLE, Packet, PacketArena, StaticRoutes};
 use crate::phy::{Phy, PhyConfig, PhyTx, RxOutcome};
 use crate::scenario::Fading;
+use crate::sim::event::NetTimerKind;
 use crate::sim::rng::Stream;
 use crate::sim::{Event, EventQueue, SimTime};
 use crate::transport::udp_datagram;
@@ -123,6 +127,8 @@ pub struct World {
     pub link_loss: Option<LinkLoss>,
     /// Scheduled changes, by the index carried in [`Event::ScenarioChange`].
     pub scenario_events: Vec<ScenarioChange>,
+    /// Control protocols (ETX probing, routing), when the scenario runs any.
+    pub proto: Option<NetProto>,
 }
 
 /// A change the scenario schedules (`events`).
@@ -184,6 +190,7 @@ impl World {
             body_scratch: Vec::new(),
             link_loss: None,
             scenario_events: Vec::new(),
+            proto: None,
         }
     }
 
@@ -331,6 +338,7 @@ impl World {
                 }
             }
             Event::ScenarioChange { index } => self.scenario_change(index),
+            Event::NetTimer { node, kind } => self.net_timer(node, kind),
         }
     }
 
@@ -341,10 +349,12 @@ impl World {
             i += 1;
             match a {
                 MacAction::Transmit(frame) => self.transmit(node, frame),
-                MacAction::Deliver { .. } => {
+                MacAction::Deliver { from, .. } => {
                     // The packet comes from the transmission just decoded (the sender's copy
                     // may be freed before this receiver's copy is needed).
-                    if let Some(p) = self.rx_packet {
+                    if let Some(p) = self.rx_packet.filter(|p| p.control.is_control()) {
+                        self.control_receive(node, from, p);
+                    } else if let Some(p) = self.rx_packet {
                         let h = self.packets.alloc(p);
                         self.net_receive(node, h);
                     }
@@ -378,6 +388,9 @@ impl World {
             None
         };
         let n = &mut self.nodes[node as usize];
+        if packet.is_some_and(|p| p.control.is_control()) && !n.off {
+            n.net.ctrl_airtime_ns += timing.total.ns();
+        }
         n.phy.start_tx();
         n.mac.set_phy_busy(true);
         if let Some(p) = n.pcap.as_mut() {
@@ -452,6 +465,82 @@ impl World {
         }
         self.queue
             .schedule(now + timing.total, Event::TxEnd { node });
+    }
+
+    fn net_timer(&mut self, node: u32, kind: NetTimerKind) {
+        let now = self.now();
+        let Some(proto) = self.proto.as_mut() else {
+            return;
+        };
+        match kind {
+            NetTimerKind::EtxProbe => {
+                let out = proto.probe(node, now);
+                self.queue.schedule(
+                    now + out.next_in,
+                    Event::NetTimer {
+                        node,
+                        kind: NetTimerKind::EtxProbe,
+                    },
+                );
+                self.control_send(
+                    node,
+                    out.seq as u64,
+                    out.bytes,
+                    Control::EtxProbe { seq: out.seq },
+                );
+            }
+        }
+    }
+
+    /// Broadcasts a control packet of `bytes` (network layer) from `node` at its highest MAC
+    /// priority level.
+    fn control_send(&mut self, node: u32, seq: u64, bytes: u32, control: Control) {
+        let now = self.now();
+        let n = &mut self.nodes[node as usize];
+        if n.off {
+            n.net.drops_node_off += 1;
+            return;
+        }
+        let level = n.mac.level_count() - 1;
+        let h = self.packets.alloc(Packet {
+            flow: u32::MAX,
+            seq,
+            src: node,
+            dst: BROADCAST,
+            payload_bytes: 0,
+            header_bytes: bytes,
+            created: now,
+            ttl: 1,
+            level: level as u8,
+            control,
+        });
+        let item = QueuedPacket {
+            packet: h,
+            bytes,
+            next_hop: BROADCAST,
+        };
+        if n.mac
+            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
+        {
+            n.net.ctrl_tx += 1;
+            n.net.ctrl_tx_bytes += bytes as u64;
+        } else {
+            n.net.ctrl_drops_queue += 1;
+            self.packets.release(h);
+        }
+    }
+
+    /// A control packet from `from` arrived at `node`.
+    fn control_receive(&mut self, node: u32, from: u32, p: Packet) {
+        let now = self.now();
+        self.nodes[node as usize].net.ctrl_rx += 1;
+        let Some(proto) = self.proto.as_mut() else {
+            return;
+        };
+        match p.control {
+            Control::EtxProbe { seq } => proto.on_probe(node, from, seq, now),
+            Control::None => unreachable!("data packets are not control packets"),
+        }
     }
 
     fn scenario_change(&mut self, index: u32) {

@@ -111,3 +111,50 @@ fn link_loss_errors_name_the_field() {
         .to_string();
     assert!(e.starts_with("events[0].node"), "{e}");
 }
+
+#[test]
+fn etx_estimate_settles_near_one_over_df_dr_and_follows_a_loss_change() {
+    // Loss 0.1 from 0 to 1 and 0.2 from 1 to 0: d_f = 0.9 and d_r = 0.8 seen from node 0
+    // (the other way round from node 1), ETX = 1/(0.9 · 0.8) from both ends; the estimate is
+    // averaged over 670 s (one sample a second) since a 10-probe window is noisy. At 700 s the
+    // link becomes loss-free: ETX = 1.
+    let mut sim = build(
+        "duration_s = 800.0\n[radio]\npropagation = \"range\"\ntx_range_m = 250.0\n\
+         [net.etx]\n[topology]\nkind = \"chain\"\ncount = 2\nspacing_m = 200.0\n\
+         [link_loss]\n[[link_loss.links]]\nfrom = 0\nto = 1\nloss = 0.1\nsymmetric = false\n\
+         [[link_loss.links]]\nfrom = 1\nto = 0\nloss = 0.2\nsymmetric = false\n\
+         [[events]]\nat_s = 700.0\nkind = \"link_loss\"\nfrom = 0\nto = 1\nloss = 0.0\n",
+    );
+    let etx = |sim: &Simulation, a: usize, b: u32| {
+        sim.world.proto.as_ref().unwrap().nodes[a]
+            .etx
+            .etx(b)
+            .unwrap_or(f64::INFINITY)
+    };
+    let (mut s0, mut s1) = (vec![], vec![]);
+    for t in 30..700 {
+        sim.run_until(t as f64);
+        s0.push(etx(&sim, 0, 1));
+        s1.push(etx(&sim, 1, 0));
+    }
+    let truth = 1.0 / (0.9 * 0.8);
+    for (who, s) in [("0->1", &s0), ("1->0", &s1)] {
+        let mean = s.iter().sum::<f64>() / s.len() as f64;
+        assert!(
+            (mean / truth - 1.0).abs() < 0.1,
+            "{who}: mean ETX {mean:.3}, expected {truth:.3} within 10%"
+        );
+    }
+    // Within three windows of the change, the estimate is that of a perfect link.
+    for t in 730..800 {
+        sim.run_until(t as f64);
+        for (a, b) in [(0, 1), (1, 0)] {
+            let e = etx(&sim, a, b);
+            assert!((e - 1.0).abs() < 0.1, "t = {t} s, {a}->{b}: ETX {e}");
+        }
+    }
+    // Probes are real frames: they took airtime and were counted.
+    assert!(node_col(&sim, 0, "ctrl_tx") >= 790.0);
+    assert!(node_col(&sim, 0, "ctrl_airtime_s") > 0.0);
+    assert!(node_col(&sim, 1, "ctrl_rx") > 0.0);
+}

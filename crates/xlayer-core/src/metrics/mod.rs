@@ -37,6 +37,16 @@ pub struct NetStats {
     pub rx_link_lost: u64,
     /// Packets dropped because the node was switched off.
     pub drops_node_off: u64,
+    /// Control packets (probes, routing updates) this node originated or relayed.
+    pub ctrl_tx: u64,
+    /// Their bytes (network layer).
+    pub ctrl_tx_bytes: u64,
+    /// Airtime of the control frames this node put on the air (ns).
+    pub ctrl_airtime_ns: u64,
+    /// Control packets this node received.
+    pub ctrl_rx: u64,
+    /// Control packets refused by a full MAC queue.
+    pub ctrl_drops_queue: u64,
 }
 
 /// The measured window of a flow.

@@ -5,7 +5,9 @@
 //! receiving a copy over the air gets its own slot (the sender keeps its copy until acknowledged).
 //! Forwarding decrements the TTL (IPv4, RFC 791) and drops at zero.
 
+pub mod etx;
 pub mod linkloss;
+pub mod proto;
 pub mod routing;
 
 use crate::sim::SimTime;
@@ -30,6 +32,28 @@ pub struct Packet {
     pub ttl: u8,
     /// MAC priority level.
     pub level: u8,
+    /// What a routing/link-estimation control packet carries; [`Control::None`] for data.
+    pub control: Control,
+}
+
+/// The kind of a control packet and the handle of its contents. The contents themselves (probe
+/// entries, route tables) stay in the sender's protocol state, published under the handle when
+/// the packet is made, so that packets stay small and `Copy`; a receiver reads them if the
+/// handle is still the sender's latest (`crate::net::proto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Control {
+    /// A data packet.
+    #[default]
+    None,
+    /// ETX probe with its sequence number (`net::etx`).
+    EtxProbe { seq: u32 },
+}
+
+impl Control {
+    #[inline]
+    pub fn is_control(self) -> bool {
+        self != Control::None
+    }
 }
 
 impl Packet {
@@ -135,6 +159,7 @@ mod tests {
             created: SimTime::ZERO,
             ttl: 64,
             level: 0,
+            control: Control::None,
         };
         let h1 = a.alloc(p);
         let h2 = a.alloc(p);
@@ -156,6 +181,7 @@ mod tests {
             created: SimTime::ZERO,
             ttl: 64,
             level: 0,
+            control: Control::None,
         };
         let mut out = vec![];
         p.emit(&mut out);

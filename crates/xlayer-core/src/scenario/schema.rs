@@ -250,6 +250,44 @@ pub struct NetConfig {
     pub routing: String,
     #[serde(default = "NetConfig::default_ttl")]
     pub ttl: u32,
+    /// ETX probing (`net::etx`); on by default under the ETX routing protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etx: Option<EtxConfig>,
+}
+
+/// ETX estimator settings (De Couto et al. 2003 defaults; see `net::etx`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EtxConfig {
+    #[serde(default = "EtxConfig::default_period")]
+    pub probe_period_s: f64,
+    #[serde(default = "EtxConfig::default_window")]
+    pub window_s: f64,
+    #[serde(default = "EtxConfig::default_alpha")]
+    pub alpha: f64,
+    #[serde(default = "EtxConfig::default_jitter")]
+    pub jitter: f64,
+}
+
+impl EtxConfig {
+    fn default_period() -> f64 {
+        1.0
+    }
+    fn default_window() -> f64 {
+        10.0
+    }
+    fn default_alpha() -> f64 {
+        0.5
+    }
+    fn default_jitter() -> f64 {
+        0.1
+    }
+}
+
+impl Default for EtxConfig {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("etx defaults")
+    }
 }
 
 impl NetConfig {
@@ -507,6 +545,36 @@ pub struct ScenarioEvent {
     pub symmetric: Option<bool>,
 }
 
+impl Scenario {
+    fn validate_net_protocols(&mut self) -> Result<(), XlError> {
+        if let Some(e) = &self.net.etx {
+            positive("net.etx.probe_period_s", e.probe_period_s)?;
+            if !(e.window_s.is_finite() && e.window_s >= e.probe_period_s) {
+                return Err(bad(
+                    "net.etx.window_s",
+                    format!(
+                        "must be at least probe_period_s ({}), found {}",
+                        e.probe_period_s, e.window_s
+                    ),
+                ));
+            }
+            if !(e.alpha.is_finite() && (0.0..1.0).contains(&e.alpha)) {
+                return Err(bad(
+                    "net.etx.alpha",
+                    format!("must be in [0, 1), found {}", e.alpha),
+                ));
+            }
+            if !(e.jitter.is_finite() && (0.0..=0.5).contains(&e.jitter)) {
+                return Err(bad(
+                    "net.etx.jitter",
+                    format!("must be in [0, 0.5], found {}", e.jitter),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn probability(field: &str, v: f64) -> Result<(), XlError> {
     if v.is_finite() && (0.0..1.0).contains(&v) {
         Ok(())
@@ -695,6 +763,7 @@ impl Scenario {
         }
         self.validate_topology()?;
         self.validate_link_loss_and_events()?;
+        self.validate_net_protocols()?;
         if let Some(bin) = self.output.timeseries_bin_s {
             if !(bin.is_finite() && bin >= 1e-3 && bin <= self.duration_s) {
                 return Err(bad(

@@ -27,5 +27,6 @@ pub fn udp_datagram(
         created: now,
         ttl,
         level,
+        control: crate::net::Control::None,
     }
 }
