@@ -23,7 +23,9 @@ use crate::sim::Event;
 use crate::sim::SimTime;
 use crate::transport::tcp::{rfc5681_initial_window, CcKind, TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::tfrc::TfrcConfig;
-use crate::world::{ChannelVariation, Link, Node, TcpConn, TfrcConn, World, TFRC_HEADER_BYTES};
+use crate::world::{
+    ChannelVariation, Link, Node, ScenarioChange, TcpConn, TfrcConn, World, TFRC_HEADER_BYTES,
+};
 
 /// The transport fields of a flow (explicit or random).
 struct FlowTransportSpec<'a> {
@@ -466,5 +468,135 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             world.queue.schedule(f.stop, Event::FlowStop { flow: f.id });
         }
     }
+    build_link_loss_and_events(sc, &mut world)?;
+    build_net_protocols(sc, &mut world);
     Ok(world)
+}
+
+/// Link losses (random draws, then explicit links) and the scenario's scheduled changes.
+fn build_link_loss_and_events(sc: &Scenario, world: &mut World) -> Result<(), XlError> {
+    use crate::net::linkloss::{LinkLoss, RANDOM_STREAM};
+    let loss_events = sc.events.iter().any(|e| e.kind == "link_loss");
+    if sc.link_loss.is_some() || loss_events {
+        let targets = world
+            .links
+            .iter()
+            .map(|ls| ls.iter().map(|l| l.to).collect())
+            .collect();
+        let mut ll = LinkLoss::new(sc.seed, targets);
+        let out_of_reach = |field: String, from: u32, to: u32| {
+            XlError::topology(
+                field,
+                format!(
+                    "node {to} is out of the radio reach of node {from}: no link to make lossy"
+                ),
+            )
+        };
+        if let Some(spec) = &sc.link_loss {
+            if let Some(r) = &spec.random {
+                // Pairs in reception range, in (lower id, higher id) order: one draw per pair
+                // (symmetric) or per direction.
+                let mut rng = stream(r.seed.unwrap_or(sc.seed), GLOBAL, RANDOM_STREAM);
+                for i in 0..world.neighbors.len() as u32 {
+                    for &j in &world.neighbors[i as usize] {
+                        if j <= i {
+                            continue;
+                        }
+                        let p = r.min + (r.max - r.min) * rng.gen::<f64>();
+                        ll.set(i, j, p);
+                        let q = if r.symmetric {
+                            p
+                        } else {
+                            r.min + (r.max - r.min) * rng.gen::<f64>()
+                        };
+                        ll.set(j, i, q);
+                    }
+                }
+            }
+            for (k, l) in spec.links.iter().enumerate() {
+                if !ll.set(l.from, l.to, l.loss) {
+                    return Err(out_of_reach(
+                        format!("link_loss.links[{k}].to"),
+                        l.from,
+                        l.to,
+                    ));
+                }
+                if l.symmetric && !ll.set(l.to, l.from, l.loss) {
+                    return Err(out_of_reach(
+                        format!("link_loss.links[{k}].from"),
+                        l.to,
+                        l.from,
+                    ));
+                }
+            }
+        }
+        for (k, e) in sc.events.iter().enumerate() {
+            if e.kind == "link_loss" {
+                let (a, b) = (e.from.unwrap_or(0), e.to.unwrap_or(0));
+                if !ll.has_link(a, b) || !ll.has_link(b, a) {
+                    return Err(out_of_reach(format!("events[{k}].to"), a, b));
+                }
+            }
+        }
+        world.link_loss = Some(ll);
+    }
+    for e in &sc.events {
+        let change = match e.kind.as_str() {
+            "node_off" => ScenarioChange::NodeOff(e.node.unwrap_or(0)),
+            "node_on" => ScenarioChange::NodeOn(e.node.unwrap_or(0)),
+            _ => ScenarioChange::LinkLoss {
+                from: e.from.unwrap_or(0),
+                to: e.to.unwrap_or(0),
+                loss: e.loss.unwrap_or(0.0),
+            },
+        };
+        let mut push = |c| {
+            let index = world.scenario_events.len() as u32;
+            world.scenario_events.push(c);
+            world.queue.schedule(
+                SimTime::from_secs_f64(e.at_s),
+                crate::sim::Event::ScenarioChange { index },
+            );
+        };
+        push(change);
+        if let ScenarioChange::LinkLoss { from, to, loss } = change {
+            if e.symmetric.unwrap_or(true) {
+                push(ScenarioChange::LinkLoss {
+                    from: to,
+                    to: from,
+                    loss,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The control protocols the scenario runs (ETX probing, routing), with their first timers.
+fn build_net_protocols(sc: &Scenario, world: &mut World) {
+    use crate::net::etx::EtxParams;
+    use crate::net::proto::NetProto;
+    use crate::sim::event::NetTimerKind;
+    let Some(e) = sc.net.etx.clone() else {
+        return;
+    };
+    let params = EtxParams {
+        probe_period: SimTime::from_secs_f64(e.probe_period_s),
+        window: SimTime::from_secs_f64(e.window_s),
+        alpha: e.alpha,
+        jitter: e.jitter,
+    };
+    let n = world.nodes.len();
+    let mut proto = NetProto::new(n, sc.seed, params);
+    for node in 0..n as u32 {
+        let at = proto.first_probe(node);
+        world.queue.schedule(
+            at,
+            crate::sim::Event::NetTimer {
+                node,
+                kind: NetTimerKind::EtxProbe,
+            },
+        );
+    }
+    world.proto = Some(proto);
 }

@@ -190,6 +190,13 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 ("duplicates", Int(m.duplicates as i64)),
                 ("rx_ok", Int(n.phy.rx_ok as i64)),
                 ("rx_errors", Int(n.phy.rx_errors as i64)),
+                ("rx_link_lost", Int(n.net.rx_link_lost as i64)),
+                ("drops_node_off", Int(n.net.drops_node_off as i64)),
+                ("ctrl_tx", Int(n.net.ctrl_tx as i64)),
+                ("ctrl_tx_bytes", Int(n.net.ctrl_tx_bytes as i64)),
+                ("ctrl_airtime_s", Float(n.net.ctrl_airtime_ns as f64 * 1e-9)),
+                ("ctrl_rx", Int(n.net.ctrl_rx as i64)),
+                ("ctrl_drops_queue", Int(n.net.ctrl_drops_queue as i64)),
             ]
         })
         .collect();

@@ -13,12 +13,17 @@ use std::time::{Duration, Instant};
 use rand_distr::{Distribution, Exp1, StandardNormal};
 
 use crate::app::{Flow, FlowTransport, SourceKind};
+use crate::mac::BROADCAST;
 use crate::mac::{Frame, Mac, MacAction, QueuedPacket};
 use crate::metrics::pcap::PcapBuffer;
 use crate::metrics::{FlowStats, NetStats};
+use crate::net::linkloss::LinkLoss;
+use crate::net::proto::NetProto;
+use crate::net::Control;
 use crate::net::{routing::UNREACHABLE, Packet, PacketArena, StaticRoutes};
 use crate::phy::{Phy, PhyConfig, PhyTx, RxOutcome};
 use crate::scenario::Fading;
+use crate::sim::event::NetTimerKind;
 use crate::sim::rng::Stream;
 use crate::sim::{Event, EventQueue, SimTime};
 use crate::transport::tcp::{TcpNotice, TcpOut, TcpReceiver, TcpSender, TcpTimer};
@@ -41,6 +46,9 @@ pub struct Node {
     rng_phy: Stream,
     rng_fading: Stream,
     pub pcap: Option<PcapBuffer>,
+    /// Switched off (scenario event): the radio neither sends nor decodes, the network layer
+    /// drops what it would send.
+    pub off: bool,
 }
 
 impl Node {
@@ -59,6 +67,7 @@ impl Node {
             rng_phy: stream(seed, id, "phy.rx"),
             rng_fading: stream(seed, id, "phy.fading"),
             pcap: if pcap { Some(PcapBuffer::new()) } else { None },
+            off: false,
         }
     }
 }
@@ -187,6 +196,20 @@ pub struct World {
     pub tfrc: Vec<TfrcConn>,
     /// The TCP trace, when `output.tcp_trace` is set.
     pub tcp_trace: Option<Vec<TcpTraceRow>>,
+    /// Per-link loss probabilities applied at reception (`None`: no lossy links).
+    pub link_loss: Option<LinkLoss>,
+    /// Scheduled changes, by the index carried in [`Event::ScenarioChange`].
+    pub scenario_events: Vec<ScenarioChange>,
+    /// Control protocols (ETX probing, routing), when the scenario runs any.
+    pub proto: Option<NetProto>,
+}
+
+/// A change the scenario schedules (`events`).
+#[derive(Debug, Clone, Copy)]
+pub enum ScenarioChange {
+    NodeOff(u32),
+    NodeOn(u32),
+    LinkLoss { from: u32, to: u32, loss: f64 },
 }
 
 impl World {
@@ -242,6 +265,9 @@ impl World {
             tcp_out: TcpOut::default(),
             tfrc: Vec::new(),
             tcp_trace: None,
+            link_loss: None,
+            scenario_events: Vec::new(),
+            proto: None,
         }
     }
 
@@ -311,8 +337,19 @@ impl World {
                     None => true,
                 };
                 let n = &mut self.nodes[node as usize];
-                let outcome = n.phy.signal_end(now, tx, &self.cfg, &mut n.rng_phy);
+                let mut outcome = n.phy.signal_end(now, tx, &self.cfg, &mut n.rng_phy);
                 n.mac.set_phy_busy(n.phy.busy(&self.cfg));
+                if let Some(RxOutcome::Ok { .. }) = outcome {
+                    // A lossy link (or a switched-off receiver) turns a good frame into a bad one.
+                    let lost = match self.link_loss.as_mut() {
+                        Some(ll) => ll.lost(info.src, index as usize, node),
+                        None => false,
+                    };
+                    if lost || n.off {
+                        n.net.rx_link_lost += lost as u64;
+                        outcome = Some(RxOutcome::Error { tx });
+                    }
+                }
                 match outcome {
                     Some(RxOutcome::Ok { .. }) => {
                         let slot = &self.txs[tx as usize];
@@ -442,6 +479,8 @@ impl World {
                 }
                 _ => {}
             },
+            Event::ScenarioChange { index } => self.scenario_change(index),
+            Event::NetTimer { node, kind } => self.net_timer(node, kind),
         }
     }
 
@@ -574,6 +613,7 @@ impl World {
                 level,
                 ecn: crate::transport::ECN_NOT_ECT,
                 transport: Header::Tcp(*h),
+                control: crate::net::Control::None,
             };
             if h.len > 0 && in_window {
                 self.flow_stats[flow as usize].sent += 1;
@@ -662,10 +702,12 @@ impl World {
             i += 1;
             match a {
                 MacAction::Transmit(frame) => self.transmit(node, frame),
-                MacAction::Deliver { .. } => {
+                MacAction::Deliver { from, .. } => {
                     // The packet comes from the transmission just decoded (the sender's copy
                     // may be freed before this receiver's copy is needed).
-                    if let Some(p) = self.rx_packet {
+                    if let Some(p) = self.rx_packet.filter(|p| p.control.is_control()) {
+                        self.control_receive(node, from, p);
+                    } else if let Some(p) = self.rx_packet {
                         let h = self.packets.alloc(p);
                         self.net_receive(node, h);
                     }
@@ -699,6 +741,9 @@ impl World {
             None
         };
         let n = &mut self.nodes[node as usize];
+        if packet.is_some_and(|p| p.control.is_control()) && !n.off {
+            n.net.ctrl_airtime_ns += timing.total.ns();
+        }
         n.phy.start_tx();
         n.mac.set_phy_busy(true);
         if let Some(p) = n.pcap.as_mut() {
@@ -738,7 +783,12 @@ impl World {
         };
         let factor = n.tx_power_factor;
         let var = self.variation;
-        let links = &self.links[node as usize];
+        // A switched-off node's MAC runs down its queue, but nothing reaches the air.
+        let links: &[Link] = if n.off {
+            &[]
+        } else {
+            &self.links[node as usize]
+        };
         let powers = &mut self.txs[tx as usize].powers;
         for link in links {
             let mut power = link.mean_rx_mw * factor;
@@ -770,12 +820,107 @@ impl World {
             .schedule(now + timing.total, Event::TxEnd { node });
     }
 
+    fn net_timer(&mut self, node: u32, kind: NetTimerKind) {
+        let now = self.now();
+        let Some(proto) = self.proto.as_mut() else {
+            return;
+        };
+        match kind {
+            NetTimerKind::EtxProbe => {
+                let out = proto.probe(node, now);
+                self.queue.schedule(
+                    now + out.next_in,
+                    Event::NetTimer {
+                        node,
+                        kind: NetTimerKind::EtxProbe,
+                    },
+                );
+                self.control_send(
+                    node,
+                    out.seq as u64,
+                    out.bytes,
+                    Control::EtxProbe { seq: out.seq },
+                );
+            }
+        }
+    }
+
+    /// Broadcasts a control packet of `bytes` (network layer) from `node` at its highest MAC
+    /// priority level.
+    fn control_send(&mut self, node: u32, seq: u64, bytes: u32, control: Control) {
+        let now = self.now();
+        let n = &mut self.nodes[node as usize];
+        if n.off {
+            n.net.drops_node_off += 1;
+            return;
+        }
+        let level = n.mac.level_count() - 1;
+        let h = self.packets.alloc(Packet {
+            flow: u32::MAX,
+            seq,
+            src: node,
+            dst: BROADCAST,
+            payload_bytes: 0,
+            header_bytes: bytes,
+            created: now,
+            ttl: 1,
+            level: level as u8,
+            ecn: crate::transport::ECN_NOT_ECT,
+            transport: Header::Udp,
+            control,
+        });
+        let item = QueuedPacket {
+            packet: h,
+            bytes,
+            next_hop: BROADCAST,
+        };
+        if n.mac
+            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
+        {
+            n.net.ctrl_tx += 1;
+            n.net.ctrl_tx_bytes += bytes as u64;
+        } else {
+            n.net.ctrl_drops_queue += 1;
+            self.packets.release(h);
+        }
+    }
+
+    /// A control packet from `from` arrived at `node`.
+    fn control_receive(&mut self, node: u32, from: u32, p: Packet) {
+        let now = self.now();
+        self.nodes[node as usize].net.ctrl_rx += 1;
+        let Some(proto) = self.proto.as_mut() else {
+            return;
+        };
+        match p.control {
+            Control::EtxProbe { seq } => proto.on_probe(node, from, seq, now),
+            Control::None => unreachable!("data packets are not control packets"),
+        }
+    }
+
+    fn scenario_change(&mut self, index: u32) {
+        match self.scenario_events[index as usize] {
+            ScenarioChange::NodeOff(node) => self.nodes[node as usize].off = true,
+            ScenarioChange::NodeOn(node) => self.nodes[node as usize].off = false,
+            ScenarioChange::LinkLoss { from, to, loss } => {
+                if let Some(ll) = self.link_loss.as_mut() {
+                    ll.set(from, to, loss);
+                }
+            }
+        }
+    }
+
     /// Hands a packet originated or forwarded at `node` to the MAC towards its next hop.
     fn net_send(&mut self, node: u32, h: u32) {
         let now = self.now();
         let p = *self.packets.get(h);
         let next = self.routes.next_hop(node, p.dst);
         let n = &mut self.nodes[node as usize];
+        if n.off {
+            n.net.drops_node_off += 1;
+            self.packets.release(h);
+            return;
+        }
         if next == UNREACHABLE {
             n.net.drops_no_route += 1;
             self.packets.release(h);

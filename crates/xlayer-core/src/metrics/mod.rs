@@ -33,6 +33,20 @@ pub struct NetStats {
     pub delivered: u64,
     pub drops_ttl: u64,
     pub drops_no_route: u64,
+    /// Frames decoded correctly but lost to the link's loss probability (`link_loss`).
+    pub rx_link_lost: u64,
+    /// Packets dropped because the node was switched off.
+    pub drops_node_off: u64,
+    /// Control packets (probes, routing updates) this node originated or relayed.
+    pub ctrl_tx: u64,
+    /// Their bytes (network layer).
+    pub ctrl_tx_bytes: u64,
+    /// Airtime of the control frames this node put on the air (ns).
+    pub ctrl_airtime_ns: u64,
+    /// Control packets this node received.
+    pub ctrl_rx: u64,
+    /// Control packets refused by a full MAC queue.
+    pub ctrl_drops_queue: u64,
 }
 
 /// The measured window of a flow.

@@ -5,6 +5,9 @@
 //! receiving a copy over the air gets its own slot (the sender keeps its copy until acknowledged).
 //! Forwarding decrements the TTL (IPv4, RFC 791) and drops at zero.
 
+pub mod etx;
+pub mod linkloss;
+pub mod proto;
 pub mod routing;
 
 use crate::sim::SimTime;
@@ -33,6 +36,28 @@ pub struct Packet {
     pub ecn: u8,
     /// The transport header (opaque to the network layer).
     pub transport: crate::transport::Header,
+    /// What a routing/link-estimation control packet carries; [`Control::None`] for data.
+    pub control: Control,
+}
+
+/// The kind of a control packet and the handle of its contents. The contents themselves (probe
+/// entries, route tables) stay in the sender's protocol state, published under the handle when
+/// the packet is made, so that packets stay small and `Copy`; a receiver reads them if the
+/// handle is still the sender's latest (`crate::net::proto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Control {
+    /// A data packet.
+    #[default]
+    None,
+    /// ETX probe with its sequence number (`net::etx`).
+    EtxProbe { seq: u32 },
+}
+
+impl Control {
+    #[inline]
+    pub fn is_control(self) -> bool {
+        self != Control::None
+    }
 }
 
 impl Packet {
@@ -178,6 +203,7 @@ mod tests {
             level: 0,
             ecn: 0,
             transport: crate::transport::Header::Udp,
+            control: Control::None,
         };
         let h1 = a.alloc(p);
         let h2 = a.alloc(p);
@@ -201,6 +227,7 @@ mod tests {
             level: 0,
             ecn: 0,
             transport: crate::transport::Header::Udp,
+            control: Control::None,
         };
         let mut out = vec![];
         p.emit(&mut out);

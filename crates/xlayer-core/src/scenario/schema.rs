@@ -47,6 +47,12 @@ pub struct Scenario {
     pub flows_random: Option<FlowsRandom>,
     #[serde(default)]
     pub output: Output,
+    /// Per-link loss probabilities on top of the SINR model (`net::linkloss`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_loss: Option<LinkLossSpec>,
+    /// Things that happen at given times: nodes switched off and on, link losses changed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<ScenarioEvent>,
 }
 
 /// Radio standard: rate set, timing and defaults.
@@ -244,6 +250,44 @@ pub struct NetConfig {
     pub routing: String,
     #[serde(default = "NetConfig::default_ttl")]
     pub ttl: u32,
+    /// ETX probing (`net::etx`); on by default under the ETX routing protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etx: Option<EtxConfig>,
+}
+
+/// ETX estimator settings (De Couto et al. 2003 defaults; see `net::etx`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EtxConfig {
+    #[serde(default = "EtxConfig::default_period")]
+    pub probe_period_s: f64,
+    #[serde(default = "EtxConfig::default_window")]
+    pub window_s: f64,
+    #[serde(default = "EtxConfig::default_alpha")]
+    pub alpha: f64,
+    #[serde(default = "EtxConfig::default_jitter")]
+    pub jitter: f64,
+}
+
+impl EtxConfig {
+    fn default_period() -> f64 {
+        1.0
+    }
+    fn default_window() -> f64 {
+        10.0
+    }
+    fn default_alpha() -> f64 {
+        0.5
+    }
+    fn default_jitter() -> f64 {
+        0.1
+    }
+}
+
+impl Default for EtxConfig {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("etx defaults")
+    }
 }
 
 impl NetConfig {
@@ -520,6 +564,205 @@ pub struct Output {
     pub tcp_trace: bool,
 }
 
+fn yes() -> bool {
+    true
+}
+
+/// Loss probabilities of links: drawn from a range and/or given per link (these override).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkLossSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub random: Option<RandomLoss>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkLossEntry>,
+}
+
+/// Every pair of nodes in reception range gets a loss drawn uniformly from `[min, max]`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RandomLoss {
+    #[serde(default)]
+    pub min: f64,
+    pub max: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// One draw for both directions of a pair (otherwise one per direction).
+    #[serde(default = "yes")]
+    pub symmetric: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkLossEntry {
+    pub from: u32,
+    pub to: u32,
+    pub loss: f64,
+    /// Also set `to → from`.
+    #[serde(default = "yes")]
+    pub symmetric: bool,
+}
+
+/// A scheduled change: `kind` is "node_off", "node_on" (with `node`) or "link_loss" (with
+/// `from`, `to`, `loss` and optionally `symmetric`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioEvent {
+    pub at_s: f64,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub symmetric: Option<bool>,
+}
+
+impl Scenario {
+    fn validate_net_protocols(&mut self) -> Result<(), XlError> {
+        if let Some(e) = &self.net.etx {
+            positive("net.etx.probe_period_s", e.probe_period_s)?;
+            if !(e.window_s.is_finite() && e.window_s >= e.probe_period_s) {
+                return Err(bad(
+                    "net.etx.window_s",
+                    format!(
+                        "must be at least probe_period_s ({}), found {}",
+                        e.probe_period_s, e.window_s
+                    ),
+                ));
+            }
+            if !(e.alpha.is_finite() && (0.0..1.0).contains(&e.alpha)) {
+                return Err(bad(
+                    "net.etx.alpha",
+                    format!("must be in [0, 1), found {}", e.alpha),
+                ));
+            }
+            if !(e.jitter.is_finite() && (0.0..=0.5).contains(&e.jitter)) {
+                return Err(bad(
+                    "net.etx.jitter",
+                    format!("must be in [0, 0.5], found {}", e.jitter),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn probability(field: &str, v: f64) -> Result<(), XlError> {
+    if v.is_finite() && (0.0..1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(bad(
+            field,
+            format!("must be a probability in [0, 1), found {v}"),
+        ))
+    }
+}
+
+fn node_exists(field: &str, v: u32, n: u32) -> Result<(), XlError> {
+    if v < n {
+        Ok(())
+    } else {
+        Err(bad(
+            field,
+            format!(
+                "node {v} does not exist (the topology has nodes 0..{})",
+                n.saturating_sub(1)
+            ),
+        ))
+    }
+}
+
+impl Scenario {
+    fn validate_link_loss_and_events(&self) -> Result<(), XlError> {
+        let n = self.node_count();
+        if let Some(ll) = &self.link_loss {
+            if let Some(r) = &ll.random {
+                probability("link_loss.random.min", r.min)?;
+                probability("link_loss.random.max", r.max)?;
+                if r.max < r.min {
+                    return Err(bad(
+                        "link_loss.random.max",
+                        format!("must be at least min ({}), found {}", r.min, r.max),
+                    ));
+                }
+            }
+            for (i, l) in ll.links.iter().enumerate() {
+                let p = format!("link_loss.links[{i}]");
+                node_exists(&format!("{p}.from"), l.from, n)?;
+                node_exists(&format!("{p}.to"), l.to, n)?;
+                if l.from == l.to {
+                    return Err(bad(format!("{p}.to"), "a link joins two different nodes"));
+                }
+                probability(&format!("{p}.loss"), l.loss)?;
+            }
+        }
+        for (i, e) in self.events.iter().enumerate() {
+            let p = format!("events[{i}]");
+            if !(e.at_s.is_finite() && e.at_s >= 0.0 && e.at_s < self.duration_s) {
+                return Err(bad(
+                    format!("{p}.at_s"),
+                    format!(
+                        "must be >= 0 and below duration_s ({}), found {}",
+                        self.duration_s, e.at_s
+                    ),
+                ));
+            }
+            let forbid = |name: &str, present: bool| -> Result<(), XlError> {
+                if present {
+                    Err(bad(
+                        format!("{p}.{name}"),
+                        format!("not used with kind = \"{}\"", e.kind),
+                    ))
+                } else {
+                    Ok(())
+                }
+            };
+            let need = |name: &str, v: Option<u32>| -> Result<u32, XlError> {
+                let v = v.ok_or_else(|| {
+                    bad(
+                        format!("{p}.{name}"),
+                        format!("required for kind = \"{}\"", e.kind),
+                    )
+                })?;
+                node_exists(&format!("{p}.{name}"), v, n)?;
+                Ok(v)
+            };
+            match e.kind.as_str() {
+                "node_off" | "node_on" => {
+                    need("node", e.node)?;
+                    forbid("from", e.from.is_some())?;
+                    forbid("to", e.to.is_some())?;
+                    forbid("loss", e.loss.is_some())?;
+                    forbid("symmetric", e.symmetric.is_some())?;
+                }
+                "link_loss" => {
+                    forbid("node", e.node.is_some())?;
+                    let (a, b) = (need("from", e.from)?, need("to", e.to)?);
+                    if a == b {
+                        return Err(bad(format!("{p}.to"), "a link joins two different nodes"));
+                    }
+                    let loss = e.loss.ok_or_else(|| {
+                        bad(format!("{p}.loss"), "required for kind = \"link_loss\"")
+                    })?;
+                    probability(&format!("{p}.loss"), loss)?;
+                }
+                other => {
+                    return Err(bad(
+                        format!("{p}.kind"),
+                        format!("unknown event kind \"{other}\"; allowed: \"node_off\", \"node_on\", \"link_loss\""),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 fn bad(field: impl Into<String>, msg: impl Into<String>) -> XlError {
     XlError::scenario(field, msg)
 }
@@ -596,6 +839,8 @@ impl Scenario {
             ));
         }
         self.validate_topology()?;
+        self.validate_link_loss_and_events()?;
+        self.validate_net_protocols()?;
         if let Some(bin) = self.output.timeseries_bin_s {
             if !(bin.is_finite() && bin >= 1e-3 && bin <= self.duration_s) {
                 return Err(bad(

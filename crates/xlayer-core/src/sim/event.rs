@@ -14,6 +14,13 @@ pub enum TimerKind {
     NavEnd,
 }
 
+/// Which network-layer protocol timer fired (`crate::net::proto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetTimerKind {
+    /// Time to send the next ETX probe.
+    EtxProbe,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub enum Event {
     /// `node` finishes transmitting its current frame.
@@ -39,4 +46,8 @@ pub enum Event {
     TransportTimer { conn: u32, kind: u8 },
     /// `flow`'s application stops (a TCP sender stops sending).
     FlowStop { flow: u32 },
+    /// The scenario's `index`-th scheduled change (`World::scenario_events`) takes effect.
+    ScenarioChange { index: u32 },
+    /// A network-layer protocol timer of `node`.
+    NetTimer { node: u32, kind: NetTimerKind },
 }

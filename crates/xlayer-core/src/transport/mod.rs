@@ -47,5 +47,6 @@ pub fn udp_datagram(
         level,
         ecn: ECN_NOT_ECT,
         transport: Header::Udp,
+        control: crate::net::Control::None,
     }
 }
