@@ -48,4 +48,6 @@ class Simulation:
     def subscribe(self, kind: str) -> None:
         """Starts buffering tuning events of ``kind`` (e.g. ``"mac.tx_outcome"``)."""
     def take_events(self) -> List[Tuple[float, int, str, float, Optional[int]]]:
-        """Events since the last call, oldest first, as ``(time_s, node, kind, value)``."""
+        """Events since the last call, oldest first, as ``(time_s, node, kind, value, flow)``."""
+
+def presets() -> List[str]: ...

@@ -18,7 +18,8 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, Optional, Sequence
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
 
 from rich import box
 from rich.console import Console
@@ -116,6 +117,31 @@ def _parser() -> argparse.ArgumentParser:
     p_sweep.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     p_sweep.set_defaults(command_fn=_cmd_sweep)
 
+    p_cmp = sub.add_parser(
+        "compare", help="run one scenario under several protocol stacks and compare them",
+        description="Run SCENARIO once per stack (stack.preset) and seed, as a sweep on Dask "
+        "(resumable, in --out), and print the main metrics per stack with 95 %% confidence "
+        "intervals. Stacks: " + ", ".join(_core_presets()) + ".",
+    )
+    p_cmp.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    p_cmp.add_argument("--stacks", required=True, metavar="A,B,...",
+                       help="comma-separated stack presets, e.g. tcp-sack,tcp-few,tfrc-ecn")
+    p_cmp.add_argument("--seeds", default="1", metavar="N|S1,S2,...",
+                       help="N: seeds 1..N; or a comma-separated list (default: 1)")
+    p_cmp.add_argument("--out", metavar="DIR",
+                       help="sweep folder (default: results/compare-<scenario name>)")
+    where_cmp = p_cmp.add_mutually_exclusive_group()
+    where_cmp.add_argument("--workers", type=int, metavar="N",
+                           help="local Dask workers (default: one per core)")
+    where_cmp.add_argument("--scheduler", metavar="ADDRESS",
+                           help="use the running Dask scheduler at ADDRESS")
+    p_cmp.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override a field of the scenario (as in xlayer run); may be repeated",
+    )
+    p_cmp.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    p_cmp.set_defaults(command_fn=_cmd_compare)
+
     p_plot = sub.add_parser("plot", help="draw the plots of a sweep or run folder (PNG and SVG)")
     p_plot.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
     p_plot.add_argument("--out", metavar="DIR", help="where to write them (default: DIR/plots)")
@@ -206,6 +232,74 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _core_presets() -> List[str]:
+    return list(_core.presets())
+
+
+def compare_sweep(scenario: str, stacks: Sequence[str], seeds: Any,
+                  overrides: Sequence[str] = ()) -> Dict[str, Any]:
+    """The sweep document ``xlayer compare`` runs: ``scenario`` under each stack preset."""
+    known = _core_presets()
+    if not stacks:
+        raise _CommandError("--stacks: name at least one stack")
+    for name in stacks:
+        if name not in known:
+            raise _CommandError(f"--stacks: unknown stack {name!r}; known: {', '.join(known)}")
+    if len(set(stacks)) != len(stacks):
+        raise _CommandError("--stacks: a stack is named twice")
+    path = Path(scenario)
+    if not path.is_file():
+        raise _CommandError(f"cannot read scenario {scenario}: no such file")
+    return {
+        "name": f"compare-{path.stem}",
+        "scenario": str(path.resolve()),
+        "overrides": list(overrides),
+        "stacks": {name: {"stack": {"preset": name}} for name in stacks},
+        "seeds": seeds,
+    }
+
+
+def _parse_seeds(text: str) -> Any:
+    try:
+        if "," in text:
+            seeds = [int(x) for x in text.split(",") if x.strip()]
+            if not seeds or min(seeds) < 0:
+                raise ValueError
+            return seeds
+        n = int(text)
+        if n < 1:
+            raise ValueError
+        return n
+    except ValueError:
+        raise _CommandError(f"--seeds: a count N >= 1 or a list of seeds, found {text!r}") from None
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from xlayer.sweeps import load_sweep, plan_runs, run_planned
+
+    stacks = [s.strip() for s in args.stacks.split(",") if s.strip()]
+    doc = compare_sweep(args.scenario, stacks, _parse_seeds(args.seeds), args.overrides)
+    if args.workers is not None and args.workers < 1:
+        raise _CommandError(f"--workers: must be at least 1, found {args.workers}")
+    spec = load_sweep(doc)
+    out = args.out if args.out is not None else f"results/{spec.name}"
+    runs = plan_runs(spec)  # every stack's scenario validated before any run starts
+    show_progress = not args.quiet and sys.stderr.isatty()
+    outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
+                          progress=show_progress)
+    if not args.quiet:
+        console = _console()
+        console.print(
+            f"{len(stacks)} stacks x {outcome.planned // max(len(stacks), 1)} seeds: "
+            f"{outcome.skipped} already done, {outcome.ran} run now, {outcome.failed} failed; "
+            f"written to [bold]{out}[/bold]"
+        )
+        for key, message in outcome.failures[:10]:
+            console.print(f"  failed {key}: {_one_line(message)}")
+        _print_sweep_table(console, out)
+    return 1 if outcome.failed else 0
+
+
 def _print_sweep_table(console: Console, folder: str) -> None:
     """Mean ± 95 % confidence half-width of the main metrics per stack and swept values."""
     from xlayer.analysis import load, summarize
@@ -213,6 +307,8 @@ def _print_sweep_table(console: Console, folder: str) -> None:
     sweep = load(folder, rebuild=False)
     metrics = [("aggregate_throughput_bps", "aggregate Mbit/s", 1e6, 3),
                ("jain_index", "Jain", 1.0, 3),
+               ("log_utility", "log utility", 1.0, 1),
+               ("starved_flows", "starved", 1.0, 1),
                ("median_flow_throughput_bps", "median flow kbit/s", 1e3, 1)]
     table = summarize(sweep, [m for m, _, _, _ in metrics])
     if table.empty:

@@ -216,8 +216,15 @@ impl Simulation {
     }
 }
 
+/// The protocol stacks `stack.preset` accepts.
+#[pyfunction]
+fn presets() -> Vec<&'static str> {
+    xlayer_core::scenario::PRESETS.to_vec()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add("__version__", xlayer_core::VERSION)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_to_toml, m)?)?;

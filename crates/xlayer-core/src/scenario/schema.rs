@@ -305,6 +305,19 @@ impl Default for NetConfig {
     }
 }
 
+/// Protocol stacks a scenario can name in `stack.preset`.
+pub const PRESETS: [&str; 9] = [
+    "udp-dcf",
+    "udp",
+    "tcp-reno",
+    "tcp-newreno",
+    "tcp-sack",
+    "tcp-westwood",
+    "tcp-few",
+    "tfrc",
+    "tfrc-ecn",
+];
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Stack {
@@ -829,15 +842,7 @@ impl Scenario {
                 format!("must be 1..=255, found {}", self.net.ttl),
             ));
         }
-        if self.stack.preset != "udp-dcf" {
-            return Err(bad(
-                "stack.preset",
-                format!(
-                    "unknown preset \"{}\"; allowed: \"udp-dcf\"",
-                    self.stack.preset
-                ),
-            ));
-        }
+        self.apply_preset()?;
         self.validate_topology()?;
         self.validate_link_loss_and_events()?;
         self.validate_net_protocols()?;
@@ -933,6 +938,71 @@ impl Scenario {
                     "random flows need at least 2 nodes",
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// Applies `stack.preset`: every preset but `udp-dcf` sets every flow's transport (and
+    /// congestion control and SACK), so one scenario runs under several stacks unchanged.
+    fn apply_preset(&mut self) -> Result<(), XlError> {
+        // (transport, cc, sack) of each preset.
+        let t: (&str, Option<&str>, bool) = match self.stack.preset.as_str() {
+            "udp-dcf" => return Ok(()),
+            "udp" => ("udp", None, false),
+            "tcp-reno" => ("tcp", Some("reno"), false),
+            "tcp-newreno" => ("tcp", Some("newreno"), false),
+            // DiffQ's baseline is Linux TCP-SACK: NewReno window growth with SACK recovery.
+            "tcp-sack" => ("tcp", Some("newreno"), true),
+            "tcp-westwood" => ("tcp", Some("westwood"), false),
+            "tcp-few" => ("tcp", Some("few"), false),
+            "tfrc" => ("tfrc", None, false),
+            "tfrc-ecn" => ("tfrc-ecn", None, false),
+            other => {
+                return Err(bad(
+                    "stack.preset",
+                    format!(
+                        "unknown preset \"{other}\"; allowed: {}",
+                        PRESETS.map(|p| format!("\"{p}\"")).join(", ")
+                    ),
+                ))
+            }
+        };
+        let apply = |transport: &mut String,
+                     cc: &mut Option<String>,
+                     sack: &mut bool,
+                     size: &mut Option<u64>,
+                     tcp: &mut Option<TcpOptions>,
+                     rate: &mut RateSpec| {
+            *transport = t.0.to_string();
+            *cc = t.1.map(str::to_string);
+            *sack = t.2;
+            if t.0 == "tcp" {
+                // TCP flows are bulk transfers paced by their congestion control.
+                *rate = RateSpec::Saturate;
+            } else {
+                *size = None;
+                *tcp = None;
+            }
+        };
+        for f in &mut self.flows {
+            apply(
+                &mut f.transport,
+                &mut f.cc,
+                &mut f.sack,
+                &mut f.size_bytes,
+                &mut f.tcp,
+                &mut f.rate_bps,
+            );
+        }
+        if let Some(f) = &mut self.flows_random {
+            apply(
+                &mut f.transport,
+                &mut f.cc,
+                &mut f.sack,
+                &mut f.size_bytes,
+                &mut f.tcp,
+                &mut f.rate_bps,
+            );
         }
         Ok(())
     }
