@@ -5,6 +5,7 @@
 //! receiving a copy over the air gets its own slot (the sender keeps its copy until acknowledged).
 //! Forwarding decrements the TTL (IPv4, RFC 791) and drops at zero.
 
+pub mod diffq;
 pub mod etx;
 pub mod linkloss;
 pub mod proto;

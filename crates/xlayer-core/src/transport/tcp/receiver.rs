@@ -6,6 +6,10 @@ use super::{
 };
 use crate::sim::SimTime;
 
+/// FIN retransmissions before the receiver closes anyway (Linux's `tcp_orphan_retries`
+/// default of 8 is for orphaned sockets; 6 doublings from 1 s cover about two minutes).
+pub const FIN_RETRIES: u32 = 6;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecvState {
     Listen,
@@ -30,8 +34,12 @@ pub struct TcpReceiver {
     /// Full-sized segments received since the last ACK.
     unacked: u32,
     delack_deadline: Option<SimTime>,
-    /// Earliest delayed-ACK timer event scheduled and not yet fired.
-    delack_pending: Option<SimTime>,
+    /// When our FIN is retransmitted if unacknowledged, and the current interval.
+    fin_deadline: Option<SimTime>,
+    fin_rto_s: f64,
+    fin_retries: u32,
+    /// Earliest timer event scheduled and not yet fired.
+    timer_pending: Option<SimTime>,
     /// Sequence number of the sender's FIN once seen.
     fin_seq: Option<u64>,
     /// Advertised-window limit set through the tuning layer (bytes).
@@ -56,7 +64,10 @@ impl TcpReceiver {
             sack_ok: false,
             unacked: 0,
             delack_deadline: None,
-            delack_pending: None,
+            fin_deadline: None,
+            fin_rto_s: 1.0,
+            fin_retries: 0,
+            timer_pending: None,
             fin_seq: None,
             rwnd_limit: u32::MAX,
             delivered_bytes: 0,
@@ -129,8 +140,8 @@ impl TcpReceiver {
                     } else if self.delack_deadline.is_none() {
                         let at = now + self.cfg.delack_timeout;
                         self.delack_deadline = Some(at);
-                        if self.delack_pending.is_none_or(|p| p > at) {
-                            self.delack_pending = Some(at);
+                        if self.timer_pending.is_none_or(|p| p > at) {
+                            self.timer_pending = Some(at);
                             out.timers.push((TcpTimer::DelAck, at));
                         }
                     }
@@ -154,32 +165,67 @@ impl TcpReceiver {
             if f == self.rcv_nxt && self.state == RecvState::Established {
                 self.rcv_nxt += 1;
                 self.state = RecvState::LastAck;
+                immediate = true;
                 if self.completed_at.is_none() {
                     self.completed_at = Some(now);
                 }
             }
             if self.state == RecvState::LastAck && h.has(FIN) {
                 // Our FIN rides on the ACK of theirs (and is repeated for a repeated FIN).
-                self.send(FIN | ACK, 1, out);
+                self.send_fin(out);
+                self.arm_fin(now, out);
                 return;
             }
         }
         if immediate {
             self.ack_now(out);
         }
+        if self.state == RecvState::LastAck {
+            self.arm_fin(now, out);
+        }
     }
 
-    /// The delayed-ACK timer fired.
-    pub fn on_timer(&mut self, now: SimTime, out: &mut TcpOut) {
-        if self.delack_pending == Some(now) {
-            self.delack_pending = None;
+    /// Arms the FIN retransmission timer if it is not running.
+    fn arm_fin(&mut self, now: SimTime, out: &mut TcpOut) {
+        if self.fin_deadline.is_none() {
+            let at = now + SimTime::from_secs_f64(self.fin_rto_s);
+            self.fin_deadline = Some(at);
+            if self.timer_pending.is_none_or(|p| p > at) {
+                self.timer_pending = Some(at);
+                out.timers.push((TcpTimer::DelAck, at));
+            }
         }
-        if let Some(d) = self.delack_deadline {
-            if now >= d {
-                self.ack_now(out);
-            } else if self.delack_pending.is_none() {
-                self.delack_pending = Some(d);
-                out.timers.push((TcpTimer::DelAck, d));
+    }
+
+    /// The receiver's timer fired (delayed ACK or FIN retransmission).
+    pub fn on_timer(&mut self, now: SimTime, out: &mut TcpOut) {
+        if self.timer_pending == Some(now) {
+            self.timer_pending = None;
+        }
+        if self.delack_deadline.is_some_and(|d| now >= d) {
+            self.ack_now(out);
+        }
+        if self.fin_deadline.is_some_and(|d| now >= d) {
+            self.fin_deadline = None;
+            if self.state == RecvState::LastAck {
+                self.fin_retries += 1;
+                if self.fin_retries > FIN_RETRIES {
+                    self.state = RecvState::Closed;
+                } else {
+                    self.fin_rto_s = (self.fin_rto_s * 2.0).min(60.0);
+                    self.send_fin(out);
+                    self.arm_fin(now, out);
+                }
+            }
+        }
+        let next = match (self.delack_deadline, self.fin_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(at) = next {
+            if self.timer_pending.is_none_or(|p| p > at) {
+                self.timer_pending = Some(at);
+                out.timers.push((TcpTimer::DelAck, at));
             }
         }
     }
@@ -197,12 +243,20 @@ impl TcpReceiver {
     }
 
     fn ack_now(&mut self, out: &mut TcpOut) {
-        let seq = if matches!(self.state, RecvState::LastAck | RecvState::Closed) {
-            2
-        } else {
-            1
-        };
-        self.send(ACK, seq, out);
+        match self.state {
+            // Every ACK sent in LAST-ACK carries our FIN again (RFC 793: the FIN is
+            // retransmitted until acknowledged).
+            RecvState::LastAck => self.send_fin(out),
+            RecvState::Closed => self.send(ACK, 2, out),
+            _ => self.send(ACK, 1, out),
+        }
+    }
+
+    /// Sends our FIN (with the ACK of theirs) and arms its retransmission: RFC 6298's initial
+    /// 1 s, doubled at each expiry; after [`FIN_RETRIES`] the receiver gives up and closes
+    /// (the sender has every byte acknowledged by then or is gone).
+    fn send_fin(&mut self, out: &mut TcpOut) {
+        self.send(FIN | ACK, 1, out);
     }
 
     fn send(&mut self, flags: u8, seq: u64, out: &mut TcpOut) {

@@ -175,7 +175,14 @@ impl TcpSender {
 
     /// Sets the sending rate of the paced mode (DiffQ's source rate control).
     pub fn set_pace_rate(&mut self, now: SimTime, rate_bps: f64, out: &mut TcpOut) {
+        let old = self.pace_rate_bps.max(1.0);
         self.pace_rate_bps = rate_bps.max(1.0);
+        if self.pace_next > now {
+            // The wait left at the old rate is rescaled to the new one.
+            let left = (self.pace_next - now).as_secs_f64() * old / self.pace_rate_bps;
+            self.pace_next = now + secs(left);
+            self.pace_pending = None;
+        }
         self.try_send(now, out);
     }
 
@@ -567,7 +574,11 @@ impl TcpSender {
                 } else {
                     first + 1
                 };
-                while k < self.high && self.seg_seq(k) + self.seg_len(k) as u64 <= r {
+                // Data segments only: the FIN has no octets to SACK (RFC 2018).
+                while k < self.high
+                    && k < self.nsegs
+                    && self.seg_seq(k) + self.seg_len(k) as u64 <= r
+                {
                     self.set_flag(k, SACKED);
                     k += 1;
                 }
@@ -621,7 +632,7 @@ impl TcpSender {
                     self.cwnd = match (self.cfg.cc, self.sack_ok) {
                         // RFC 6582 §3.2 (3) option 1.
                         (CcKind::Reno, _) | (_, true) => self.ssthresh,
-                        _ => self.ssthresh.min(flight + 1.0),
+                        _ => self.ssthresh.min(flight.max(1.0) + 1.0),
                     };
                     self.window_notice(out);
                 }
@@ -642,7 +653,9 @@ impl TcpSender {
                 }
                 self.rto_deadline = Some(now + secs(self.rto_s));
             }
-        } else if !paced {
+        } else if !paced && self.cwnd <= self.rwnd_segments() as f64 + 1.0 {
+            // The window grows only while it is what limits the sender, not the peer's
+            // receive window (RFC 7661's cwnd-limited rule, Linux `tcp_is_cwnd_limited`).
             if self.cwnd < self.ssthresh {
                 // RFC 5681 (2): at most one SMSS per ACK in slow start.
                 self.cwnd += 1.0;
@@ -693,10 +706,16 @@ impl TcpSender {
         self.set_flag(self.una, LOST);
         if !paced {
             self.ssthresh = self.ssthresh_after_loss();
-            self.cwnd = if self.sack_ok {
-                self.ssthresh
+            // Westwood+ never raises the window on a loss: cwnd = min(cwnd, ssthresh).
+            let base = if self.cfg.cc == CcKind::Westwood {
+                self.cwnd.min(self.ssthresh)
             } else {
-                self.ssthresh + DUP_THRESH as f64
+                self.ssthresh
+            };
+            self.cwnd = if self.sack_ok {
+                base
+            } else {
+                base + DUP_THRESH as f64
             };
             self.window_notice(out);
         }
@@ -752,6 +771,8 @@ impl TcpSender {
                 self.recover = self.high;
                 self.in_recovery = false;
                 self.dupacks = 0;
+                // SACK information is kept across the timeout (as Linux does; RFC 2018 §8's
+                // SHOULD-clear guards against a receiver reneging, which xlayer's never does).
                 for f in self.board.iter_mut() {
                     *f &= SACKED;
                 }

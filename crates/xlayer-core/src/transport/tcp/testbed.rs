@@ -62,6 +62,8 @@ pub struct PathReport {
     pub sender_done: bool,
     /// (time, cwnd) after every change.
     pub cwnd_trace: Vec<(SimTime, f64)>,
+    /// (cwnd before, cwnd after) at every loss detected by duplicate ACKs or SACK.
+    pub fast_loss_steps: Vec<(f64, f64)>,
 }
 
 struct Bed<'a> {
@@ -195,7 +197,15 @@ pub fn run(cfg: TcpConfig, path: &PathConfig, until: SimTime, keep_chunks: bool)
             }
             Ev::ToSender(i) => {
                 let h = bed.segments[i as usize];
+                let before = s.cwnd();
                 s.on_ack(now, &h, &mut out);
+                if out
+                    .notices
+                    .iter()
+                    .any(|n| *n == super::TcpNotice::Loss { timeout: false })
+                {
+                    bed.rep.fast_loss_steps.push((before, s.cwnd()));
+                }
                 bed.route_from_sender(now, &mut out);
             }
             Ev::SenderTimer(k) => {
