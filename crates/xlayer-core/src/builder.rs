@@ -476,5 +476,32 @@ fn build_net_protocols(sc: &Scenario, world: &mut World) {
             },
         );
     }
+    if let Some(d) = &sc.net.dsdv {
+        use crate::net::dsdv::{DsdvParams, Metric};
+        let secs = SimTime::from_secs_f64;
+        proto.enable_dsdv(DsdvParams {
+            update_interval: secs(d.update_interval_s),
+            k: d.k_next_hops as usize,
+            initial_settling: secs(d.initial_settling_s),
+            settling_weight: d.settling_weight,
+            min_trigger_gap: secs(d.min_trigger_gap_s),
+            route_timeout: secs(d.route_timeout_s.unwrap_or(3.0 * d.update_interval_s)),
+            metric: if d.metric == "hop_count" {
+                Metric::HopCount
+            } else {
+                Metric::Etx
+            },
+        });
+        for node in 0..n as u32 {
+            let at = proto.dsdv_next_periodic(node, true);
+            world.queue.schedule(
+                at,
+                crate::sim::Event::NetTimer {
+                    node,
+                    kind: NetTimerKind::DsdvPeriodic,
+                },
+            );
+        }
+    }
     world.proto = Some(proto);
 }

@@ -488,7 +488,71 @@ impl World {
                     out.bytes,
                     Control::EtxProbe { seq: out.seq },
                 );
+                self.dsdv_arm_trigger(node);
+                self.refill(node);
             }
+            NetTimerKind::DsdvPeriodic => {
+                let next = proto.dsdv_next_periodic(node, false);
+                let out = proto.dsdv_periodic(node, now);
+                self.queue.schedule(
+                    now + next,
+                    Event::NetTimer {
+                        node,
+                        kind: NetTimerKind::DsdvPeriodic,
+                    },
+                );
+                if let Some(out) = out {
+                    self.send_dsdv_update(node, out);
+                }
+            }
+            NetTimerKind::DsdvTrigger => {
+                proto.nodes[node as usize].dsdv_trigger_timer = None;
+                if let Some(out) = proto.dsdv_triggered(node, now) {
+                    self.send_dsdv_update(node, out);
+                }
+                self.dsdv_arm_trigger(node);
+            }
+        }
+    }
+
+    fn send_dsdv_update(&mut self, node: u32, out: crate::net::proto::UpdateOut) {
+        for part in 0..out.parts {
+            self.control_send(
+                node,
+                out.id as u64,
+                out.bytes(part),
+                Control::DsdvUpdate { id: out.id, part },
+            );
+        }
+    }
+
+    /// Schedules a triggered-update timer of `node` if DSDV has a change waiting.
+    fn dsdv_arm_trigger(&mut self, node: u32) {
+        let Some(proto) = self.proto.as_mut() else {
+            return;
+        };
+        if let Some(at) = proto.dsdv_trigger_needed(node) {
+            let now = self.queue.now();
+            self.queue.schedule(
+                at.max(now),
+                Event::NetTimer {
+                    node,
+                    kind: NetTimerKind::DsdvTrigger,
+                },
+            );
+        }
+    }
+
+    /// Next hop from `node` towards `dst` under the scenario's routing.
+    #[inline]
+    fn next_hop(&self, node: u32, dst: u32) -> u32 {
+        match self
+            .proto
+            .as_ref()
+            .and_then(|p| p.nodes[node as usize].dsdv.as_ref())
+        {
+            Some(d) => d.next_hop(dst).unwrap_or(UNREACHABLE),
+            None => self.routes.next_hop(node, dst),
         }
     }
 
@@ -520,7 +584,7 @@ impl World {
             next_hop: BROADCAST,
         };
         if n.mac
-            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
+            .enqueue_priority(now, level, item, &mut self.queue, &mut n.rng_mac)
         {
             n.net.ctrl_tx += 1;
             n.net.ctrl_tx_bytes += bytes as u64;
@@ -539,6 +603,11 @@ impl World {
         };
         match p.control {
             Control::EtxProbe { seq } => proto.on_probe(node, from, seq, now),
+            Control::DsdvUpdate { id, part } => {
+                proto.on_dsdv(node, from, id, part, now);
+                self.dsdv_arm_trigger(node);
+                self.refill(node);
+            }
             Control::None => unreachable!("data packets are not control packets"),
         }
     }
@@ -546,7 +615,10 @@ impl World {
     fn scenario_change(&mut self, index: u32) {
         match self.scenario_events[index as usize] {
             ScenarioChange::NodeOff(node) => self.nodes[node as usize].off = true,
-            ScenarioChange::NodeOn(node) => self.nodes[node as usize].off = false,
+            ScenarioChange::NodeOn(node) => {
+                self.nodes[node as usize].off = false;
+                self.refill(node);
+            }
             ScenarioChange::LinkLoss { from, to, loss } => {
                 if let Some(ll) = self.link_loss.as_mut() {
                     ll.set(from, to, loss);
@@ -559,7 +631,7 @@ impl World {
     fn net_send(&mut self, node: u32, h: u32) {
         let now = self.now();
         let p = *self.packets.get(h);
-        let next = self.routes.next_hop(node, p.dst);
+        let next = self.next_hop(node, p.dst);
         let n = &mut self.nodes[node as usize];
         if n.off {
             n.net.drops_node_off += 1;
@@ -679,7 +751,14 @@ impl World {
             let flow = self.saturating[node as usize][k];
             let f = &self.flows[flow as usize];
             let level = (f.level as usize).min(self.nodes[node as usize].mac.level_count() - 1);
-            if f.emitting(now) && self.nodes[node as usize].mac.queue_has_room(level) {
+            // A source without a route (dynamic routing still converging) or switched off
+            // waits: it is refilled again when routes change.
+            if f.emitting(now)
+                && self.nodes[node as usize].mac.queue_has_room(level)
+                && (self.proto.is_none()
+                    || (!self.nodes[node as usize].off
+                        && self.next_hop(node, f.dst) != UNREACHABLE))
+            {
                 self.originate(flow);
                 idle_turns = 0;
             } else {

@@ -5,6 +5,7 @@
 //! receiving a copy over the air gets its own slot (the sender keeps its copy until acknowledged).
 //! Forwarding decrements the TTL (IPv4, RFC 791) and drops at zero.
 
+pub mod dsdv;
 pub mod etx;
 pub mod linkloss;
 pub mod proto;
@@ -47,6 +48,8 @@ pub enum Control {
     None,
     /// ETX probe with its sequence number (`net::etx`).
     EtxProbe { seq: u32 },
+    /// Part `part` of DSDV update `id` (`net::dsdv`).
+    DsdvUpdate { id: u32, part: u32 },
 }
 
 impl Control {
