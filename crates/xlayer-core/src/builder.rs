@@ -348,6 +348,11 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     world.timeseries_bin = sc.output.timeseries_bin_s.map(SimTime::from_secs_f64);
     build_link_loss_and_events(sc, &mut world)?;
     build_net_protocols(sc, &mut world);
+    if let Some(cap) = sc.net.dest_queue_packets {
+        use crate::net::queue::{NeighbourQueues, PerDestQueues};
+        world.dest_queues = (0..n).map(|_| PerDestQueues::new(cap)).collect();
+        world.overheard = (0..n).map(|_| NeighbourQueues::default()).collect();
+    }
     Ok(world)
 }
 

@@ -9,6 +9,7 @@ pub mod dsdv;
 pub mod etx;
 pub mod linkloss;
 pub mod proto;
+pub mod queue;
 pub mod routing;
 
 use crate::sim::SimTime;
@@ -35,6 +36,9 @@ pub struct Packet {
     pub level: u8,
     /// What a routing/link-estimation control packet carries; [`Control::None`] for data.
     pub control: Control,
+    /// DiffQ header's queue-length field: the transmitting node's queue length for `dst`,
+    /// written at each transmission under per-destination queueing (`net::queue`).
+    pub queue_len: u16,
 }
 
 /// The kind of a control packet and the handle of its contents. The contents themselves (probe
@@ -163,6 +167,7 @@ mod tests {
             ttl: 64,
             level: 0,
             control: Control::None,
+            queue_len: 0,
         };
         let h1 = a.alloc(p);
         let h2 = a.alloc(p);
@@ -185,6 +190,7 @@ mod tests {
             ttl: 64,
             level: 0,
             control: Control::None,
+            queue_len: 0,
         };
         let mut out = vec![];
         p.emit(&mut out);

@@ -256,6 +256,12 @@ pub struct NetConfig {
     /// DSDV settings, with `routing = "dsdv"` (`net::dsdv`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsdv: Option<DsdvConfig>,
+    /// "fifo" (absent) or "per_destination" (`net::queue`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queueing: Option<String>,
+    /// Capacity of each per-destination queue (DPCLO Table I: 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dest_queue_packets: Option<u32>,
 }
 
 /// DSDV settings (ns-2 `Agent/DSDV` defaults; see `net::dsdv`).
@@ -598,6 +604,31 @@ pub struct ScenarioEvent {
 
 impl Scenario {
     fn validate_net_protocols(&mut self) -> Result<(), XlError> {
+        match self.net.queueing.as_deref() {
+            None | Some("fifo") => {
+                if self.net.dest_queue_packets.is_some() {
+                    return Err(bad(
+                        "net.dest_queue_packets",
+                        "only used with queueing = \"per_destination\"",
+                    ));
+                }
+            }
+            Some("per_destination") => {
+                let c = *self.net.dest_queue_packets.get_or_insert(3);
+                if c == 0 || c > 65535 {
+                    return Err(bad(
+                        "net.dest_queue_packets",
+                        format!("must be 1..=65535, found {c}"),
+                    ));
+                }
+            }
+            Some(other) => {
+                return Err(bad(
+                    "net.queueing",
+                    format!("unknown queueing \"{other}\"; allowed: \"fifo\", \"per_destination\""),
+                ))
+            }
+        }
         let routing = self.net.routing.clone();
         if routing == "dsdv" {
             let d = self.net.dsdv.get_or_insert_with(DsdvConfig::default);

@@ -28,5 +28,6 @@ pub fn udp_datagram(
         ttl,
         level,
         control: crate::net::Control::None,
+        queue_len: 0,
     }
 }
