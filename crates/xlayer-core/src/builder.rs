@@ -470,6 +470,11 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     }
     build_link_loss_and_events(sc, &mut world)?;
     build_net_protocols(sc, &mut world);
+    if let Some(cap) = sc.net.dest_queue_packets {
+        use crate::net::queue::{NeighbourQueues, PerDestQueues};
+        world.dest_queues = (0..n).map(|_| PerDestQueues::new(cap)).collect();
+        world.overheard = (0..n).map(|_| NeighbourQueues::default()).collect();
+    }
     Ok(world)
 }
 
@@ -597,6 +602,33 @@ fn build_net_protocols(sc: &Scenario, world: &mut World) {
                 kind: NetTimerKind::EtxProbe,
             },
         );
+    }
+    if let Some(d) = &sc.net.dsdv {
+        use crate::net::dsdv::{DsdvParams, Metric};
+        let secs = SimTime::from_secs_f64;
+        proto.enable_dsdv(DsdvParams {
+            update_interval: secs(d.update_interval_s),
+            k: d.k_next_hops as usize,
+            initial_settling: secs(d.initial_settling_s),
+            settling_weight: d.settling_weight,
+            min_trigger_gap: secs(d.min_trigger_gap_s),
+            route_timeout: secs(d.route_timeout_s.unwrap_or(3.0 * d.update_interval_s)),
+            metric: if d.metric == "hop_count" {
+                Metric::HopCount
+            } else {
+                Metric::Etx
+            },
+        });
+        for node in 0..n as u32 {
+            let at = proto.dsdv_next_periodic(node, true);
+            world.queue.schedule(
+                at,
+                crate::sim::Event::NetTimer {
+                    node,
+                    kind: NetTimerKind::DsdvPeriodic,
+                },
+            );
+        }
     }
     world.proto = Some(proto);
 }

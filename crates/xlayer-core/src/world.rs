@@ -19,6 +19,7 @@ use crate::metrics::pcap::PcapBuffer;
 use crate::metrics::{FlowStats, NetStats};
 use crate::net::linkloss::LinkLoss;
 use crate::net::proto::NetProto;
+use crate::net::queue::{NeighbourQueues, Overheard, PerDestQueues, HEADER_BYTES};
 use crate::net::Control;
 use crate::net::{routing::UNREACHABLE, Packet, PacketArena, StaticRoutes};
 use crate::phy::{Phy, PhyConfig, PhyTx, RxOutcome};
@@ -202,6 +203,10 @@ pub struct World {
     pub scenario_events: Vec<ScenarioChange>,
     /// Control protocols (ETX probing, routing), when the scenario runs any.
     pub proto: Option<NetProto>,
+    /// Per-destination queues of every node (empty: FIFO interface queues).
+    pub dest_queues: Vec<PerDestQueues>,
+    /// What every node overheard of its neighbours' per-destination queues.
+    pub overheard: Vec<NeighbourQueues>,
 }
 
 /// A change the scenario schedules (`events`).
@@ -268,6 +273,8 @@ impl World {
             link_loss: None,
             scenario_events: Vec::new(),
             proto: None,
+            dest_queues: Vec::new(),
+            overheard: Vec::new(),
         }
     }
 
@@ -348,6 +355,21 @@ impl World {
                     if lost || n.off {
                         n.net.rx_link_lost += lost as u64;
                         outcome = Some(RxOutcome::Error { tx });
+                    }
+                }
+                if let (Some(RxOutcome::Ok { .. }), false) = (outcome, self.overheard.is_empty()) {
+                    // Every decoded data frame tells of its sender's queue (DiffQ header).
+                    if let Some(p) = self.txs[tx as usize]
+                        .packet
+                        .filter(|p| !p.control.is_control())
+                    {
+                        self.overheard[node as usize].record(Overheard {
+                            neighbour: info.src,
+                            dst: p.dst,
+                            queue_len: p.queue_len as u32,
+                            sent: info.start,
+                            heard: now,
+                        });
                     }
                 }
                 match outcome {
@@ -614,6 +636,7 @@ impl World {
                 ecn: crate::transport::ECN_NOT_ECT,
                 transport: Header::Tcp(*h),
                 control: crate::net::Control::None,
+                queue_len: 0,
             };
             if h.len > 0 && in_window {
                 self.flow_stats[flow as usize].sent += 1;
@@ -725,6 +748,12 @@ impl World {
                         );
                     }
                     self.packets.release(packet);
+                    if !self.dest_queues.is_empty()
+                        && self.dest_queues[node as usize].is_at_mac(packet)
+                    {
+                        self.dest_queues[node as usize].mac_done(now);
+                        self.pump(node);
+                    }
                     self.refill(node);
                 }
             }
@@ -735,11 +764,19 @@ impl World {
     fn transmit(&mut self, node: u32, frame: Frame) {
         let now = self.now();
         let timing = self.cfg.timing.frame(frame.bytes, frame.rate_mbps);
-        let packet = if frame.packet != crate::mac::frame::NO_PACKET {
+        let mut packet = if frame.packet != crate::mac::frame::NO_PACKET {
             Some(*self.packets.get(frame.packet))
         } else {
             None
         };
+        if let (Some(p), false) = (packet.as_mut(), self.dest_queues.is_empty()) {
+            if !p.control.is_control() {
+                // The DiffQ header carries the sender's queue length for the destination now.
+                p.queue_len = self.dest_queues[node as usize]
+                    .len(p.dst)
+                    .min(u16::MAX as u32) as u16;
+            }
+        }
         let n = &mut self.nodes[node as usize];
         if packet.is_some_and(|p| p.control.is_control()) && !n.off {
             n.net.ctrl_airtime_ns += timing.total.ns();
@@ -841,7 +878,71 @@ impl World {
                     out.bytes,
                     Control::EtxProbe { seq: out.seq },
                 );
+                self.dsdv_arm_trigger(node);
+                self.refill(node);
             }
+            NetTimerKind::DsdvPeriodic => {
+                let next = proto.dsdv_next_periodic(node, false);
+                let out = proto.dsdv_periodic(node, now);
+                self.queue.schedule(
+                    now + next,
+                    Event::NetTimer {
+                        node,
+                        kind: NetTimerKind::DsdvPeriodic,
+                    },
+                );
+                if let Some(out) = out {
+                    self.send_dsdv_update(node, out);
+                }
+            }
+            NetTimerKind::DsdvTrigger => {
+                proto.nodes[node as usize].dsdv_trigger_timer = None;
+                if let Some(out) = proto.dsdv_triggered(node, now) {
+                    self.send_dsdv_update(node, out);
+                }
+                self.dsdv_arm_trigger(node);
+            }
+        }
+    }
+
+    fn send_dsdv_update(&mut self, node: u32, out: crate::net::proto::UpdateOut) {
+        for part in 0..out.parts {
+            self.control_send(
+                node,
+                out.id as u64,
+                out.bytes(part),
+                Control::DsdvUpdate { id: out.id, part },
+            );
+        }
+    }
+
+    /// Schedules a triggered-update timer of `node` if DSDV has a change waiting.
+    fn dsdv_arm_trigger(&mut self, node: u32) {
+        let Some(proto) = self.proto.as_mut() else {
+            return;
+        };
+        if let Some(at) = proto.dsdv_trigger_needed(node) {
+            let now = self.queue.now();
+            self.queue.schedule(
+                at.max(now),
+                Event::NetTimer {
+                    node,
+                    kind: NetTimerKind::DsdvTrigger,
+                },
+            );
+        }
+    }
+
+    /// Next hop from `node` towards `dst` under the scenario's routing.
+    #[inline]
+    fn next_hop(&self, node: u32, dst: u32) -> u32 {
+        match self
+            .proto
+            .as_ref()
+            .and_then(|p| p.nodes[node as usize].dsdv.as_ref())
+        {
+            Some(d) => d.next_hop(dst).unwrap_or(UNREACHABLE),
+            None => self.routes.next_hop(node, dst),
         }
     }
 
@@ -868,6 +969,7 @@ impl World {
             ecn: crate::transport::ECN_NOT_ECT,
             transport: Header::Udp,
             control,
+            queue_len: 0,
         });
         let item = QueuedPacket {
             packet: h,
@@ -875,7 +977,7 @@ impl World {
             next_hop: BROADCAST,
         };
         if n.mac
-            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
+            .enqueue_priority(now, level, item, &mut self.queue, &mut n.rng_mac)
         {
             n.net.ctrl_tx += 1;
             n.net.ctrl_tx_bytes += bytes as u64;
@@ -894,6 +996,11 @@ impl World {
         };
         match p.control {
             Control::EtxProbe { seq } => proto.on_probe(node, from, seq, now),
+            Control::DsdvUpdate { id, part } => {
+                proto.on_dsdv(node, from, id, part, now);
+                self.dsdv_arm_trigger(node);
+                self.refill(node);
+            }
             Control::None => unreachable!("data packets are not control packets"),
         }
     }
@@ -901,7 +1008,10 @@ impl World {
     fn scenario_change(&mut self, index: u32) {
         match self.scenario_events[index as usize] {
             ScenarioChange::NodeOff(node) => self.nodes[node as usize].off = true,
-            ScenarioChange::NodeOn(node) => self.nodes[node as usize].off = false,
+            ScenarioChange::NodeOn(node) => {
+                self.nodes[node as usize].off = false;
+                self.refill(node);
+            }
             ScenarioChange::LinkLoss { from, to, loss } => {
                 if let Some(ll) = self.link_loss.as_mut() {
                     ll.set(from, to, loss);
@@ -914,11 +1024,15 @@ impl World {
     fn net_send(&mut self, node: u32, h: u32) {
         let now = self.now();
         let p = *self.packets.get(h);
-        let next = self.routes.next_hop(node, p.dst);
+        let next = self.next_hop(node, p.dst);
         let n = &mut self.nodes[node as usize];
         if n.off {
             n.net.drops_node_off += 1;
             self.packets.release(h);
+            return;
+        }
+        if !self.dest_queues.is_empty() {
+            self.dest_enqueue(node, h);
             return;
         }
         if next == UNREACHABLE {
@@ -947,6 +1061,70 @@ impl World {
                 self.events
                     .publish(now, node, TuneEventKind::QueueOverflow, level as f64);
             }
+        }
+    }
+
+    /// Queues a data packet in `node`'s per-destination queue (the source adds the DiffQ
+    /// header), then feeds the MAC.
+    fn dest_enqueue(&mut self, node: u32, h: u32) {
+        let now = self.now();
+        let p = self.packets.get_mut(h);
+        if p.src == node {
+            p.header_bytes += HEADER_BYTES;
+        }
+        let dst = p.dst;
+        if !self.dest_queues[node as usize].push(now, dst, h) {
+            self.nodes[node as usize].net.drops_dest_queue += 1;
+            self.packets.release(h);
+            if self.events.wants(TuneEventKind::QueueOverflow) {
+                self.events
+                    .publish(now, node, TuneEventKind::QueueOverflow, dst as f64);
+            }
+            return;
+        }
+        self.pump(node);
+    }
+
+    /// Hands the MAC `node`'s next per-destination packet if it has none; the next hop is
+    /// chosen now.
+    fn pump(&mut self, node: u32) {
+        let now = self.now();
+        while let Some((h, dst)) = self.dest_queues[node as usize].next_for_mac() {
+            let next = self.next_hop(node, dst);
+            let p = *self.packets.get(h);
+            let n = &mut self.nodes[node as usize];
+            if next == UNREACHABLE || n.off {
+                if n.off {
+                    n.net.drops_node_off += 1;
+                } else {
+                    n.net.drops_no_route += 1;
+                }
+                self.packets.release(h);
+                self.dest_queues[node as usize].mac_done(now);
+                continue;
+            }
+            let level = (p.level as usize).min(n.mac.level_count() - 1);
+            let item = QueuedPacket {
+                packet: h,
+                bytes: p.bytes(),
+                next_hop: next,
+            };
+            if n.mac
+                .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
+            {
+                return;
+            }
+            self.packets.release(h);
+            self.dest_queues[node as usize].mac_done(now);
+        }
+    }
+
+    /// Whether a source at `node` may queue one more packet for `dst` at `level`.
+    fn source_has_room(&self, node: u32, level: usize, dst: u32) -> bool {
+        if self.dest_queues.is_empty() {
+            self.nodes[node as usize].mac.queue_has_room(level)
+        } else {
+            self.dest_queues[node as usize].has_room(dst)
         }
     }
 
@@ -1076,7 +1254,14 @@ impl World {
             let flow = self.saturating[node as usize][k];
             let f = &self.flows[flow as usize];
             let level = (f.level as usize).min(self.nodes[node as usize].mac.level_count() - 1);
-            if f.emitting(now) && self.nodes[node as usize].mac.queue_has_room(level) {
+            // A source without a route (dynamic routing still converging) or switched off
+            // waits: it is refilled again when routes change.
+            if f.emitting(now)
+                && self.source_has_room(node, level, f.dst)
+                && (self.proto.is_none()
+                    || (!self.nodes[node as usize].off
+                        && self.next_hop(node, f.dst) != UNREACHABLE))
+            {
                 self.originate(flow);
                 idle_turns = 0;
             } else {

@@ -340,6 +340,30 @@ impl Mac {
         true
     }
 
+    /// Queues a packet at `level` right behind the head (which may be in an exchange), beyond
+    /// the drop-tail capacity: network control packets (routing, link probes) jump the data
+    /// queue as ns-2's `Queue/DropTail/PriQueue` puts routing packets at the head. Returns false
+    /// (and counts a drop) only if the level already holds twice its capacity.
+    pub fn enqueue_priority(
+        &mut self,
+        now: SimTime,
+        level: usize,
+        item: QueuedPacket,
+        q: &mut EventQueue,
+        rng: &mut Stream,
+    ) -> bool {
+        let len = self.levels[level].queue.len();
+        if len >= 2 * self.params.queue_capacity as usize {
+            self.stats.drops_queue += 1;
+            return false;
+        }
+        if len == 0 {
+            return self.enqueue(now, level, item, q, rng);
+        }
+        self.levels[level].queue.insert(1, item);
+        true
+    }
+
     /// The PHY's carrier sense may have changed.
     pub fn phy_changed(&mut self, now: SimTime, busy: bool, q: &mut EventQueue) {
         self.phy_busy = busy;

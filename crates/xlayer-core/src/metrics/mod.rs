@@ -47,6 +47,8 @@ pub struct NetStats {
     pub ctrl_rx: u64,
     /// Control packets refused by a full MAC queue.
     pub ctrl_drops_queue: u64,
+    /// Data packets refused by a full per-destination queue.
+    pub drops_dest_queue: u64,
 }
 
 /// The measured window of a flow.

@@ -15,7 +15,7 @@
 //!
 //! The window is counted in probes through their sequence numbers: it holds `j`'s last `N`
 //! sequence numbers up to the one `j` should have reached by now (its last heard number plus
-//! the periods elapsed since). A window measured in seconds would hold 9, 10 or 11 jittered
+//! the longest jittered periods elapsed since). A window measured in seconds would hold 9, 10 or 11 jittered
 //! probes and make a perfect link look 10 % lossy at times. Since a
 //! window holds few probes, the estimate is noisy, and as `1/x` is convex it is biased upwards
 //! by about `Var(d)/d²` per direction (a few percent with 10 probes per window and delivery
@@ -117,11 +117,9 @@ impl Etx {
 
     /// Drops sequence numbers that fell out of the window, and neighbours silent for a window.
     fn prune(&mut self, now: SimTime) -> bool {
-        let (period, w, n) = (
-            self.params.probe_period,
-            self.params.window,
-            self.expected(),
-        );
+        let (w, n) = (self.params.window, self.expected());
+        // A probe is overdue only once the longest jittered period has passed.
+        let period = (self.params.probe_period.ns() as f64 * (1.0 + self.params.jitter)) as u64;
         let before = self.neighbours.len();
         let spare = &mut self.spare;
         self.neighbours.retain_mut(|nb| {
@@ -130,7 +128,7 @@ impl Etx {
                 spare.push(std::mem::take(&mut nb.heard));
                 return false;
             }
-            let missed = ((now - nb.last_heard).ns() / period.ns()) as u32;
+            let missed = ((now - nb.last_heard).ns() / period.max(1)) as u32;
             let newest = nb.last_seq.wrapping_add(missed);
             while nb
                 .heard

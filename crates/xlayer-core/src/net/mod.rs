@@ -6,9 +6,11 @@
 //! Forwarding decrements the TTL (IPv4, RFC 791) and drops at zero.
 
 pub mod diffq;
+pub mod dsdv;
 pub mod etx;
 pub mod linkloss;
 pub mod proto;
+pub mod queue;
 pub mod routing;
 
 use crate::sim::SimTime;
@@ -39,6 +41,9 @@ pub struct Packet {
     pub transport: crate::transport::Header,
     /// What a routing/link-estimation control packet carries; [`Control::None`] for data.
     pub control: Control,
+    /// DiffQ header's queue-length field: the transmitting node's queue length for `dst`,
+    /// written at each transmission under per-destination queueing (`net::queue`).
+    pub queue_len: u16,
 }
 
 /// The kind of a control packet and the handle of its contents. The contents themselves (probe
@@ -52,6 +57,8 @@ pub enum Control {
     None,
     /// ETX probe with its sequence number (`net::etx`).
     EtxProbe { seq: u32 },
+    /// Part `part` of DSDV update `id` (`net::dsdv`).
+    DsdvUpdate { id: u32, part: u32 },
 }
 
 impl Control {
@@ -205,6 +212,7 @@ mod tests {
             ecn: 0,
             transport: crate::transport::Header::Udp,
             control: Control::None,
+            queue_len: 0,
         };
         let h1 = a.alloc(p);
         let h2 = a.alloc(p);
@@ -229,6 +237,7 @@ mod tests {
             ecn: 0,
             transport: crate::transport::Header::Udp,
             control: Control::None,
+            queue_len: 0,
         };
         let mut out = vec![];
         p.emit(&mut out);

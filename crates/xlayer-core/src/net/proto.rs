@@ -13,6 +13,7 @@
 
 use rand::Rng;
 
+use super::dsdv::{Dsdv, DsdvParams, Entry, ENTRIES_PER_PACKET, ENTRY_BYTES, UPDATE_BASE_BYTES};
 use super::etx::{Etx, EtxParams, PROBE_BASE_BYTES, PROBE_ENTRY_BYTES, STREAM as ETX_STREAM};
 use crate::sim::rng::{stream, Stream};
 use crate::sim::SimTime;
@@ -25,6 +26,33 @@ pub struct NodeProto {
     /// The latest probe sent: its sequence number and entries (neighbour, probes heard), by id.
     probe_seq: u32,
     probe_entries: Vec<(u32, u32)>,
+    pub dsdv: Option<Dsdv>,
+    rng_dsdv: Stream,
+    /// The latest DSDV update sent: its handle and entries.
+    dsdv_id: u32,
+    dsdv_entries: Vec<Entry>,
+    /// When a triggered-update timer is pending.
+    pub dsdv_trigger_timer: Option<SimTime>,
+}
+
+/// Random stream of each node's DSDV update jitter.
+pub const DSDV_STREAM: &str = "net.dsdv.update";
+
+/// A routing update to send: its handle, and the network-layer size of each of its packets.
+#[derive(Debug, Clone, Copy)]
+pub struct UpdateOut {
+    pub id: u32,
+    pub parts: u32,
+    pub entries: u32,
+}
+
+impl UpdateOut {
+    /// Bytes of packet `part`.
+    pub fn bytes(&self, part: u32) -> u32 {
+        let per = ENTRIES_PER_PACKET as u32;
+        let n = (self.entries - part * per).min(per);
+        UPDATE_BASE_BYTES + ENTRY_BYTES * n
+    }
 }
 
 /// What a probe instant asks the node to do.
@@ -42,6 +70,7 @@ pub struct ProbeOut {
 #[derive(Debug)]
 pub struct NetProto {
     pub nodes: Vec<NodeProto>,
+    scratch: Vec<Entry>,
 }
 
 impl NetProto {
@@ -53,8 +82,91 @@ impl NetProto {
                     rng_probe: stream(seed, i, ETX_STREAM),
                     probe_seq: 0,
                     probe_entries: Vec::new(),
+                    dsdv: None,
+                    rng_dsdv: stream(seed, i, DSDV_STREAM),
+                    dsdv_id: 0,
+                    dsdv_entries: Vec::new(),
+                    dsdv_trigger_timer: None,
                 })
                 .collect(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Runs DSDV on every node.
+    pub fn enable_dsdv(&mut self, params: DsdvParams) {
+        for (i, st) in self.nodes.iter_mut().enumerate() {
+            st.dsdv = Some(Dsdv::new(i as u32, params));
+        }
+    }
+
+    /// Delay until the next periodic DSDV update of `node` (first: uniform over a period;
+    /// then the period jittered by ±10 %, as the probes).
+    pub fn dsdv_next_periodic(&mut self, node: u32, first: bool) -> SimTime {
+        let st = &mut self.nodes[node as usize];
+        let Some(d) = st.dsdv.as_ref() else {
+            return SimTime::MAX;
+        };
+        let p = d.params.update_interval.ns() as f64;
+        let f = if first {
+            st.rng_dsdv.gen_range(0.0..1.0)
+        } else {
+            st.rng_dsdv.gen_range(0.9..=1.1)
+        };
+        SimTime((p * f) as u64)
+    }
+
+    fn publish(st: &mut NodeProto) -> UpdateOut {
+        st.dsdv_id = st.dsdv_id.wrapping_add(1);
+        let entries = st.dsdv_entries.len() as u32;
+        UpdateOut {
+            id: st.dsdv_id,
+            parts: entries.div_ceil(ENTRIES_PER_PACKET as u32).max(1),
+            entries,
+        }
+    }
+
+    /// `node`'s periodic DSDV update.
+    pub fn dsdv_periodic(&mut self, node: u32, now: SimTime) -> Option<UpdateOut> {
+        let st = &mut self.nodes[node as usize];
+        st.dsdv.as_mut()?.periodic(now, &mut st.dsdv_entries);
+        Some(Self::publish(st))
+    }
+
+    /// `node`'s triggered DSDV update, if one is due.
+    pub fn dsdv_triggered(&mut self, node: u32, now: SimTime) -> Option<UpdateOut> {
+        let st = &mut self.nodes[node as usize];
+        if st.dsdv.as_mut()?.triggered(now, &mut st.dsdv_entries) {
+            Some(Self::publish(st))
+        } else {
+            None
+        }
+    }
+
+    /// When `node` needs a triggered-update timer that is not yet pending.
+    pub fn dsdv_trigger_needed(&mut self, node: u32) -> Option<SimTime> {
+        let st = &mut self.nodes[node as usize];
+        let at = st.dsdv.as_ref()?.trigger_at()?;
+        if st.dsdv_trigger_timer.is_some_and(|t| t <= at) {
+            return None;
+        }
+        st.dsdv_trigger_timer = Some(at);
+        Some(at)
+    }
+
+    /// `node` received part `part` of DSDV update `id` of `from`.
+    pub fn on_dsdv(&mut self, node: u32, from: u32, id: u32, part: u32, now: SimTime) {
+        let sender = &self.nodes[from as usize];
+        if sender.dsdv_id != id {
+            return; // superseded while the packet waited: its contents are gone
+        }
+        let a = (part as usize * ENTRIES_PER_PACKET).min(sender.dsdv_entries.len());
+        let b = (a + ENTRIES_PER_PACKET).min(sender.dsdv_entries.len());
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&sender.dsdv_entries[a..b]);
+        let st = &mut self.nodes[node as usize];
+        if let Some(d) = st.dsdv.as_mut() {
+            d.on_update(now, from, &self.scratch, &st.etx);
         }
     }
 
@@ -71,6 +183,9 @@ impl NetProto {
         let (seq, changed) = st.etx.on_probe_tick(now);
         st.etx.probe_entries(now, &mut st.probe_entries);
         st.probe_seq = seq;
+        if let Some(d) = st.dsdv.as_mut() {
+            d.on_links_changed(now, &st.etx);
+        }
         ProbeOut {
             seq,
             bytes: PROBE_BASE_BYTES + PROBE_ENTRY_BYTES * st.probe_entries.len() as u32,

@@ -253,6 +253,63 @@ pub struct NetConfig {
     /// ETX probing (`net::etx`); on by default under the ETX routing protocols.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etx: Option<EtxConfig>,
+    /// DSDV settings, with `routing = "dsdv"` (`net::dsdv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsdv: Option<DsdvConfig>,
+    /// "fifo" (absent) or "per_destination" (`net::queue`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queueing: Option<String>,
+    /// Capacity of each per-destination queue (DPCLO Table I: 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dest_queue_packets: Option<u32>,
+}
+
+/// DSDV settings (ns-2 `Agent/DSDV` defaults; see `net::dsdv`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DsdvConfig {
+    #[serde(default = "DsdvConfig::default_interval")]
+    pub update_interval_s: f64,
+    #[serde(default = "DsdvConfig::default_k")]
+    pub k_next_hops: u32,
+    #[serde(default = "DsdvConfig::default_settling")]
+    pub initial_settling_s: f64,
+    #[serde(default = "DsdvConfig::default_weight")]
+    pub settling_weight: f64,
+    #[serde(default = "DsdvConfig::default_gap")]
+    pub min_trigger_gap_s: f64,
+    /// Default: 3 update intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_timeout_s: Option<f64>,
+    #[serde(default = "DsdvConfig::default_metric")]
+    pub metric: String,
+}
+
+impl DsdvConfig {
+    fn default_interval() -> f64 {
+        15.0
+    }
+    fn default_k() -> u32 {
+        1
+    }
+    fn default_settling() -> f64 {
+        6.0
+    }
+    fn default_weight() -> f64 {
+        0.875
+    }
+    fn default_gap() -> f64 {
+        1.0
+    }
+    fn default_metric() -> String {
+        "etx".into()
+    }
+}
+
+impl Default for DsdvConfig {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("dsdv defaults")
+    }
 }
 
 /// ETX estimator settings (De Couto et al. 2003 defaults; see `net::etx`).
@@ -637,6 +694,71 @@ pub struct ScenarioEvent {
 
 impl Scenario {
     fn validate_net_protocols(&mut self) -> Result<(), XlError> {
+        match self.net.queueing.as_deref() {
+            None | Some("fifo") => {
+                if self.net.dest_queue_packets.is_some() {
+                    return Err(bad(
+                        "net.dest_queue_packets",
+                        "only used with queueing = \"per_destination\"",
+                    ));
+                }
+            }
+            Some("per_destination") => {
+                let c = *self.net.dest_queue_packets.get_or_insert(3);
+                if c == 0 || c > 65535 {
+                    return Err(bad(
+                        "net.dest_queue_packets",
+                        format!("must be 1..=65535, found {c}"),
+                    ));
+                }
+            }
+            Some(other) => {
+                return Err(bad(
+                    "net.queueing",
+                    format!("unknown queueing \"{other}\"; allowed: \"fifo\", \"per_destination\""),
+                ))
+            }
+        }
+        let routing = self.net.routing.clone();
+        if routing == "dsdv" {
+            let d = self.net.dsdv.get_or_insert_with(DsdvConfig::default);
+            if d.route_timeout_s.is_none() {
+                d.route_timeout_s = Some(3.0 * d.update_interval_s);
+            }
+            self.net.etx.get_or_insert_with(EtxConfig::default);
+        } else if self.net.dsdv.is_some() {
+            return Err(bad(
+                "net.dsdv",
+                format!("only used with routing = \"dsdv\" (routing is \"{routing}\")"),
+            ));
+        }
+        if let Some(d) = &self.net.dsdv {
+            positive("net.dsdv.update_interval_s", d.update_interval_s)?;
+            if d.k_next_hops == 0 || d.k_next_hops > 16 {
+                return Err(bad(
+                    "net.dsdv.k_next_hops",
+                    format!("must be 1..=16, found {}", d.k_next_hops),
+                ));
+            }
+            positive("net.dsdv.initial_settling_s", d.initial_settling_s)?;
+            if !(d.settling_weight.is_finite() && (0.0..1.0).contains(&d.settling_weight)) {
+                return Err(bad(
+                    "net.dsdv.settling_weight",
+                    format!("must be in [0, 1), found {}", d.settling_weight),
+                ));
+            }
+            positive("net.dsdv.min_trigger_gap_s", d.min_trigger_gap_s)?;
+            positive("net.dsdv.route_timeout_s", d.route_timeout_s.unwrap_or(1.0))?;
+            if !["etx", "hop_count"].contains(&d.metric.as_str()) {
+                return Err(bad(
+                    "net.dsdv.metric",
+                    format!(
+                        "unknown metric \"{}\"; allowed: \"etx\", \"hop_count\"",
+                        d.metric
+                    ),
+                ));
+            }
+        }
         if let Some(e) = &self.net.etx {
             positive("net.etx.probe_period_s", e.probe_period_s)?;
             if !(e.window_s.is_finite() && e.window_s >= e.probe_period_s) {
@@ -827,11 +949,11 @@ impl Scenario {
         }
         self.validate_radio()?;
         self.validate_mac()?;
-        if self.net.routing != "static" {
+        if !["static", "dsdv"].contains(&self.net.routing.as_str()) {
             return Err(bad(
                 "net.routing",
                 format!(
-                    "unknown routing \"{}\"; allowed: \"static\"",
+                    "unknown routing \"{}\"; allowed: \"static\", \"dsdv\"",
                     self.net.routing
                 ),
             ));

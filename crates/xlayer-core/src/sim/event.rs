@@ -19,6 +19,10 @@ pub enum TimerKind {
 pub enum NetTimerKind {
     /// Time to send the next ETX probe.
     EtxProbe,
+    /// Periodic DSDV full dump.
+    DsdvPeriodic,
+    /// A triggered DSDV update may be due.
+    DsdvTrigger,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -48,5 +48,6 @@ pub fn udp_datagram(
         ecn: ECN_NOT_ECT,
         transport: Header::Udp,
         control: crate::net::Control::None,
+        queue_len: 0,
     }
 }

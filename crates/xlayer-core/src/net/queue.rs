@@ -1,0 +1,220 @@
+//! Per-destination queues with a piggy-backed queue length (DPCLO §IV-D, DiffQ §4 and §5.3).
+//!
+//! Depends on `sim` only. A node keeps one FIFO queue per destination, each holding at most
+//! `capacity` packets (DPCLO Table I: 3), counted with the packet that is at the MAC. Queues are
+//! soft state: one appears with its first packet and disappears when it empties. The node hands
+//! the MAC one data packet at a time, taking destinations in turn (round robin by id; the
+//! back-pressure schedulers of DiffQ/DPCLO replace this choice), so the next hop is chosen when
+//! the packet leaves its queue and head-of-line blocking across destinations cannot build up in
+//! the MAC.
+//!
+//! Every data frame carries the DiffQ header (type, flow id, queue length, timestamp, sequence
+//! number: [`HEADER_BYTES`]); its queue-length field is written by each transmitting node with
+//! its current queue length for the packet's destination, and every node that decodes the
+//! frame — addressee or not — records, per neighbour and destination, the last length heard and
+//! when ([`Overheard`]).
+
+use std::collections::VecDeque;
+
+use crate::sim::SimTime;
+
+/// DiffQ header (Fig. 4): type (1 byte), flow id (2), queue length (2), timestamp (4),
+/// sequence number (4).
+pub const HEADER_BYTES: u32 = 13;
+
+#[derive(Debug)]
+struct DestQueue {
+    dst: u32,
+    items: VecDeque<u32>,
+}
+
+/// One node's per-destination queues.
+#[derive(Debug)]
+pub struct PerDestQueues {
+    pub capacity: u32,
+    /// Sorted by destination.
+    queues: Vec<DestQueue>,
+    spare: Vec<VecDeque<u32>>,
+    /// The data packet handed to the MAC, and its destination.
+    at_mac: Option<(u32, u32)>,
+    /// Destination served last (round robin resumes after it).
+    last_served: Option<u32>,
+    /// Queue-length history `(time, destination, length)`, when enabled (tests, traces).
+    pub log: Option<Vec<(SimTime, u32, u32)>>,
+}
+
+/// What a node heard of a neighbour's queue for a destination.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Overheard {
+    pub neighbour: u32,
+    pub dst: u32,
+    pub queue_len: u32,
+    /// When the frame carrying it started (its sender wrote the length then) and ended.
+    pub sent: SimTime,
+    pub heard: SimTime,
+}
+
+impl PerDestQueues {
+    pub fn new(capacity: u32) -> PerDestQueues {
+        PerDestQueues {
+            capacity,
+            queues: Vec::new(),
+            spare: Vec::new(),
+            at_mac: None,
+            last_served: None,
+            log: None,
+        }
+    }
+
+    fn find(&self, dst: u32) -> Result<usize, usize> {
+        self.queues.binary_search_by_key(&dst, |q| q.dst)
+    }
+
+    /// Packets held for `dst`, the one at the MAC included.
+    pub fn len(&self, dst: u32) -> u32 {
+        let queued = self
+            .find(dst)
+            .map(|i| self.queues[i].items.len() as u32)
+            .unwrap_or(0);
+        queued + self.at_mac.is_some_and(|(_, d)| d == dst) as u32
+    }
+
+    pub fn has_room(&self, dst: u32) -> bool {
+        self.len(dst) < self.capacity
+    }
+
+    /// Destinations with a queue, and their lengths.
+    pub fn lengths(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let mut dsts: Vec<u32> = self.queues.iter().map(|q| q.dst).collect();
+        if let Some((_, d)) = self.at_mac {
+            if let Err(i) = dsts.binary_search(&d) {
+                dsts.insert(i, d);
+            }
+        }
+        dsts.into_iter().map(|d| (d, self.len(d)))
+    }
+
+    fn record(&mut self, now: SimTime, dst: u32) {
+        if self.log.is_some() {
+            let len = self.len(dst);
+            self.log.as_mut().unwrap().push((now, dst, len));
+        }
+    }
+
+    /// Queues packet `h` for `dst`; false if that destination's queue is full.
+    pub fn push(&mut self, now: SimTime, dst: u32, h: u32) -> bool {
+        if !self.has_room(dst) {
+            return false;
+        }
+        let i = match self.find(dst) {
+            Ok(i) => i,
+            Err(i) => {
+                let items = self.spare.pop().unwrap_or_default();
+                self.queues.insert(i, DestQueue { dst, items });
+                i
+            }
+        };
+        self.queues[i].items.push_back(h);
+        self.record(now, dst);
+        true
+    }
+
+    /// The next packet for the MAC, if none is there: the head of the next destination's queue
+    /// in round robin. The packet stays counted in its queue until [`Self::mac_done`].
+    pub fn next_for_mac(&mut self) -> Option<(u32, u32)> {
+        if self.at_mac.is_some() || self.queues.is_empty() {
+            return None;
+        }
+        let i = match self.last_served {
+            Some(d) => match self.find(d) {
+                Ok(i) => (i + 1) % self.queues.len(),
+                Err(i) => i % self.queues.len(),
+            },
+            None => 0,
+        };
+        let q = &mut self.queues[i];
+        let h = q.items.pop_front().expect("queues are never kept empty");
+        let dst = q.dst;
+        if q.items.is_empty() {
+            let items = std::mem::take(&mut self.queues[i].items);
+            self.spare.push(items);
+            self.queues.remove(i);
+        }
+        self.at_mac = Some((h, dst));
+        self.last_served = Some(dst);
+        Some((h, dst))
+    }
+
+    /// Whether `h` is the packet at the MAC.
+    pub fn is_at_mac(&self, h: u32) -> bool {
+        self.at_mac.is_some_and(|(p, _)| p == h)
+    }
+
+    /// The MAC is done with its packet (sent, dropped, or refused).
+    pub fn mac_done(&mut self, now: SimTime) {
+        if let Some((_, dst)) = self.at_mac.take() {
+            self.record(now, dst);
+        }
+    }
+}
+
+/// What one node overheard of its neighbours' queues: the last length per (neighbour,
+/// destination).
+#[derive(Debug, Default)]
+pub struct NeighbourQueues {
+    /// Sorted by (neighbour, destination).
+    pub entries: Vec<Overheard>,
+}
+
+impl NeighbourQueues {
+    pub fn record(&mut self, o: Overheard) {
+        match self
+            .entries
+            .binary_search_by_key(&(o.neighbour, o.dst), |e| (e.neighbour, e.dst))
+        {
+            Ok(i) => self.entries[i] = o,
+            Err(i) => self.entries.insert(i, o),
+        }
+    }
+
+    pub fn get(&self, neighbour: u32, dst: u32) -> Option<&Overheard> {
+        self.entries
+            .binary_search_by_key(&(neighbour, dst), |e| (e.neighbour, e.dst))
+            .ok()
+            .map(|i| &self.entries[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_destination_holds_at_most_its_capacity_and_empty_queues_vanish() {
+        let t = SimTime::ZERO;
+        let mut q = PerDestQueues::new(3);
+        for h in 0..5 {
+            assert_eq!(q.push(t, 7, h), h < 3);
+        }
+        assert!(q.push(t, 8, 10));
+        assert_eq!((q.len(7), q.len(8)), (3, 1));
+        // Round robin across destinations; the packet at the MAC still counts.
+        assert_eq!(q.next_for_mac(), Some((0, 7)));
+        assert_eq!(q.len(7), 3);
+        assert!(!q.push(t, 7, 99));
+        assert_eq!(q.next_for_mac(), None, "one packet at the MAC at a time");
+        q.mac_done(t);
+        assert_eq!(q.next_for_mac(), Some((10, 8)));
+        q.mac_done(t);
+        assert_eq!(
+            q.lengths().collect::<Vec<_>>(),
+            vec![(7, 2)],
+            "8's queue is gone"
+        );
+        assert_eq!(q.next_for_mac(), Some((1, 7)));
+        q.mac_done(t);
+        assert_eq!(q.next_for_mac(), Some((2, 7)));
+        q.mac_done(t);
+        assert_eq!(q.lengths().count(), 0);
+    }
+}
