@@ -445,6 +445,26 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         fading: r.fading,
         shadowing_sigma_db: r.shadowing_sigma_db,
     };
+    // DiffQ sources start at the configured rate (a tenth of the data rate by default) and
+    // follow their rate controller from there.
+    let diffq = if sc.stack.preset.starts_with("diffq") {
+        let d = sc.stack.diffq.clone().unwrap_or_default();
+        let max_bps = r.data_rate() * 1e6;
+        let init = d.initial_rate_bps.unwrap_or(max_bps / 10.0).min(max_bps);
+        for f in flows.iter_mut() {
+            if f.transport == FlowTransport::Udp {
+                f.kind = SourceKind::Cbr {
+                    interval: cbr_interval(f.payload_bytes, init),
+                };
+            }
+        }
+        for c in tcp_conns.iter_mut() {
+            c.sender.set_pace_rate_quiet(init);
+        }
+        Some((d, init, max_bps))
+    } else {
+        None
+    };
     let mut world = World::new(
         cfg,
         nodes,
@@ -474,6 +494,36 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         use crate::net::queue::{NeighbourQueues, PerDestQueues};
         world.dest_queues = (0..n).map(|_| PerDestQueues::new(cap)).collect();
         world.overheard = (0..n).map(|_| NeighbourQueues::default()).collect();
+    }
+    if let Some((d, init, max_bps)) = diffq {
+        use crate::net::diffq::{RateControl, SourceRate};
+        let control = if d.rate_control == "log_utility" {
+            RateControl::LogUtility
+        } else {
+            RateControl::Aimd {
+                alpha_mbps: d.alpha_mbps,
+                beta: d.beta,
+            }
+        };
+        let levels = sc.mac_levels().len();
+        world.diffq = Some(crate::world::DiffqState {
+            scheduling: d.mode != "rate_only",
+            prioritization: d.mode == "full",
+            max_queue: sc
+                .net
+                .dest_queue_packets
+                .unwrap_or(crate::scenario::DIFFQ_QUEUE_PACKETS),
+            levels: levels as u8,
+            rates: world
+                .flows
+                .iter()
+                .map(|_| SourceRate::new(control, d.queue_thresh, init, max_bps))
+                .collect(),
+            rng: (0..n as u32)
+                .map(|i| stream(sc.seed, i, "net.diffq"))
+                .collect(),
+            level_use: vec![0; levels],
+        });
     }
     Ok(world)
 }

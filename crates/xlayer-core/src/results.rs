@@ -234,6 +234,20 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 f64::NAN
             }),
         ),
+        (
+            "mac_level_use",
+            Str(w
+                .diffq
+                .as_ref()
+                .map(|d| {
+                    d.level_use
+                        .iter()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join("/")
+                })
+                .unwrap_or_default()),
+        ),
         ("events", Int(w.queue.executed() as i64)),
         ("wall_s", Float(w.wall.as_secs_f64())),
     ];

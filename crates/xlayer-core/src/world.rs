@@ -99,6 +99,23 @@ pub struct TcpConn {
     pub receiver: TcpReceiver,
 }
 
+/// DiffQ at every node (`stack.preset = "diffq-udp" | "diffq-tcp"`; `crate::net::diffq`).
+#[derive(Debug)]
+pub struct DiffqState {
+    /// Differential scheduling (else round robin) and MAC priorities (else level 0).
+    pub scheduling: bool,
+    pub prioritization: bool,
+    /// D: the per-destination queue size; Δ: the MAC's levels.
+    pub max_queue: u32,
+    pub levels: u8,
+    /// Each flow's source rate controller (all flows are DiffQ flows under the presets).
+    pub rates: Vec<crate::net::diffq::SourceRate>,
+    /// Tie-breaking streams, one per node (`net.diffq`).
+    pub rng: Vec<Stream>,
+    /// Packets sent per MAC level (priority usage), by level.
+    pub level_use: Vec<u64>,
+}
+
 /// A TFRC connection, with the times of its pending timer events (each timer keeps at most one
 /// event in the queue that matters; stale ones find nothing due).
 #[derive(Debug)]
@@ -205,6 +222,8 @@ pub struct World {
     pub proto: Option<NetProto>,
     /// Per-destination queues of every node (empty: FIFO interface queues).
     pub dest_queues: Vec<PerDestQueues>,
+    /// DiffQ, when the scenario runs it.
+    pub diffq: Option<DiffqState>,
     /// What every node overheard of its neighbours' per-destination queues.
     pub overheard: Vec<NeighbourQueues>,
 }
@@ -274,6 +293,7 @@ impl World {
             scenario_events: Vec::new(),
             proto: None,
             dest_queues: Vec::new(),
+            diffq: None,
             overheard: Vec::new(),
         }
     }
@@ -452,6 +472,16 @@ impl World {
             }
             Event::TransportTimer { conn, kind } => match kind {
                 TIMER_TCP_RTO | TIMER_TCP_PACE => {
+                    if kind == TIMER_TCP_PACE {
+                        if let Some(dq) = self.diffq.as_mut() {
+                            // DiffQ-TCP: the pacing rate follows the source's own queue.
+                            let flow = self.tcp[conn as usize].flow;
+                            let f = &self.flows[flow as usize];
+                            let own = self.dest_queues[f.src as usize].len(f.dst);
+                            let rate = dq.rates[flow as usize].on_packet(own);
+                            self.tcp[conn as usize].sender.set_pace_rate_quiet(rate);
+                        }
+                    }
                     let k = if kind == TIMER_TCP_RTO {
                         TcpTimer::Rto
                     } else {
@@ -1089,7 +1119,21 @@ impl World {
     /// chosen now.
     fn pump(&mut self, node: u32) {
         let now = self.now();
-        while let Some((h, dst)) = self.dest_queues[node as usize].next_for_mac() {
+        loop {
+            let (choice, level) = self.diffq_choice(node);
+            let taken = match choice {
+                Some(d) => self.dest_queues[node as usize].take_for_mac(d),
+                None => self.dest_queues[node as usize].next_for_mac(),
+            };
+            let Some((h, dst)) = taken else {
+                break;
+            };
+            if let Some(l) = level {
+                self.packets.get_mut(h).level = l;
+                if let Some(dq) = self.diffq.as_mut() {
+                    dq.level_use[l as usize] += 1;
+                }
+            }
             let next = self.next_hop(node, dst);
             let p = *self.packets.get(h);
             let n = &mut self.nodes[node as usize];
@@ -1116,6 +1160,51 @@ impl World {
             }
             self.packets.release(h);
             self.dest_queues[node as usize].mac_done(now);
+        }
+    }
+
+    /// DiffQ's choice at `node` (DiffQ §4.1, Forwarder Algorithm): the destination whose queue
+    /// differential against its routing next hop is largest (ties at random), and the MAC
+    /// priority of its head-of-line packet. `(None, None)` without DiffQ or with nothing
+    /// waiting (the queues' round robin then applies); `(None, Some(0))` under "rate_only".
+    fn diffq_choice(&mut self, node: u32) -> (Option<u32>, Option<u8>) {
+        let Some(dq) = self.diffq.as_ref() else {
+            return (None, None);
+        };
+        if self.dest_queues[node as usize].mac_busy() {
+            return (None, None);
+        }
+        if !dq.scheduling {
+            return (None, Some(0));
+        }
+        let (max_queue, levels, prio) = (dq.max_queue, dq.levels, dq.prioritization);
+        // The node's stream, copied out for the choice and written back (32 bytes).
+        let mut rng = dq.rng[node as usize].clone();
+        let overheard = &self.overheard[node as usize];
+        let candidates = self.dest_queues[node as usize].waiting().map(|(dst, own)| {
+            let next = self.next_hop(node, dst);
+            // The next hop's queue as last overheard; the destination itself holds none.
+            let theirs = if next == dst || next == UNREACHABLE {
+                0
+            } else {
+                overheard.get(next, dst).map(|o| o.queue_len).unwrap_or(0)
+            };
+            (dst, own as i64 - theirs as i64)
+        });
+        let best = crate::net::diffq::pick(candidates, &mut rng);
+        if let Some(dq) = self.diffq.as_mut() {
+            dq.rng[node as usize] = rng;
+        }
+        match best {
+            Some((dst, qd)) => {
+                let level = if prio {
+                    crate::net::diffq::priority(qd, max_queue, levels)
+                } else {
+                    0
+                };
+                (Some(dst), Some(level))
+            }
+            None => (None, None),
         }
     }
 
@@ -1233,6 +1322,14 @@ impl World {
             return;
         }
         self.originate(flow);
+        let mut interval = interval;
+        if let Some(dq) = self.diffq.as_mut() {
+            // DiffQ-UDP: the source's rate follows its own destination queue (§4.1).
+            let f = &self.flows[flow as usize];
+            let own = self.dest_queues[f.src as usize].len(f.dst);
+            let rate = dq.rates[flow as usize].on_packet(own);
+            interval = crate::app::cbr_interval(f.payload_bytes, rate);
+        }
         let next = now + interval;
         if next < self.flows[flow as usize].stop {
             self.queue.schedule(next, Event::AppSend { flow });

@@ -31,7 +31,10 @@ pub fn differential(own: u32, candidates: impl IntoIterator<Item = u32>) -> Opti
 /// The destination to serve: the largest differential among `(destination, differential)`
 /// candidates; equal maxima are broken uniformly at random by `rng` (reservoir sampling, so the
 /// choice needs no allocation).
-pub fn pick<R: Rng>(candidates: impl IntoIterator<Item = (u32, i64)>, rng: &mut R) -> Option<u32> {
+pub fn pick<R: Rng>(
+    candidates: impl IntoIterator<Item = (u32, i64)>,
+    rng: &mut R,
+) -> Option<(u32, i64)> {
     let mut best: Option<(u32, i64)> = None;
     let mut ties = 0u32;
     for (d, qd) in candidates {
@@ -49,7 +52,7 @@ pub fn pick<R: Rng>(candidates: impl IntoIterator<Item = (u32, i64)>, rng: &mut 
             }
         }
     }
-    best.map(|(d, _)| d)
+    best
 }
 
 /// How a DiffQ source sets its rate from its own destination queue.
@@ -145,11 +148,11 @@ mod tests {
     #[test]
     fn pick_takes_the_largest_differential_and_breaks_ties_evenly() {
         let mut rng = stream(1, 0, "test.diffq");
-        assert_eq!(pick([(4, 1), (9, 6), (2, -3)], &mut rng), Some(9));
+        assert_eq!(pick([(4, 1), (9, 6), (2, -3)], &mut rng), Some((9, 6)));
         assert_eq!(pick(std::iter::empty(), &mut rng), None);
         let mut counts = [0u32; 3];
         for _ in 0..3000 {
-            let d = pick([(0, 5), (1, 5), (2, 5), (3, 1)], &mut rng).unwrap();
+            let (d, _) = pick([(0, 5), (1, 5), (2, 5), (3, 1)], &mut rng).unwrap();
             counts[d as usize] += 1;
         }
         for c in counts {

@@ -363,7 +363,7 @@ impl Default for NetConfig {
 }
 
 /// Protocol stacks a scenario can name in `stack.preset`.
-pub const PRESETS: [&str; 9] = [
+pub const PRESETS: [&str; 11] = [
     "udp-dcf",
     "udp",
     "tcp-reno",
@@ -373,6 +373,8 @@ pub const PRESETS: [&str; 9] = [
     "tcp-few",
     "tfrc",
     "tfrc-ecn",
+    "diffq-udp",
+    "diffq-tcp",
 ];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -380,7 +382,65 @@ pub const PRESETS: [&str; 9] = [
 pub struct Stack {
     #[serde(default = "Stack::default_preset")]
     pub preset: String,
+    /// DiffQ settings (`stack.diffq`), with the `diffq-udp` and `diffq-tcp` presets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diffq: Option<DiffqOptions>,
 }
+
+/// DiffQ's parameters (`net::diffq`); defaults from the document where it gives them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DiffqOptions {
+    /// §6.4's ablation: "full" (rate control, differential scheduling, MAC priorities),
+    /// "rate_scheduling" (priority 0), "rate_only" (round-robin scheduling, priority 0).
+    #[serde(default = "DiffqOptions::default_mode")]
+    pub mode: String,
+    /// "aimd" (the document's pseudo-code) or "log_utility".
+    #[serde(default = "DiffqOptions::default_rate_control")]
+    pub rate_control: String,
+    /// AIMD additive increase per packet (Mbit/s; §6.1: 0.01).
+    #[serde(default = "DiffqOptions::default_alpha")]
+    pub alpha_mbps: f64,
+    /// AIMD multiplicative decrease (§6.1: 0.5).
+    #[serde(default = "DiffqOptions::default_beta")]
+    pub beta: f64,
+    /// QUEUE_THRESH: the source's own queue length above which its rate falls.
+    #[serde(default = "DiffqOptions::default_thresh")]
+    pub queue_thresh: u32,
+    /// A source's starting rate (bit/s); default a tenth of the data rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_rate_bps: Option<f64>,
+}
+
+impl DiffqOptions {
+    fn default_mode() -> String {
+        "full".into()
+    }
+    fn default_rate_control() -> String {
+        "aimd".into()
+    }
+    fn default_alpha() -> f64 {
+        0.01
+    }
+    fn default_beta() -> f64 {
+        0.5
+    }
+    /// Not in the document: half a priority step (D/Δ = 50/8 packets), so a source that keeps
+    /// its own queue under the threshold never outranks a relay whose queue has built up.
+    fn default_thresh() -> u32 {
+        4
+    }
+}
+
+impl Default for DiffqOptions {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("diffq defaults")
+    }
+}
+
+/// Per-destination queue size D of the DiffQ presets (the document does not give it; 50 is
+/// ns-2's interface queue, so a DiffQ node buffers per destination what a FIFO node buffers).
+pub const DIFFQ_QUEUE_PACKETS: u32 = 50;
 
 impl Stack {
     fn default_preset() -> String {
@@ -392,6 +452,7 @@ impl Default for Stack {
     fn default() -> Self {
         Stack {
             preset: Stack::default_preset(),
+            diffq: None,
         }
     }
 }
@@ -937,6 +998,7 @@ impl Scenario {
     }
 
     fn validate_in_place(&mut self) -> Result<(), XlError> {
+        self.apply_preset()?;
         positive("duration_s", self.duration_s)?;
         if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0 && self.warmup_s < self.duration_s) {
             return Err(bad(
@@ -964,7 +1026,6 @@ impl Scenario {
                 format!("must be 1..=255, found {}", self.net.ttl),
             ));
         }
-        self.apply_preset()?;
         self.validate_topology()?;
         self.validate_link_loss_and_events()?;
         self.validate_net_protocols()?;
@@ -1068,7 +1129,14 @@ impl Scenario {
     /// congestion control and SACK), so one scenario runs under several stacks unchanged.
     fn apply_preset(&mut self) -> Result<(), XlError> {
         // (transport, cc, sack) of each preset.
-        let t: (&str, Option<&str>, bool) = match self.stack.preset.as_str() {
+        if self.stack.diffq.is_some() && !self.stack.preset.starts_with("diffq") {
+            return Err(bad(
+                "stack.diffq",
+                "only used with the \"diffq-udp\" and \"diffq-tcp\" presets",
+            ));
+        }
+        let preset = self.stack.preset.clone();
+        let t: (&str, Option<&str>, bool) = match preset.as_str() {
             "udp-dcf" => return Ok(()),
             "udp" => ("udp", None, false),
             "tcp-reno" => ("tcp", Some("reno"), false),
@@ -1079,6 +1147,51 @@ impl Scenario {
             "tcp-few" => ("tcp", Some("few"), false),
             "tfrc" => ("tfrc", None, false),
             "tfrc-ecn" => ("tfrc-ecn", None, false),
+            // DiffQ: per-destination queues, 8-level MAC, source rate control; DiffQ-TCP keeps
+            // TCP's reliability (with SACK, as the testbed's Linux TCP) without its congestion
+            // control.
+            "diffq-udp" | "diffq-tcp" => {
+                let d = self.stack.diffq.get_or_insert_with(DiffqOptions::default);
+                const MODES: [&str; 3] = ["full", "rate_scheduling", "rate_only"];
+                if !MODES.contains(&d.mode.as_str()) {
+                    return Err(bad(
+                        "stack.diffq.mode",
+                        format!("unknown mode \"{}\"; allowed: \"full\", \"rate_scheduling\", \"rate_only\"", d.mode),
+                    ));
+                }
+                if !["aimd", "log_utility"].contains(&d.rate_control.as_str()) {
+                    return Err(bad(
+                        "stack.diffq.rate_control",
+                        format!(
+                            "unknown rate control \"{}\"; allowed: \"aimd\", \"log_utility\"",
+                            d.rate_control
+                        ),
+                    ));
+                }
+                positive("stack.diffq.alpha_mbps", d.alpha_mbps)?;
+                if !(d.beta > 0.0 && d.beta < 1.0) {
+                    return Err(bad(
+                        "stack.diffq.beta",
+                        format!("must be between 0 and 1, found {}", d.beta),
+                    ));
+                }
+                if d.queue_thresh == 0 {
+                    return Err(bad("stack.diffq.queue_thresh", "must be at least 1 packet"));
+                }
+                if let Some(r) = d.initial_rate_bps {
+                    positive("stack.diffq.initial_rate_bps", r)?;
+                }
+                self.mac.access = "diffq8".into();
+                self.net.queueing = Some("per_destination".into());
+                self.net
+                    .dest_queue_packets
+                    .get_or_insert(DIFFQ_QUEUE_PACKETS);
+                if self.stack.preset == "diffq-udp" {
+                    ("udp", None, false)
+                } else {
+                    ("tcp", Some("paced"), true)
+                }
+            }
             other => {
                 return Err(bad(
                     "stack.preset",
@@ -1098,7 +1211,10 @@ impl Scenario {
             *transport = t.0.to_string();
             *cc = t.1.map(str::to_string);
             *sack = t.2;
-            if t.0 == "tcp" {
+            if t.1 == Some("paced") {
+                // DiffQ sets the rate; the field only keeps validation happy.
+                *rate = RateSpec::Bps(1e6);
+            } else if t.0 == "tcp" {
                 // TCP flows are bulk transfers paced by their congestion control.
                 *rate = RateSpec::Saturate;
             } else {

@@ -186,6 +186,12 @@ impl TcpSender {
         self.try_send(now, out);
     }
 
+    /// Sets the paced rate without sending (set-up, and rate controllers that call before the
+    /// pacing clock's own tick).
+    pub fn set_pace_rate_quiet(&mut self, rate_bps: f64) {
+        self.pace_rate_bps = rate_bps.max(1.0);
+    }
+
     /// Active open: sends the SYN.
     pub fn open(&mut self, now: SimTime, out: &mut TcpOut) {
         if self.state != SendState::Closed {
