@@ -40,6 +40,22 @@ fn main() {
             cell("timeouts")
         );
     }
+    for key in [
+        "drops_dest_queue",
+        "drops_dest_queue_transit",
+        "drops_queue",
+        "drops_retry_limit",
+    ] {
+        let total: i64 = r
+            .nodes
+            .iter()
+            .filter_map(|row| match row.iter().find(|(k, _)| *k == key) {
+                Some((_, Value::Int(i))) => Some(*i),
+                _ => None,
+            })
+            .sum();
+        println!("{key:>26} {total}");
+    }
     let wall = r.summary_f64("wall_s");
     println!(
         "{:>26} {:.0}",

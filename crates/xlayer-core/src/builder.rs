@@ -523,6 +523,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 .map(|i| stream(sc.seed, i, "net.diffq"))
                 .collect(),
             level_use: vec![0; levels],
+            expiry: SimTime::from_secs_f64(d.neighbour_expiry_s),
         });
     }
     Ok(world)

@@ -198,6 +198,10 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 ("ctrl_rx", Int(n.net.ctrl_rx as i64)),
                 ("ctrl_drops_queue", Int(n.net.ctrl_drops_queue as i64)),
                 ("drops_dest_queue", Int(n.net.drops_dest_queue as i64)),
+                (
+                    "drops_dest_queue_transit",
+                    Int(n.net.drops_dest_queue_transit as i64),
+                ),
             ]
         })
         .collect();

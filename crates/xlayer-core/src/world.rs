@@ -114,6 +114,8 @@ pub struct DiffqState {
     pub rng: Vec<Stream>,
     /// Packets sent per MAC level (priority usage), by level.
     pub level_use: Vec<u64>,
+    /// Overheard queue lengths older than this are forgotten (soft state).
+    pub expiry: SimTime,
 }
 
 /// A TFRC connection, with the times of its pending timer events (each timer keeps at most one
@@ -1104,7 +1106,12 @@ impl World {
         }
         let dst = p.dst;
         if !self.dest_queues[node as usize].push(now, dst, h) {
-            self.nodes[node as usize].net.drops_dest_queue += 1;
+            let transit = self.packets.get(h).src != node;
+            let net = &mut self.nodes[node as usize].net;
+            net.drops_dest_queue += 1;
+            if transit {
+                net.drops_dest_queue_transit += 1;
+            }
             self.packets.release(h);
             if self.events.wants(TuneEventKind::QueueOverflow) {
                 self.events
@@ -1178,6 +1185,8 @@ impl World {
             return (None, Some(0));
         }
         let (max_queue, levels, prio) = (dq.max_queue, dq.levels, dq.prioritization);
+        let now = self.now();
+        let expiry = dq.expiry;
         // The node's stream, copied out for the choice and written back (32 bytes).
         let mut rng = dq.rng[node as usize].clone();
         let overheard = &self.overheard[node as usize];
@@ -1187,7 +1196,11 @@ impl World {
             let theirs = if next == dst || next == UNREACHABLE {
                 0
             } else {
-                overheard.get(next, dst).map(|o| o.queue_len).unwrap_or(0)
+                overheard
+                    .get(next, dst)
+                    .filter(|o| now.saturating_sub(o.heard) <= expiry)
+                    .map(|o| o.queue_len)
+                    .unwrap_or(0)
             };
             (dst, own as i64 - theirs as i64)
         });

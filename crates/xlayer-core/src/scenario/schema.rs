@@ -410,11 +410,20 @@ pub struct DiffqOptions {
     /// A source's starting rate (bit/s); default a tenth of the data rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_rate_bps: Option<f64>,
+    /// A neighbour's overheard queue length is forgotten (taken as 0) after this long: queue
+    /// state is soft (§4), and a neighbour whose queue drained sends no more packets to say so.
+    #[serde(default = "DiffqOptions::default_expiry")]
+    pub neighbour_expiry_s: f64,
 }
 
 impl DiffqOptions {
     fn default_mode() -> String {
         "full".into()
+    }
+    /// Not in the document: 1 s, long enough that a backlogged neighbour is heard many times
+    /// over in between (it sends hundreds of frames a second).
+    fn default_expiry() -> f64 {
+        1.0
     }
     fn default_rate_control() -> String {
         "aimd".into()
@@ -1181,6 +1190,7 @@ impl Scenario {
                 if let Some(r) = d.initial_rate_bps {
                     positive("stack.diffq.initial_rate_bps", r)?;
                 }
+                positive("stack.diffq.neighbour_expiry_s", d.neighbour_expiry_s)?;
                 self.mac.access = "diffq8".into();
                 self.net.queueing = Some("per_destination".into());
                 self.net
