@@ -466,5 +466,6 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             world.queue.schedule(f.stop, Event::FlowStop { flow: f.id });
         }
     }
+    crate::tune::optimizer::attach_from_scenario(&mut world, &sc.optimizers)?;
     Ok(world)
 }

@@ -27,6 +27,10 @@ pub struct Results {
     pub timeseries: Vec<Row>,
     /// Per-connection TCP trace rows, when `output.tcp_trace` is set.
     pub tcp_trace: Vec<Row>,
+    /// One row per attached optimizer (status, failure, counts); empty without optimizers.
+    pub optimizers: Vec<Row>,
+    /// Conflicts and dependency cycles between optimizers.
+    pub conflicts: Vec<Row>,
 }
 
 impl Results {
@@ -226,8 +230,29 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 f64::NAN
             }),
         ),
-        ("events", Int(w.queue.executed() as i64)),
+        (
+            "events",
+            Int((w.queue.executed() - w.optimizers.engine_events) as i64),
+        ),
         ("wall_s", Float(w.wall.as_secs_f64())),
+        ("optimizers", Int(w.optimizers.slots.len() as i64)),
+        (
+            "optimizer_failures",
+            Int(w
+                .optimizers
+                .slots
+                .iter()
+                .filter(|s| s.status == crate::tune::optimizer::Status::Failed)
+                .count() as i64),
+        ),
+        (
+            "optimizer_conflicts",
+            Int(w.optimizers.conflicts.len() as i64),
+        ),
+        (
+            "optimizer_wall_s",
+            Float(w.optimizers.callback_wall.as_secs_f64()),
+        ),
     ];
     let mut timeseries = Vec::new();
     if let Some(bin) = w.timeseries_bin {
@@ -276,6 +301,8 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         nodes,
         timeseries,
         tcp_trace,
+        optimizers: crate::tune::optimizer::rows(w),
+        conflicts: crate::tune::optimizer::conflict_rows(w),
     }
 }
 

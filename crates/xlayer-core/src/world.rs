@@ -187,6 +187,8 @@ pub struct World {
     pub tfrc: Vec<TfrcConn>,
     /// The TCP trace, when `output.tcp_trace` is set.
     pub tcp_trace: Option<Vec<TcpTraceRow>>,
+    /// ECLAIR's optimizing subsystem (optimizers, their timers and records; UTL state).
+    pub optimizers: crate::tune::optimizer::OptimizerHost,
 }
 
 impl World {
@@ -242,6 +244,7 @@ impl World {
             tcp_out: TcpOut::default(),
             tfrc: Vec::new(),
             tcp_trace: None,
+            optimizers: Default::default(),
         }
     }
 
@@ -254,8 +257,16 @@ impl World {
     pub fn run_until(&mut self, t: SimTime) -> bool {
         let started = Instant::now();
         let until = t.min(self.end);
+        if self.optimizers.is_active() {
+            // Events published between runs (the API's sets) and optimizers' starts.
+            crate::tune::optimizer::end_of_instant(self);
+        }
         while let Some(ev) = self.queue.pop_until(until) {
             self.dispatch(ev);
+            // ECLAIR: optimizers run once the data path has finished the instant.
+            if self.optimizers.is_active() && self.queue.peek_time() != Some(self.queue.now()) {
+                crate::tune::optimizer::end_of_instant(self);
+            }
         }
         self.queue.advance_to(until);
         self.wall += started.elapsed();
@@ -442,6 +453,7 @@ impl World {
                 }
                 _ => {}
             },
+            Event::Optimizer { slot, tag } => self.optimizers.fired(slot, tag),
         }
     }
 
@@ -831,6 +843,20 @@ impl World {
             let FlowTransport::Tcp(c) = self.flows[p.flow as usize].transport else {
                 return;
             };
+            if p.dst == self.flows[p.flow as usize].dst && h.len > 0 {
+                if self.events.wants(TuneEventKind::TcpSegmentRx) {
+                    self.events.publish_flow(
+                        now,
+                        p.dst,
+                        p.flow,
+                        TuneEventKind::TcpSegmentRx,
+                        h.len as f64,
+                    );
+                }
+                if self.optimizers.per_packet {
+                    crate::tune::optimizer::per_packet(self, p.dst, p.flow, h.len);
+                }
+            }
             let conn = &mut self.tcp[c as usize];
             if p.dst == self.flows[p.flow as usize].dst {
                 conn.receiver.on_segment(now, &h, &mut self.tcp_out);

@@ -39,4 +39,7 @@ pub enum Event {
     TransportTimer { conn: u32, kind: u8 },
     /// `flow`'s application stops (a TCP sender stops sending).
     FlowStop { flow: u32 },
+    /// An optimizer's timer (`tag`) or the delivery of its delayed events (`tag` = u32::MAX);
+    /// no data-path work: the callback runs when the instant ends (`crate::tune::optimizer`).
+    Optimizer { slot: u32, tag: u32 },
 }
