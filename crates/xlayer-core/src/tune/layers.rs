@@ -329,3 +329,54 @@ pub(crate) fn set(
     }
     Ok(())
 }
+
+/// Layer, meaning of the value, and unit of each event kind (for `xlayer tunables`).
+pub fn event_info(kind: TuneEventKind) -> (&'static str, &'static str, &'static str) {
+    match kind {
+        TuneEventKind::MacTxOutcome => (
+            "mac",
+            "a MAC exchange finished: 1 = acknowledged, 0 = dropped at the retry limit",
+            "flag",
+        ),
+        TuneEventKind::QueueOverflow => (
+            "net",
+            "a full interface queue refused a packet: the priority level",
+            "level",
+        ),
+        TuneEventKind::TcpLoss => (
+            "transport",
+            "the flow's TCP sender detected a loss: 0 = duplicate ACKs/SACK, 1 = timeout",
+            "flag",
+        ),
+        TuneEventKind::TcpRto => (
+            "transport",
+            "the flow's TCP retransmission timer expired: the backed-off RTO",
+            "s",
+        ),
+        TuneEventKind::TcpWindow => (
+            "transport",
+            "the flow's TCP congestion window changed: cwnd",
+            "segments",
+        ),
+        TuneEventKind::UserPriority => (
+            "user",
+            "the user changed the flow's application priority (user.priority.<flow>): x_i",
+            "weight",
+        ),
+        TuneEventKind::UserShutdown => (
+            "user",
+            "cross-layer shutdown of the node (user.shutdown); its optimizers are unregistered after this delivery",
+            "flag",
+        ),
+        TuneEventKind::TcpSegmentRx => (
+            "transport",
+            "a TCP data segment reached the flow's receiver: payload bytes (one per packet)",
+            "bytes",
+        ),
+        TuneEventKind::AppRate => (
+            "application",
+            "the flow's source rate was changed (app.rate_bps.<flow>): the new rate",
+            "bit/s",
+        ),
+    }
+}
