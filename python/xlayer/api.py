@@ -77,6 +77,10 @@ class Simulation:
         """Number of events processed so far."""
         return self._sim.events()
 
+    def node_count(self) -> int:
+        """Number of nodes of the network."""
+        return self._sim.node_count()
+
     def run_until(self, t_s: float) -> bool:
         """Advances simulated time to ``min(t_s, end_s)``; True once the end is reached."""
         return self._sim.run_until(t_s)

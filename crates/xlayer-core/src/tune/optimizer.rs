@@ -131,6 +131,8 @@ pub struct Conflict {
 #[derive(Default)]
 pub struct OptimizerHost {
     pub slots: Vec<Slot>,
+    /// Optimizers of each node, in attachment order.
+    by_node: Vec<Vec<usize>>,
     /// Any optimizer active: the run loop checks this one flag per event.
     active: bool,
     /// Any per-packet optimizer active.
@@ -375,6 +377,10 @@ pub fn attach(
     }
     let host = &mut w.optimizers;
     let slot = host.slots.len();
+    if host.by_node.len() <= node as usize {
+        host.by_node.resize(node as usize + 1, Vec::new());
+    }
+    host.by_node[node as usize].push(slot);
     host.slots.push(Slot {
         name: o.name,
         language: o.language,
@@ -499,7 +505,18 @@ fn call(
 
 /// Delivers what the instant produced: timers that fired, then the queued events, one batch
 /// per optimizer in attachment order; repeats while optimizers' sets publish new events.
+#[inline]
 pub(crate) fn end_of_instant(w: &mut World) {
+    if w.events.pending_len() == 0
+        && w.optimizers.due_timers.is_empty()
+        && w.optimizers.shutdown_pending.is_empty()
+    {
+        return;
+    }
+    deliver(w);
+}
+
+fn deliver(w: &mut World) {
     for _round in 0..MAX_ROUNDS_PER_INSTANT {
         let now = w.now();
         let mut events = std::mem::take(&mut w.optimizers.scratch);
@@ -523,9 +540,11 @@ pub(crate) fn end_of_instant(w: &mut World) {
                 .map(|&(_, s)| s);
             let bit = 1u32 << ev.kind.index();
             let host = &mut w.optimizers;
-            for slot in 0..host.slots.len() {
+            let count = host.by_node.get(ev.node as usize).map_or(0, |v| v.len());
+            for j in 0..count {
+                let slot = host.by_node[ev.node as usize][j];
                 let s = &mut host.slots[slot];
-                if s.node != ev.node || s.mask & bit == 0 || s.status != Status::Active {
+                if s.mask & bit == 0 || s.status != Status::Active {
                     continue;
                 }
                 if s.delivery == Delivery::PerPacket && ev.kind == TuneEventKind::TcpSegmentRx {
@@ -610,10 +629,15 @@ pub(crate) fn end_of_instant(w: &mut World) {
 /// The per-packet hook (`Delivery::PerPacket`): called from the TCP receive path of `node`.
 pub(crate) fn per_packet(w: &mut World, node: u32, flow: u32, bytes: u32) {
     let now = w.now();
-    for slot in 0..w.optimizers.slots.len() {
+    let count = w
+        .optimizers
+        .by_node
+        .get(node as usize)
+        .map_or(0, |v| v.len());
+    for j in 0..count {
+        let slot = w.optimizers.by_node[node as usize][j];
         let s = &w.optimizers.slots[slot];
-        if s.node != node
-            || s.status != Status::Active
+        if s.status != Status::Active
             || s.delivery != Delivery::PerPacket
             || s.mask & (1 << TuneEventKind::TcpSegmentRx.index()) == 0
         {
