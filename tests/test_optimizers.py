@@ -19,25 +19,22 @@ from xlayer.optimizers import Optimizer
 # --- A cross-layer idea in under 40 lines: when the interface queue of a node grows, give up on
 # --- frames sooner (lower the MAC retry limit) so the queue drains. --------------------------
 class RetryLimiter(Optimizer):
-    """Every ``period_s``, reads the node's queue; above ``threshold`` packets, lowers the MAC
-    retry limit to ``low``; back below half the threshold, restores the old limit."""
+    """On each change of the node's queue (``mac.queue_len``): above ``threshold`` packets,
+    lower the MAC retry limit to ``low``; back below half the threshold, restore it."""
 
-    def __init__(self, threshold=5, low=1, period_s=0.05):
-        self.threshold, self.low, self.period_s = threshold, low, period_s
+    events = ("mac.queue_len",)
+
+    def __init__(self, threshold=5, low=1):
+        self.threshold, self.low = threshold, low
         self.saved = None
 
-    def start(self, ctx):
-        ctx.schedule(self.period_s)
-
-    def on_timer(self, ctx, tag):
-        queue = ctx.get("mac.queue_len.0")
-        if queue > self.threshold and self.saved is None:
+    def on_event(self, ctx, event):
+        if event.value > self.threshold and self.saved is None:
             self.saved = ctx.get("mac.short_retry_limit")
             ctx.set("mac.short_retry_limit", self.low)
-        elif queue < self.threshold / 2 and self.saved is not None:
+        elif event.value < self.threshold / 2 and self.saved is not None:
             ctx.set("mac.short_retry_limit", self.saved)
             self.saved = None
-        ctx.schedule(self.period_s)
 # ------------------------------------------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ tuning layers (``xlayer tunables`` lists them). It may schedule its own timers. 
 Attach it from a scenario::
 
     [[optimizers]]
-    python = "my_module:QueueWatcher"   # imported with importlib; the module must be importable
+    python = "my_module:QueueWatcher"   # imported with importlib (sys.path, then the current folder)
     nodes = [2, 3]                      # one instance per node (default: every node)
     args = { threshold = 10 }           # keyword arguments of the class
 
@@ -40,6 +40,8 @@ event, its timers dropped); the failure with its traceback is in ``Result.optimi
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Sequence
 
 from xlayer.errors import ScenarioError
@@ -94,7 +96,7 @@ def load_class(path: str, field: str = "python") -> type:
     if not module_name or not class_name:
         raise ScenarioError(f'{field}: must be "module:Class", found "{path}"')
     try:
-        module = importlib.import_module(module_name)
+        module = _import(module_name)
     except ImportError as e:
         raise ScenarioError(f"{field}: cannot import module {module_name!r}: {e}") from None
     try:
@@ -104,6 +106,22 @@ def load_class(path: str, field: str = "python") -> type:
     if not isinstance(cls, type):
         raise ScenarioError(f"{field}: {path} is not a class")
     return cls
+
+
+def _import(module_name: str) -> Any:
+    """Imports a module; the current directory is searched too (the ``xlayer`` command does not
+    put it on ``sys.path`` by itself)."""
+    try:
+        return importlib.import_module(module_name)
+    except ImportError:
+        cwd = os.getcwd()
+        if cwd in sys.path or "" in sys.path:
+            raise
+        sys.path.append(cwd)
+        try:
+            return importlib.import_module(module_name)
+        finally:
+            sys.path.remove(cwd)
 
 
 def attach_scenario_optimizers(sim: Any, scenario: Dict[str, Any]) -> None:

@@ -69,11 +69,11 @@ NODE_COLUMNS = (
 TCP_TRACE_COLUMNS = ("flow", "t_s", "event", "cwnd_segments", "ssthresh_segments", "srtt_s",
                      "rto_s", "retransmits", "timeouts")
 #: Columns of ``Result.optimizers`` / ``optimizers.csv`` (one row per attached optimizer).
-OPTIMIZER_COLUMNS = ("name", "language", "node", "status", "ended_s", "error", "deliveries",
+OPTIMIZER_COLUMNS = ("id", "name", "language", "node", "status", "ended_s", "error", "deliveries",
                      "events", "timers", "sets")
 #: Columns of ``Result.conflicts`` / ``conflicts.csv``.
-CONFLICT_COLUMNS = ("kind", "t_s", "node", "param", "optimizer", "value", "other",
-                    "other_value", "other_t_s")
+CONFLICT_COLUMNS = ("kind", "t_s", "node", "param", "optimizer_id", "optimizer", "value",
+                    "other_id", "other", "other_value", "other_t_s")
 #: Columns of ``Result.timeseries`` / ``timeseries.csv``.
 TIMESERIES_COLUMNS = ("flow", "t_s", "throughput_bps")
 #: The files every result folder has.

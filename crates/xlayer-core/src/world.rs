@@ -683,9 +683,16 @@ impl World {
                     }
                 }
                 MacAction::Dequeued {
-                    packet, delivered, ..
+                    packet,
+                    delivered,
+                    level,
                 } => {
                     let now = self.now();
+                    if self.events.wants(TuneEventKind::MacQueueLen) {
+                        let len = self.nodes[node as usize].mac.queue_len(level as usize);
+                        self.events
+                            .publish(now, node, TuneEventKind::MacQueueLen, len as f64);
+                    }
                     if self.events.wants(TuneEventKind::MacTxOutcome) {
                         self.events.publish(
                             now,
@@ -805,10 +812,15 @@ impl World {
             bytes: p.bytes(),
             next_hop: next,
         };
-        if !n
+        let queued = n
             .mac
-            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
-        {
+            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac);
+        if queued && self.events.wants(TuneEventKind::MacQueueLen) {
+            let len = n.mac.queue_len(level);
+            self.events
+                .publish(now, node, TuneEventKind::MacQueueLen, len as f64);
+        }
+        if !queued {
             self.packets.release(h);
             if self.events.wants(TuneEventKind::QueueOverflow) {
                 self.events

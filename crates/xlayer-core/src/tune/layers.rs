@@ -373,6 +373,11 @@ pub fn event_info(kind: TuneEventKind) -> (&'static str, &'static str, &'static 
             "a TCP data segment reached the flow's receiver: payload bytes (one per packet)",
             "bytes",
         ),
+        TuneEventKind::MacQueueLen => (
+            "mac",
+            "a priority level's queue changed by one packet: its new length (queue change)",
+            "packets",
+        ),
         TuneEventKind::AppRate => (
             "application",
             "the flow's source rate was changed (app.rate_bps.<flow>): the new rate",

@@ -243,10 +243,12 @@ pub enum TuneEventKind {
     TcpSegmentRx,
     /// An application's sending rate was changed (`app.rate_bps.<flow>`): value = bit/s (ATL).
     AppRate,
+    /// A MAC priority level's queue grew or shrank by one packet: value = its new length.
+    MacQueueLen,
 }
 
 impl TuneEventKind {
-    pub const ALL: [TuneEventKind; 9] = [
+    pub const ALL: [TuneEventKind; 10] = [
         TuneEventKind::MacTxOutcome,
         TuneEventKind::QueueOverflow,
         TuneEventKind::TcpLoss,
@@ -256,6 +258,7 @@ impl TuneEventKind {
         TuneEventKind::UserShutdown,
         TuneEventKind::TcpSegmentRx,
         TuneEventKind::AppRate,
+        TuneEventKind::MacQueueLen,
     ];
 
     pub fn name(self) -> &'static str {
@@ -269,6 +272,7 @@ impl TuneEventKind {
             TuneEventKind::UserShutdown => "user.shutdown",
             TuneEventKind::TcpSegmentRx => "transport.segment_rx",
             TuneEventKind::AppRate => "app.rate",
+            TuneEventKind::MacQueueLen => "mac.queue_len",
         }
     }
 

@@ -120,6 +120,9 @@ pub struct Conflict {
     pub time: SimTime,
     pub node: u32,
     pub param: String,
+    /// Index of the optimizer (its row in the `optimizers` table) and of the other one.
+    pub optimizer_id: usize,
+    pub other_id: usize,
     pub optimizer: String,
     pub value: f64,
     pub other: String,
@@ -139,8 +142,8 @@ pub struct OptimizerHost {
     pub(crate) per_packet: bool,
     due_timers: Vec<(u32, u32)>,
     scratch: Vec<TuneEvent>,
-    /// Index into the bus's pending events from which events were caused by an optimizer.
-    causes: Vec<(usize, usize)>,
+    /// Ranges of the bus's pending events (not yet handed over) an optimizer's call published.
+    causes: Vec<(usize, usize, usize)>,
     last_set: HashMap<(u32, String), (SimTime, usize, f64)>,
     pub conflicts: Vec<Conflict>,
     /// "A's set caused an event B reacted to with a set" edges.
@@ -236,6 +239,8 @@ impl Ctx<'_> {
                     time: now,
                     node: self.node,
                     param: name.to_string(),
+                    optimizer_id: self.slot,
+                    other_id: other,
                     optimizer: host.slots[self.slot].name.clone(),
                     value,
                     other: host.slots[other].name.clone(),
@@ -323,6 +328,8 @@ fn add_edge(host: &mut OptimizerHost, from: usize, to: usize, param: &str) {
                 time: now,
                 node: host.slots[to].node,
                 param: param.to_string(),
+                optimizer_id: to,
+                other_id: from,
                 optimizer: host.slots[to].name.clone(),
                 value: f64::NAN,
                 other: host.slots[from].name.clone(),
@@ -483,7 +490,7 @@ fn call(
     w.optimizers.current_causes.clear();
     let after = w.events.pending_len();
     if after > before {
-        w.optimizers.causes.push((before, slot));
+        w.optimizers.causes.push((before, after, slot));
     }
     let error = match r {
         Ok(Ok(())) => None,
@@ -535,9 +542,8 @@ fn deliver(w: &mut World) {
         for (i, ev) in events.iter().enumerate() {
             let cause = causes
                 .iter()
-                .rev()
-                .find(|&&(start, _)| i >= start)
-                .map(|&(_, s)| s);
+                .find(|&&(start, end, _)| i >= start && i < end)
+                .map(|&(_, _, s)| s);
             let bit = 1u32 << ev.kind.index();
             let host = &mut w.optimizers;
             let count = host.by_node.get(ev.node as usize).map_or(0, |v| v.len());
@@ -870,8 +876,10 @@ pub(crate) fn rows(w: &World) -> Vec<crate::results::Row> {
     w.optimizers
         .slots
         .iter()
-        .map(|s| {
+        .enumerate()
+        .map(|(id, s)| {
             vec![
+                ("id", Int(id as i64)),
                 ("name", Str(s.name.clone())),
                 ("language", Str(s.language.to_string())),
                 ("node", Int(s.node as i64)),
@@ -902,8 +910,10 @@ pub(crate) fn conflict_rows(w: &World) -> Vec<crate::results::Row> {
                 ("t_s", Float(c.time.as_secs_f64())),
                 ("node", Int(c.node as i64)),
                 ("param", Str(c.param.clone())),
+                ("optimizer_id", Int(c.optimizer_id as i64)),
                 ("optimizer", Str(c.optimizer.clone())),
                 ("value", Float(c.value)),
+                ("other_id", Int(c.other_id as i64)),
                 ("other", Str(c.other.clone())),
                 ("other_value", Float(c.other_value)),
                 ("other_t_s", Float(c.other_time.as_secs_f64())),
