@@ -252,3 +252,20 @@ def test_tunables_lists_every_parameter_and_event_and_each_reads_back(capsys):
     assert main(["tunables"]) == 0
     out = capsys.readouterr().out
     assert "user.priority" in out and "transport.segment_rx" in out and "tcp.rwnd" in out
+
+
+def test_shipped_rwc_scenario_shares_follow_the_windows_before_and_after_the_change():
+    from conftest import SCENARIOS
+
+    r = xlayer.run(SCENARIOS / "rwc.toml")
+    shares = r.timeseries.pivot(index="t_s", columns="flow", values="throughput_bps")
+    shares = shares.div(shares.sum(axis=1), axis=0)
+
+    def windows(x, a=30):  # ECLAIR's formula, written out here
+        w = [int(xi / sum(x) * a + 0.5) for xi in x[:-1]]  # round half up, as ECLAIR
+        return [v / a for v in w + [a - sum(w)]]
+
+    for (t0, t1), x in (((3, 10), [1, 1, 1]), ((12, 20), [2, 1, 1])):
+        measured = shares[(shares.index >= t0) & (shares.index < t1)].mean()
+        for flow, want in enumerate(windows(x)):
+            assert measured[flow] == pytest.approx(want, rel=0.10), (t0, flow)
