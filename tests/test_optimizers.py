@@ -269,3 +269,46 @@ def test_shipped_rwc_scenario_shares_follow_the_windows_before_and_after_the_cha
         measured = shares[(shares.index >= t0) & (shares.index < t1)].mean()
         for flow, want in enumerate(windows(x)):
             assert measured[flow] == pytest.approx(want, rel=0.10), (t0, flow)
+
+
+class Keeper(Optimizer):
+    """Keeps its context past the callback, then tries to use it."""
+
+    events = ("mac.tx_outcome",)
+
+    def __init__(self):
+        self.kept = None
+        self.error = None
+
+    def on_event(self, ctx, event):
+        if self.kept is None:
+            self.kept = ctx
+        elif self.error is None:
+            try:
+                self.kept.get("mac.short_retry_limit")
+            except TuningError as e:
+                self.error = str(e)
+
+
+def test_a_context_is_valid_only_during_its_callback():
+    sim = xlayer.Simulation(LOSSY)
+    keeper = Keeper()
+    sim.add_optimizer(keeper, node=0)
+    r = sim.run()
+    assert "only valid during the callback" in keeper.error
+    assert r.optimizers["status"][0] == "active"
+
+
+class Interrupting(Optimizer):
+    events = ("mac.tx_outcome",)
+
+    def on_event(self, ctx, event):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_inside_an_optimizer_stops_the_run_instead_of_unloading_it():
+    sim = xlayer.Simulation(LOSSY)
+    sim.add_optimizer(Interrupting(), node=0)
+    with pytest.raises(KeyboardInterrupt):
+        sim.run()
+    assert sim.now_s() < sim.end_s

@@ -5,7 +5,8 @@
 //! A callback receives an `OptimizerContext` that is valid only during the call (it points at
 //! the core's context on the stack); using it afterwards raises `TuningError`. An exception
 //! raised by the Python code becomes the optimizer's failure (type, message and traceback): the
-//! core unloads it and records it, the run goes on.
+//! core unloads it and records it, the run goes on. A `KeyboardInterrupt` (Ctrl-C) is not a
+//! failure: it is re-armed so that it stops the run when control returns to Python.
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -120,7 +121,17 @@ impl PyOptimizer {
                 Bound::new(py, OptimizerContext { ctx: ptr }).map_err(|e| describe(py, e))?;
             let r = f(py, &self.obj, handle.clone());
             handle.borrow_mut().ctx = std::ptr::null_mut();
-            r.map(|_| ()).map_err(|e| describe(py, e))
+            match r {
+                Ok(_) => Ok(()),
+                // Ctrl-C while Python code ran: not the optimizer's failure. Re-arm the
+                // interrupt so that it stops the run once control is back in Python.
+                Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) => {
+                    // SAFETY: called with the GIL held.
+                    unsafe { pyo3::ffi::PyErr_SetInterrupt() };
+                    Ok(())
+                }
+                Err(e) => Err(describe(py, e)),
+            }
         })
     }
 }
