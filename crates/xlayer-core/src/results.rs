@@ -253,6 +253,14 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             "optimizer_wall_s",
             Float(w.optimizers.callback_wall.as_secs_f64()),
         ),
+        (
+            "optimizer_memory_bytes",
+            Int(if w.optimizers.slots.is_empty() {
+                0
+            } else {
+                w.optimizers.memory_bytes() as i64
+            }),
+        ),
     ];
     let mut timeseries = Vec::new();
     if let Some(bin) = w.timeseries_bin {

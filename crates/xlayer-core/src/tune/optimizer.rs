@@ -188,6 +188,44 @@ impl OptimizerHost {
         self.due_timers.push((slot, tag));
     }
 
+    /// Bytes the subsystem holds (its tables and buffers, by capacity; not the optimizers'
+    /// own state, e.g. a Python object): ECLAIR's space overhead.
+    pub fn memory_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let ev = size_of::<TuneEvent>();
+        let slots: usize = self
+            .slots
+            .iter()
+            .map(|s| {
+                s.name.capacity()
+                    + s.error.as_ref().map_or(0, |e| e.capacity())
+                    + s.batch.capacity() * ev
+                    + s.batch_causes.capacity() * size_of::<usize>()
+                    + s.delayed.capacity() * size_of::<(SimTime, TuneEvent, Option<usize>)>()
+            })
+            .sum();
+        size_of::<OptimizerHost>()
+            + self.slots.capacity() * size_of::<Slot>()
+            + slots
+            + self
+                .by_node
+                .iter()
+                .map(|v| v.capacity() * size_of::<usize>())
+                .sum::<usize>()
+            + self.by_node.capacity() * size_of::<Vec<usize>>()
+            + self.due_timers.capacity() * size_of::<(u32, u32)>()
+            + self.scratch.capacity() * ev
+            + self.causes.capacity() * size_of::<(usize, usize, usize)>()
+            + self
+                .last_set
+                .keys()
+                .map(|k| k.1.capacity() + size_of::<((u32, String), (SimTime, usize, f64))>())
+                .sum::<usize>()
+            + self.conflicts.capacity() * size_of::<Conflict>()
+            + self.edges.capacity() * size_of::<(usize, usize)>()
+            + self.user_priority.capacity() * size_of::<f64>()
+    }
+
     fn refresh_active(&mut self) {
         self.active = self.slots.iter().any(|s| s.status == Status::Active);
         self.per_packet = self
