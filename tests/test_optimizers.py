@@ -312,3 +312,29 @@ def test_ctrl_c_inside_an_optimizer_stops_the_run_instead_of_unloading_it():
     with pytest.raises(KeyboardInterrupt):
         sim.run()
     assert sim.now_s() < sim.end_s
+
+
+def test_the_event_api_and_optimizers_both_get_the_events_they_asked_for():
+    sim = xlayer.Simulation(LOSSY)
+    sim.subscribe("mac.tx_outcome")
+    spy = Listening()
+    sim.add_optimizer(spy, node=0)
+    sim.run_until(1.0)
+    polled = sim.take_events()
+    assert polled and {e[2] for e in polled} == {"mac.tx_outcome"}
+    outcomes_at_0 = sum(1 for e in polled if e[1] == 0)
+    sim.run_until(2.0)
+    assert sim.take_events()  # still buffered for the poller after the optimizer's deliveries
+    r = sim.results()
+    assert r.optimizers["events"][0] == spy.events_seen > outcomes_at_0
+
+
+def test_xlayer_run_reports_a_failed_optimizer(tmp_path, capsys):
+    scenario = with_optimizers({"python": "test_optimizers:Raising", "nodes": [1]})
+    path = tmp_path / "s.toml"
+    path.write_text(xlayer.scenario_to_toml(scenario))
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "optimizer test_optimizers:Raising on node 1 failed" in out and "ValueError" in out
+    table = pd.read_csv(tmp_path / "out" / "optimizers.csv")
+    assert list(table["status"]) == ["failed"]
