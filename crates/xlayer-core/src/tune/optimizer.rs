@@ -19,8 +19,9 @@
 //! - Conflicts: when an optimizer sets a parameter of a node that another optimizer set to a
 //!   different value less than `conflict_window` before, the pair is recorded. A dependency
 //!   cycle (A's set publishes an event B reacts to with a set whose event A reacts to...) is
-//!   recorded when the "caused a set" graph closes a cycle, and cut after
-//!   [`MAX_ROUNDS_PER_INSTANT`] delivery rounds within one instant.
+//!   recorded when the "caused a set" graph closes a cycle (a possible feedback loop, recorded
+//!   even if it ends by itself), and cut after [`MAX_ROUNDS_PER_INSTANT`] delivery rounds
+//!   within one instant.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
