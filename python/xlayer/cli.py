@@ -3,6 +3,7 @@
     xlayer run [SCENARIO] [--seed N] [--out DIR] [--set KEY=VALUE ...] [--json] [--quiet]
     xlayer scenario [SCENARIO] [--seed N] [--set KEY=VALUE ...]
     xlayer params [SCENARIO] [--json]
+    xlayer tunables [--json]
     xlayer sweep SWEEP.toml [--out DIR] [--workers N | --scheduler tcp://host:port] [--set ...]
     xlayer plot DIR [--out DIR]
     xlayer report DIR [--out FILE]
@@ -96,6 +97,15 @@ def _parser() -> argparse.ArgumentParser:
                           help="scenario whose network to ask (default: the built-in default)")
     p_params.add_argument("--json", action="store_true", help="print them as JSON")
     p_params.set_defaults(command_fn=_cmd_params, seed=None, overrides=[])
+    p_tun = sub.add_parser(
+        "tunables",
+        help="list every parameter and event of every layer's tuning layer (ECLAIR)",
+        description="Every parameter optimizers can read (and set, when settable) and every "
+        "event they can register for, per layer, with type and unit. Per-level parameters are "
+        "addressed as NAME.<level> (mac.cw_min.0), per-flow ones as NAME.<flow> (tcp.rwnd.2).",
+    )
+    p_tun.add_argument("--json", action="store_true", help="print them as JSON")
+    p_tun.set_defaults(command_fn=_cmd_tunables)
     p_sweep = sub.add_parser(
         "sweep", help="run a sweep (grid x stacks x seeds) on Dask; resumes an earlier one",
         description="Run every run of a sweep file on a Dask cluster and write the sweep "
@@ -181,9 +191,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         console = _console()
         _print_summary(console, result)
+        _print_optimizer_notes(console, result)
         if args.out is not None:
             console.print(f"results written to [bold]{args.out}[/bold]")
     return 0
+
+
+def _print_optimizer_notes(console: Console, result: Result) -> None:
+    """One line per failed optimizer and per conflict, when there are any."""
+    opts = result.optimizers
+    for row in opts[opts["status"] == "failed"].itertuples() if len(opts) else ():
+        first = str(row.error).splitlines()[0] if row.error else ""
+        console.print(f"optimizer {row.name} on node {row.node} failed at {row.ended_s:.6g} s "
+                      f"and was unloaded: {first}")
+    for row in result.conflicts.itertuples():
+        console.print(f"{row.kind}: node {row.node} {row.param} set to {row.value} by "
+                      f"{row.optimizer} at {row.t_s:.6g} s, {row.other_value} by {row.other} "
+                      f"at {row.other_t_s:.6g} s")
 
 
 def _cmd_scenario(args: argparse.Namespace) -> int:
@@ -203,6 +227,28 @@ def _cmd_params(args: argparse.Namespace) -> int:
     for p in params:
         t.add_row(*(_fmt_value(p.get(c)) for c in cols))
     _console().print(t)
+    return 0
+
+
+def _cmd_tunables(args: argparse.Namespace) -> int:
+    from xlayer.api import tunables
+
+    items = tunables()
+    if args.json:
+        sys.stdout.write(json.dumps(items, indent=2, sort_keys=True) + "\n")
+        return 0
+    console = _console()
+    for kind, title in (("param", "parameters (per node)"), ("event", "events")):
+        t = Table(title=f"tuning layers: {title}", box=box.SIMPLE_HEAD)
+        cols = ("name", "layer", "type", "unit", "settable", "doc")
+        if kind == "param":
+            cols = ("name", "layer", "type", "unit", "min", "max", "settable", "doc")
+        for col in cols:
+            t.add_column(col, justify="right" if col in ("min", "max") else "left")
+        for p in items:
+            if p["kind"] == kind:
+                t.add_row(*(_fmt_value(p.get(c)) for c in cols))
+        console.print(t)
     return 0
 
 

@@ -526,6 +526,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             expiry: SimTime::from_secs_f64(d.neighbour_expiry_s),
         });
     }
+    crate::tune::optimizer::attach_from_scenario(&mut world, &sc.optimizers)?;
     Ok(world)
 }
 

@@ -27,6 +27,10 @@ pub struct Results {
     pub timeseries: Vec<Row>,
     /// Per-connection TCP trace rows, when `output.tcp_trace` is set.
     pub tcp_trace: Vec<Row>,
+    /// One row per attached optimizer (status, failure, counts); empty without optimizers.
+    pub optimizers: Vec<Row>,
+    /// Conflicts and dependency cycles between optimizers.
+    pub conflicts: Vec<Row>,
 }
 
 impl Results {
@@ -252,8 +256,37 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 })
                 .unwrap_or_default()),
         ),
-        ("events", Int(w.queue.executed() as i64)),
+        (
+            "events",
+            Int((w.queue.executed() - w.optimizers.engine_events) as i64),
+        ),
         ("wall_s", Float(w.wall.as_secs_f64())),
+        ("optimizers", Int(w.optimizers.slots.len() as i64)),
+        (
+            "optimizer_failures",
+            Int(w
+                .optimizers
+                .slots
+                .iter()
+                .filter(|s| s.status == crate::tune::optimizer::Status::Failed)
+                .count() as i64),
+        ),
+        (
+            "optimizer_conflicts",
+            Int(w.optimizers.conflicts.len() as i64),
+        ),
+        (
+            "optimizer_wall_s",
+            Float(w.optimizers.callback_wall.as_secs_f64()),
+        ),
+        (
+            "optimizer_memory_bytes",
+            Int(if w.optimizers.slots.is_empty() {
+                0
+            } else {
+                w.optimizers.memory_bytes() as i64
+            }),
+        ),
     ];
     let mut timeseries = Vec::new();
     if let Some(bin) = w.timeseries_bin {
@@ -302,6 +335,8 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         nodes,
         timeseries,
         tcp_trace,
+        optimizers: crate::tune::optimizer::rows(w),
+        conflicts: crate::tune::optimizer::conflict_rows(w),
     }
 }
 

@@ -228,6 +228,8 @@ pub struct World {
     pub diffq: Option<DiffqState>,
     /// What every node overheard of its neighbours' per-destination queues.
     pub overheard: Vec<NeighbourQueues>,
+    /// ECLAIR's optimizing subsystem (optimizers, their timers and records; UTL state).
+    pub optimizers: crate::tune::optimizer::OptimizerHost,
 }
 
 /// A change the scenario schedules (`events`).
@@ -297,6 +299,7 @@ impl World {
             dest_queues: Vec::new(),
             diffq: None,
             overheard: Vec::new(),
+            optimizers: Default::default(),
         }
     }
 
@@ -309,8 +312,16 @@ impl World {
     pub fn run_until(&mut self, t: SimTime) -> bool {
         let started = Instant::now();
         let until = t.min(self.end);
+        if self.optimizers.is_active() {
+            // Events published between runs (the API's sets) and optimizers' starts.
+            crate::tune::optimizer::end_of_instant(self);
+        }
         while let Some(ev) = self.queue.pop_until(until) {
             self.dispatch(ev);
+            // ECLAIR: optimizers run once the data path has finished the instant.
+            if self.optimizers.is_active() && self.queue.peek_time() != Some(self.queue.now()) {
+                crate::tune::optimizer::end_of_instant(self);
+            }
         }
         self.queue.advance_to(until);
         self.wall += started.elapsed();
@@ -535,6 +546,7 @@ impl World {
             },
             Event::ScenarioChange { index } => self.scenario_change(index),
             Event::NetTimer { node, kind } => self.net_timer(node, kind),
+            Event::Optimizer { slot, tag } => self.optimizers.fired(slot, tag),
         }
     }
 
@@ -768,9 +780,16 @@ impl World {
                     }
                 }
                 MacAction::Dequeued {
-                    packet, delivered, ..
+                    packet,
+                    delivered,
+                    level,
                 } => {
                     let now = self.now();
+                    if self.events.wants(TuneEventKind::MacQueueLen) {
+                        let len = self.nodes[node as usize].mac.queue_len(level as usize);
+                        self.events
+                            .publish(now, node, TuneEventKind::MacQueueLen, len as f64);
+                    }
                     if self.events.wants(TuneEventKind::MacTxOutcome) {
                         self.events.publish(
                             now,
@@ -1084,10 +1103,15 @@ impl World {
             bytes: p.bytes(),
             next_hop: next,
         };
-        if !n
+        let queued = n
             .mac
-            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
-        {
+            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac);
+        if queued && self.events.wants(TuneEventKind::MacQueueLen) {
+            let len = n.mac.queue_len(level);
+            self.events
+                .publish(now, node, TuneEventKind::MacQueueLen, len as f64);
+        }
+        if !queued {
             self.packets.release(h);
             if self.events.wants(TuneEventKind::QueueOverflow) {
                 self.events
@@ -1256,6 +1280,20 @@ impl World {
             let FlowTransport::Tcp(c) = self.flows[p.flow as usize].transport else {
                 return;
             };
+            if p.dst == self.flows[p.flow as usize].dst && h.len > 0 {
+                if self.events.wants(TuneEventKind::TcpSegmentRx) {
+                    self.events.publish_flow(
+                        now,
+                        p.dst,
+                        p.flow,
+                        TuneEventKind::TcpSegmentRx,
+                        h.len as f64,
+                    );
+                }
+                if self.optimizers.per_packet {
+                    crate::tune::optimizer::per_packet(self, p.dst, p.flow, h.len);
+                }
+            }
             let conn = &mut self.tcp[c as usize];
             if p.dst == self.flows[p.flow as usize].dst {
                 conn.receiver.on_segment(now, &h, &mut self.tcp_out);

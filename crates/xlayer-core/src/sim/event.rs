@@ -54,4 +54,7 @@ pub enum Event {
     ScenarioChange { index: u32 },
     /// A network-layer protocol timer of `node`.
     NetTimer { node: u32, kind: NetTimerKind },
+    /// An optimizer's timer (`tag`) or the delivery of its delayed events (`tag` = u32::MAX);
+    /// no data-path work: the callback runs when the instant ends (`crate::tune::optimizer`).
+    Optimizer { slot: u32, tag: u32 },
 }

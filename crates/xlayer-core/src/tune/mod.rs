@@ -14,6 +14,10 @@ use crate::scenario::EdcaLevel;
 use crate::sim::SimTime;
 use crate::world::World;
 
+pub mod layers;
+pub mod optimizer;
+pub mod rwc;
+
 /// Declaration of one tunable parameter.
 #[derive(Debug, Clone, Copy)]
 pub struct ParamSpec {
@@ -229,15 +233,32 @@ pub enum TuneEventKind {
     TcpRto,
     /// A TCP congestion window changed: value = cwnd (segments).
     TcpWindow,
+    /// The user changed an application's priority (`user.priority.<flow>`): value = the new
+    /// priority x_i (UTL; the trigger of ECLAIR's receiver window control).
+    UserPriority,
+    /// Cross-layer shutdown requested by the user (`user.shutdown`): every optimizer of the
+    /// node is unregistered (UTL).
+    UserShutdown,
+    /// A TCP segment reached the flow's receiver: value = payload bytes (transport; frequent).
+    TcpSegmentRx,
+    /// An application's sending rate was changed (`app.rate_bps.<flow>`): value = bit/s (ATL).
+    AppRate,
+    /// A MAC priority level's queue grew or shrank by one packet: value = its new length.
+    MacQueueLen,
 }
 
 impl TuneEventKind {
-    pub const ALL: [TuneEventKind; 5] = [
+    pub const ALL: [TuneEventKind; 10] = [
         TuneEventKind::MacTxOutcome,
         TuneEventKind::QueueOverflow,
         TuneEventKind::TcpLoss,
         TuneEventKind::TcpRto,
         TuneEventKind::TcpWindow,
+        TuneEventKind::UserPriority,
+        TuneEventKind::UserShutdown,
+        TuneEventKind::TcpSegmentRx,
+        TuneEventKind::AppRate,
+        TuneEventKind::MacQueueLen,
     ];
 
     pub fn name(self) -> &'static str {
@@ -247,6 +268,11 @@ impl TuneEventKind {
             TuneEventKind::TcpLoss => "transport.loss",
             TuneEventKind::TcpRto => "transport.rto",
             TuneEventKind::TcpWindow => "transport.window",
+            TuneEventKind::UserPriority => "user.priority",
+            TuneEventKind::UserShutdown => "user.shutdown",
+            TuneEventKind::TcpSegmentRx => "transport.segment_rx",
+            TuneEventKind::AppRate => "app.rate",
+            TuneEventKind::MacQueueLen => "mac.queue_len",
         }
     }
 
@@ -254,7 +280,7 @@ impl TuneEventKind {
         Self::ALL.into_iter().find(|k| k.name() == s)
     }
 
-    fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 }
@@ -274,6 +300,12 @@ pub struct TuneEvent {
 pub struct EventBus {
     subscribed: [bool; TuneEventKind::ALL.len()],
     pending: Vec<TuneEvent>,
+    /// Kinds the API's `subscribe`/`drain` consumer asked for (kept for it when optimizers
+    /// take their events), and how many optimizers registered for each kind.
+    external: [bool; TuneEventKind::ALL.len()],
+    registered: [u32; TuneEventKind::ALL.len()],
+    /// Pending events before this index were already handed to the optimizers.
+    handed: usize,
 }
 
 impl EventBus {
@@ -284,6 +316,7 @@ impl EventBus {
 
     pub fn subscribe(&mut self, kind: TuneEventKind) {
         self.subscribed[kind.index()] = true;
+        self.external[kind.index()] = true;
     }
 
     pub fn publish(&mut self, time: SimTime, node: u32, kind: TuneEventKind, value: f64) {
@@ -316,8 +349,48 @@ impl EventBus {
 
     /// Takes the events published since the last call, oldest first.
     pub fn drain(&mut self) -> Vec<TuneEvent> {
+        self.handed = 0;
         std::mem::take(&mut self.pending)
     }
+
+    /// An optimizer registers for `kind` (the data path starts publishing it).
+    pub(crate) fn register(&mut self, kind: TuneEventKind) {
+        self.registered[kind.index()] += 1;
+        self.subscribed[kind.index()] = true;
+    }
+
+    /// An optimizer unregisters from `kind`; the data path stops publishing it when no one
+    /// else wants it.
+    pub(crate) fn unregister(&mut self, kind: TuneEventKind) {
+        let i = kind.index();
+        self.registered[i] = self.registered[i].saturating_sub(1);
+        self.subscribed[i] = self.external[i] || self.registered[i] > 0;
+    }
+
+    /// Events not yet handed to the optimizers.
+    pub(crate) fn pending_len(&self) -> usize {
+        self.pending.len() - self.handed
+    }
+
+    /// Appends the events not yet handed to the optimizers to `out`, leaving the kinds the API
+    /// consumer subscribed to for its `drain`.
+    pub(crate) fn take_for_optimizers(&mut self, out: &mut Vec<TuneEvent>) {
+        out.extend_from_slice(&self.pending[self.handed..]);
+        if self.external.iter().any(|&e| e) {
+            let external = self.external;
+            self.pending.retain(|e| external[e.kind.index()]);
+            self.handed = self.pending.len();
+        } else {
+            self.pending.clear();
+            self.handed = 0;
+        }
+    }
+}
+
+/// Every parameter: the declarations above, then the ones of [`layers`] (user, application
+/// and the layers' further read-only counters).
+pub fn all_params() -> impl Iterator<Item = &'static ParamSpec> {
+    PARAMS.iter().chain(layers::PARAMS.iter())
 }
 
 fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
@@ -326,12 +399,11 @@ fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
             "unknown parameter \"{name}\"; see params() for the list"
         ))
     };
-    if let Some(spec) = PARAMS.iter().find(|s| s.name == name && !s.per_level) {
+    if let Some(spec) = all_params().find(|s| s.name == name && !s.per_level && !s.per_flow) {
         return Ok((spec, None));
     }
     let (base, level) = name.rsplit_once('.').ok_or_else(unknown)?;
-    let spec = PARAMS
-        .iter()
+    let spec = all_params()
         .find(|s| s.name == base && (s.per_level || s.per_flow))
         .ok_or_else(unknown)?;
     let level: usize = level.parse().map_err(|_| {
@@ -386,6 +458,9 @@ fn tcp_conn(
 /// Reads a parameter of a node.
 pub fn get(w: &mut World, node: u32, name: &str) -> Result<f64, XlError> {
     let (spec, level) = split(name)?;
+    if layers::owns(spec) {
+        return layers::get(w, node, spec, level, name);
+    }
     if spec.per_flow {
         let at_source = spec.name != "tcp.rwnd";
         let c = tcp_conn(w, node, level, name, at_source)?;
@@ -446,6 +521,9 @@ pub fn set(w: &mut World, node: u32, name: &str, value: f64) -> Result<(), XlErr
             "\"{name}\" must be within {}..={} {}, got {value}",
             spec.min, spec.max, spec.unit
         )));
+    }
+    if layers::owns(spec) {
+        return layers::set(w, node, spec, level, name, value);
     }
     if spec.per_flow {
         let at_source = spec.name != "tcp.rwnd";
