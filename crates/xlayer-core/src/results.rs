@@ -170,7 +170,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         .iter()
         .map(|n| {
             let m = n.mac.stats;
-            vec![
+            let mut row = vec![
                 ("node", Int(n.id as i64)),
                 ("x", Float(n.x)),
                 ("y", Float(n.y)),
@@ -197,7 +197,11 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 ("ctrl_airtime_s", Float(n.net.ctrl_airtime_ns as f64 * 1e-9)),
                 ("ctrl_rx", Int(n.net.ctrl_rx as i64)),
                 ("ctrl_drops_queue", Int(n.net.ctrl_drops_queue as i64)),
-            ]
+            ];
+            if let Some(z) = n.mac.zmac() {
+                row.extend(crate::mac::zmac::node_columns(z));
+            }
+            row
         })
         .collect();
     let aggregate: f64 = rates.iter().sum();
