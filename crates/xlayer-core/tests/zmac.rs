@@ -84,7 +84,19 @@ fn setup_phase_colours_a_grid_with_distinct_slots_within_two_hops() {
     let (n, slots) = check_colouring(&r, 250.0);
     let frames: f64 = r.nodes.iter().map(|x| col(x, "zmac_state_tx")).sum();
     let air: f64 = r.nodes.iter().map(|x| col(x, "zmac_ctrl_airtime_s")).sum();
-    eprintln!("grid: {n} nodes, {slots} slots, {frames} STATE frames, {air:.3} s of airtime");
+    let settled = r
+        .nodes
+        .iter()
+        .map(|x| col(x, "zmac_settled_s"))
+        .fold(0.0, f64::max);
+    eprintln!(
+        "grid: {n} nodes, {slots} slots, settled at {settled:.3} s, {frames} STATE frames, \
+         {air:.3} s of airtime"
+    );
+    assert!(
+        settled < 2.0,
+        "the colouring settles within the set-up phase"
+    );
     assert!(frames >= 4.0 * n as f64, "announcements are real frames");
     assert!(air > 0.0);
     let rx: f64 = r.nodes.iter().map(|x| col(x, "rx_ok")).sum();
@@ -99,7 +111,17 @@ fn setup_phase_colours_a_random_topology_with_distinct_slots_within_two_hops() {
     );
     let r = run(&toml);
     let (n, slots) = check_colouring(&r, 250.0);
-    eprintln!("random: {n} nodes, {slots} slots");
+    let settled = r
+        .nodes
+        .iter()
+        .map(|x| col(x, "zmac_settled_s"))
+        .fold(0.0, f64::max);
+    let frames: f64 = r.nodes.iter().map(|x| col(x, "zmac_state_tx")).sum();
+    let air: f64 = r.nodes.iter().map(|x| col(x, "zmac_ctrl_airtime_s")).sum();
+    eprintln!(
+        "random: {n} nodes, {slots} slots, settled at {settled:.3} s, {frames} STATE frames \
+         (and their beacons), {air:.3} s of airtime"
+    );
 }
 
 /// Five saturated senders and one receiver, all within range of each other (a 20 m chain),

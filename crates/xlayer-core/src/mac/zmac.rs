@@ -151,6 +151,8 @@ pub struct ZmacStats {
     pub deferrals: u64,
     /// Slots skipped because HCL forbids contending in them.
     pub hcl_skips: u64,
+    /// When this node's slot or frame last changed during set-up (its colouring settled).
+    pub settled_at: SimTime,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -333,7 +335,9 @@ impl Mac {
         let setup = now < z.p.setup_end;
         if setup {
             let may_decide = now >= z.p.discovery_end;
-            z.colour.step(may_decide);
+            if z.colour.step(may_decide) {
+                z.stats.settled_at = now;
+            }
         }
         let what = if let Some(_o) = z.ecn_pending {
             What::Ecn
@@ -531,6 +535,7 @@ impl Mac {
                 if now < z.p.setup_end {
                     let changed = z.colour.step(now >= z.p.discovery_end);
                     if changed {
+                        z.stats.settled_at = now;
                         // announce a new slot soon
                         let k = z.slot_of(now) + 1 + z.rng.gen_range(0..4u64);
                         z.state_due = z.state_due.min(k);
@@ -599,6 +604,7 @@ pub fn node_columns(z: &Zmac) -> Vec<(&'static str, crate::results::Value)> {
     vec![
         ("zmac_slot", Int(z.colour.slot.map_or(-1, |s| s as i64))),
         ("zmac_frame", Int(z.colour.frame as i64)),
+        ("zmac_settled_s", Float(s.settled_at.as_secs_f64())),
         (
             "zmac_slots_owned_per_s",
             Float(
