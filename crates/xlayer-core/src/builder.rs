@@ -526,8 +526,49 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             expiry: SimTime::from_secs_f64(d.neighbour_expiry_s),
         });
     }
+    build_zmac(sc, &mut world);
     crate::tune::optimizer::attach_from_scenario(&mut world, &sc.optimizers)?;
     Ok(world)
+}
+
+/// Z-MAC / ZMAC+ (`mac.access = "zmac" | "zmacplus"`): switches every MAC to the slot access.
+fn build_zmac(sc: &Scenario, world: &mut World) {
+    use crate::mac::zmac::{new_board, slot_length, Zmac, ZmacParams};
+    let plus = match sc.mac.access.as_str() {
+        "zmac" => false,
+        "zmacplus" => true,
+        _ => return,
+    };
+    let z = sc.mac.zmac.clone().unwrap_or_default();
+    let timing = world.cfg.timing;
+    let r = &sc.radio;
+    let slot = slot_length(
+        &timing,
+        r.data_rate(),
+        r.basic_rate(),
+        z.tno_slots,
+        z.slot_payload_bytes,
+        plus,
+        z.beacon_bytes,
+    );
+    let setup_end = SimTime::from_secs_f64(z.setup_s);
+    let p = ZmacParams {
+        plus,
+        to_slots: z.to_slots,
+        tno_slots: z.tno_slots,
+        slot,
+        setup_end,
+        discovery_end: SimTime::from_secs_f64(z.setup_s * z.discovery_fraction),
+        announce_interval_slots: z.announce_interval_slots,
+        ecn_loss_threshold: z.ecn_loss_threshold,
+        hcl_duration: SimTime::from_secs_f64(z.hcl_duration_s),
+        beacon_bytes: z.beacon_bytes,
+    };
+    let board = new_board(world.nodes.len());
+    for n in world.nodes.iter_mut() {
+        let zm = Zmac::new(n.id, p, board.clone(), sc.seed);
+        n.mac.enable_zmac(zm, &mut world.queue);
+    }
 }
 
 /// Link losses (random draws, then explicit links) and the scenario's scheduled changes.

@@ -174,7 +174,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         .iter()
         .map(|n| {
             let m = n.mac.stats;
-            vec![
+            let mut row = vec![
                 ("node", Int(n.id as i64)),
                 ("x", Float(n.x)),
                 ("y", Float(n.y)),
@@ -206,7 +206,11 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                     "drops_dest_queue_transit",
                     Int(n.net.drops_dest_queue_transit as i64),
                 ),
-            ]
+            ];
+            if let Some(z) = n.mac.zmac() {
+                row.extend(crate::mac::zmac::node_columns(z));
+            }
+            row
         })
         .collect();
     let aggregate: f64 = rates.iter().sum();

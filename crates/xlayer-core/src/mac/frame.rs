@@ -20,7 +20,21 @@ pub enum FrameKind {
     Ack,
     Rts,
     Cts,
+    /// ZMAC+ beacon: a short burst announcing that the sender contends at a priority level
+    /// (DPCLO §IV-F, Fig. 1). Carries nothing; `bytes` is its (documented) PSDU length.
+    Beacon,
+    /// Z-MAC slot-assignment announcement of the set-up phase (`mac::drand`); broadcast.
+    ZmacState,
+    /// Z-MAC explicit contention notification (ECN); broadcast.
+    ZmacEcn,
 }
+
+/// Z-MAC control payloads (network byte order on the wire): a STATE announcement carries a
+/// 10-byte header (type, node id, priority, slot, frame size, entry count) and 8 bytes per
+/// listed node (id, priority, slot, frame size, version); an ECN carries its originator's id.
+pub const ZMAC_STATE_HEADER_BYTES: u32 = 10;
+pub const ZMAC_STATE_ENTRY_BYTES: u32 = 8;
+pub const ZMAC_ECN_PAYLOAD_BYTES: u32 = 4;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Frame {
@@ -53,7 +67,7 @@ impl Frame {
             FrameKind::Rts => RTS_BYTES,
             FrameKind::Cts => CTS_BYTES,
             FrameKind::Ack => ACK_BYTES,
-            FrameKind::Data => panic!("Frame::control builds RTS, CTS and ACK frames only"),
+            _ => panic!("Frame::control builds RTS, CTS and ACK frames only"),
         };
         Frame {
             kind,
@@ -113,6 +127,16 @@ impl Frame {
                 out.extend_from_slice(&dur_us.to_le_bytes());
                 out.extend_from_slice(&mac(self.dst));
                 out.extend_from_slice(&mac(self.src));
+            }
+            FrameKind::Beacon | FrameKind::ZmacState | FrameKind::ZmacEcn => {
+                // Management frames of type Action (0x00d0) to broadcast; the Z-MAC payload is
+                // not serialised, only its length (zero bytes) so that pcap lengths match.
+                out.extend_from_slice(&0x00d0u16.to_le_bytes());
+                out.extend_from_slice(&dur_us.to_le_bytes());
+                out.extend_from_slice(&mac(self.dst));
+                out.extend_from_slice(&mac(self.src));
+                let pad = (self.bytes as usize).saturating_sub(out.len() - start + 4);
+                out.resize(out.len() + pad, 0);
             }
         }
         let crc = crc32(&out[start..]);

@@ -23,7 +23,9 @@
 //! The MAC never calls upward: what the network layer must learn is pushed into an output list
 //! of [`MacAction`]s that the node assembly (`crate::world`) carries out.
 
+pub mod drand;
 pub mod frame;
+pub mod zmac;
 
 use std::collections::VecDeque;
 
@@ -94,6 +96,10 @@ enum After {
     BroadcastDone,
     /// A response frame (ACK/CTS): back to contention.
     Nothing,
+    /// Z-MAC: our ZMAC+ beacon; the Z-MAC backoff follows (`zmac`).
+    ZmacBeacon,
+    /// Z-MAC: our STATE or ECN broadcast.
+    ZmacControl,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -157,7 +163,7 @@ pub struct Mac {
     /// The medium turned busy too shortly before a slot boundary for carrier sense to notice:
     /// the access due at that boundary still happens (see [`Mac::cca_latency`]).
     commit: Option<Commit>,
-    generation: [u32; 4],
+    generation: [u32; 6],
     pending: Option<Frame>,
     pending_after: After,
     /// The DATA frame that follows a successful RTS/CTS handshake.
@@ -170,6 +176,8 @@ pub struct Mac {
     ack_time: SimTime,
     cts_time: SimTime,
     pub stats: MacStats,
+    /// Z-MAC / ZMAC+ access (`zmac`); `None`: DCF/EDCA.
+    zmac: Option<Box<zmac::Zmac>>,
 }
 
 fn kind_index(k: TimerKind) -> usize {
@@ -178,6 +186,8 @@ fn kind_index(k: TimerKind) -> usize {
         TimerKind::ResponseTimeout => 1,
         TimerKind::Sifs => 2,
         TimerKind::NavEnd => 3,
+        TimerKind::ZmacSlot => 4,
+        TimerKind::ZmacAccess => 5,
     }
 }
 
@@ -214,7 +224,7 @@ impl Mac {
             eifs: false,
             dirty: false,
             commit: None,
-            generation: [0; 4],
+            generation: [0; 6],
             pending: None,
             pending_after: After::Nothing,
             after_cts: None,
@@ -223,6 +233,7 @@ impl Mac {
             ack_time,
             cts_time,
             stats: MacStats::default(),
+            zmac: None,
         }
     }
 
@@ -327,6 +338,10 @@ impl Mac {
             return false;
         }
         self.levels[level].queue.push_back(item);
+        if self.zmac.is_some() {
+            self.update(now, q);
+            return true;
+        }
         if self.levels[level].backoff.is_none() {
             if self.idle_since.is_some() {
                 // Medium idle: access as soon as AIFS has passed (802.11-2016 §10.3.4.2).
@@ -397,6 +412,9 @@ impl Mac {
 
     /// Re-evaluates whether the medium is idle for contention and (re)arms the access timer.
     fn update(&mut self, now: SimTime, q: &mut EventQueue) {
+        if self.zmac.is_some() {
+            return self.zmac_update(now, q);
+        }
         let idle = !self.phy_busy && self.nav_until <= now && self.state == State::Idle;
         match (self.idle_since, idle) {
             (None, true) => {
@@ -467,6 +485,9 @@ impl Mac {
             TimerKind::ResponseTimeout => {
                 match self.state {
                     State::WaitAck | State::WaitCts => {
+                        if self.zmac.is_some() {
+                            self.zmac_outcome(now, true);
+                        }
                         let long = self.state == State::WaitAck && self.active_rts;
                         self.state = State::Idle;
                         self.failure(self.active, long, true, rng, out);
@@ -494,6 +515,11 @@ impl Mac {
             }
             TimerKind::NavEnd => {
                 self.nav_timer_at = SimTime::ZERO;
+                self.update(now, q);
+            }
+            TimerKind::ZmacSlot => self.zmac_slot(now, q),
+            TimerKind::ZmacAccess => {
+                self.zmac_access(now, q, out);
                 self.update(now, q);
             }
         }
@@ -722,6 +748,7 @@ impl Mac {
                 self.success(rng, out);
             }
             After::Nothing => self.state = State::Idle,
+            After::ZmacBeacon | After::ZmacControl => self.zmac_tx_end(now, after, q),
         }
         self.update(now, q);
     }
@@ -741,6 +768,19 @@ impl Mac {
             return;
         };
         self.eifs = false;
+        if self.zmac.is_some() {
+            match f.kind {
+                FrameKind::Beacon | FrameKind::ZmacState | FrameKind::ZmacEcn => {
+                    self.zmac_rx(now, f);
+                    self.update(now, q);
+                    return;
+                }
+                FrameKind::Ack if f.dst == self.id && self.state == State::WaitAck => {
+                    self.zmac_outcome(now, false)
+                }
+                _ => {}
+            }
+        }
         if f.dst == self.id {
             match f.kind {
                 FrameKind::Ack => {
@@ -801,6 +841,7 @@ impl Mac {
                         });
                     }
                 }
+                FrameKind::Beacon | FrameKind::ZmacState | FrameKind::ZmacEcn => {}
             }
         } else if f.is_broadcast() {
             if f.kind == FrameKind::Data {

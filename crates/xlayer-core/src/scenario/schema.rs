@@ -202,7 +202,8 @@ impl Default for Radio {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MacConfig {
-    /// "dcf", "802.11e" (4 levels), "diffq8" (8 levels, DiffQ Table 1) or "custom" (`levels`).
+    /// "dcf", "802.11e" (4 levels), "diffq8" (8 levels, DiffQ Table 1), "custom" (`levels`),
+    /// "zmac" (Z-MAC, 1 level) or "zmacplus" (ZMAC+, 4 levels: low, medium, high, control).
     #[serde(default = "MacConfig::default_access")]
     pub access: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -213,6 +214,75 @@ pub struct MacConfig {
     pub long_retry_limit: u32,
     #[serde(default = "MacConfig::default_queue")]
     pub queue_packets: u32,
+    /// Z-MAC / ZMAC+ settings (`mac::zmac`), used with access "zmac" and "zmacplus".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zmac: Option<ZmacConfig>,
+}
+
+/// Z-MAC / ZMAC+ settings (see `mac::zmac` and `docs/scenario.md`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZmacConfig {
+    /// Owner contention window `[0, To)` in PHY slot times (Z-MAC: 8).
+    #[serde(default = "ZmacConfig::default_to")]
+    pub to_slots: u32,
+    /// Non-owners contend in `[To, Tno)` (Z-MAC: 32).
+    #[serde(default = "ZmacConfig::default_tno")]
+    pub tno_slots: u32,
+    /// Network-packet size one TDMA slot is dimensioned for.
+    #[serde(default = "ZmacConfig::default_slot_payload")]
+    pub slot_payload_bytes: u32,
+    /// Length of the slot-assignment set-up phase; data waits until it ends.
+    #[serde(default = "ZmacConfig::default_setup")]
+    pub setup_s: f64,
+    /// Fraction of the set-up phase spent discovering neighbours before taking slots.
+    #[serde(default = "ZmacConfig::default_discovery")]
+    pub discovery_fraction: f64,
+    /// Mean number of TDMA slots between two STATE announcements of a node.
+    #[serde(default = "ZmacConfig::default_announce")]
+    pub announce_interval_slots: u32,
+    /// Consecutive unacknowledged DATA frames that make a node send an ECN.
+    #[serde(default = "ZmacConfig::default_ecn_losses")]
+    pub ecn_loss_threshold: u32,
+    /// How long a forwarded ECN keeps a node in high contention (HCL).
+    #[serde(default = "ZmacConfig::default_hcl")]
+    pub hcl_duration_s: f64,
+    /// PSDU bytes of a ZMAC+ beacon (0: PLCP preamble and header only).
+    #[serde(default)]
+    pub beacon_bytes: u32,
+}
+
+impl ZmacConfig {
+    fn default_to() -> u32 {
+        8
+    }
+    fn default_tno() -> u32 {
+        32
+    }
+    fn default_slot_payload() -> u32 {
+        1500
+    }
+    fn default_setup() -> f64 {
+        2.0
+    }
+    fn default_discovery() -> f64 {
+        0.25
+    }
+    fn default_announce() -> u32 {
+        16
+    }
+    fn default_ecn_losses() -> u32 {
+        2
+    }
+    fn default_hcl() -> f64 {
+        0.5
+    }
+}
+
+impl Default for ZmacConfig {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("zmac defaults")
+    }
 }
 
 impl MacConfig {
@@ -1415,9 +1485,58 @@ impl Scenario {
                     ));
                 }
             }
-            other => {
-                return Err(bad("mac.access", format!("unknown access \"{other}\"; allowed: \"dcf\", \"802.11e\", \"diffq8\", \"custom\"")));
+            "zmac" | "zmacplus" => {
+                if !m.levels.is_empty() {
+                    return Err(bad("mac.levels", "only used with access = \"custom\""));
+                }
+                if self.radio.rts_cts {
+                    return Err(bad(
+                        "radio.rts_cts",
+                        "RTS/CTS is not used with access = \"zmac\" or \"zmacplus\"",
+                    ));
+                }
+                let z = m.zmac.clone().unwrap_or_default();
+                if z.tno_slots <= z.to_slots || z.tno_slots > 1024 {
+                    return Err(bad(
+                        "mac.zmac.tno_slots",
+                        format!(
+                            "need to_slots < tno_slots <= 1024, found {} and {}",
+                            z.to_slots, z.tno_slots
+                        ),
+                    ));
+                }
+                if z.slot_payload_bytes == 0 || z.slot_payload_bytes > 65535 {
+                    return Err(bad("mac.zmac.slot_payload_bytes", "must be 1..=65535"));
+                }
+                if !(z.setup_s.is_finite() && z.setup_s >= 0.0) {
+                    return Err(bad("mac.zmac.setup_s", "must be a finite number >= 0"));
+                }
+                if !(0.0..1.0).contains(&z.discovery_fraction) {
+                    return Err(bad("mac.zmac.discovery_fraction", "must be in [0, 1)"));
+                }
+                if z.announce_interval_slots < 2 {
+                    return Err(bad(
+                        "mac.zmac.announce_interval_slots",
+                        "must be at least 2",
+                    ));
+                }
+                if z.ecn_loss_threshold == 0 {
+                    return Err(bad("mac.zmac.ecn_loss_threshold", "must be at least 1"));
+                }
+                positive("mac.zmac.hcl_duration_s", z.hcl_duration_s)?;
+                if z.beacon_bytes > 2304 {
+                    return Err(bad("mac.zmac.beacon_bytes", "must be at most 2304"));
+                }
             }
+            other => {
+                return Err(bad("mac.access", format!("unknown access \"{other}\"; allowed: \"dcf\", \"802.11e\", \"diffq8\", \"custom\", \"zmac\", \"zmacplus\"")));
+            }
+        }
+        if m.zmac.is_some() && !matches!(m.access.as_str(), "zmac" | "zmacplus") {
+            return Err(bad(
+                "mac.zmac",
+                "only used with access = \"zmac\" or \"zmacplus\"",
+            ));
         }
         for (i, l) in m.levels.iter().enumerate() {
             if l.aifsn < 1 {
@@ -1481,6 +1600,10 @@ impl Scenario {
                     .map(|i| l(aifs[i], (1 << cmin[i]) - 1, (1 << cmax[i]) - 1))
                     .collect()
             }
+            // Z-MAC: one queue; ZMAC+: low, medium, high and control (DPCLO §IV-F). Their
+            // EDCA parameters are not used by the Z-MAC access.
+            "zmac" => vec![l(2, cw_min, cw_max)],
+            "zmacplus" => vec![l(2, cw_min, cw_max); 4],
             _ => self.mac.levels.clone(),
         }
     }

@@ -12,6 +12,10 @@ pub enum TimerKind {
     Sifs,
     /// The network allocation vector has expired.
     NavEnd,
+    /// Z-MAC: a TDMA slot boundary the node wants to contend at (`crate::mac::zmac`).
+    ZmacSlot,
+    /// Z-MAC: the end of a ZMAC+ priority wait or of the Z-MAC contention backoff.
+    ZmacAccess,
 }
 
 /// Which network-layer protocol timer fired (`crate::net::proto`).
