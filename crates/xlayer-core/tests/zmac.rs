@@ -257,3 +257,17 @@ fn zmac_runs_are_reproducible_and_depend_on_the_seed() {
     assert_eq!(key(&a), key(&b));
     assert_ne!(key(&a), key(&c));
 }
+
+#[test]
+fn etx_probes_ride_the_zmacplus_control_level() {
+    let r = run(&format!(
+        "duration_s = 6.0\nwarmup_s = 2.0\n{RADIO}[mac]\naccess = \"zmacplus\"\n[net.etx]\n\
+         probe_period_s = 0.5\n[topology]\nkind = \"chain\"\ncount = 3\nspacing_m = 200.0\n\
+         [[flows]]\nsrc = 0\ndst = 2\n"
+    ));
+    let probes_rx: f64 = r.nodes.iter().map(|n| col(n, "ctrl_rx")).sum();
+    let bps = flow_bps(&r, 0);
+    eprintln!("ETX probes received {probes_rx}, 2-hop flow {bps:.0} bit/s");
+    assert!(probes_rx > 10.0, "{probes_rx}");
+    assert!(bps > 100_000.0, "{bps}");
+}
