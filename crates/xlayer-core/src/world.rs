@@ -134,6 +134,7 @@ pub struct World {
     pub dest_queues: Vec<PerDestQueues>,
     /// What every node overheard of its neighbours' per-destination queues.
     pub overheard: Vec<NeighbourQueues>,
+    relay_scratch: Vec<(u32, u32, u32)>,
 }
 
 /// A change the scenario schedules (`events`).
@@ -198,6 +199,7 @@ impl World {
             proto: None,
             dest_queues: Vec::new(),
             overheard: Vec::new(),
+            relay_scratch: Vec::new(),
         }
     }
 
@@ -541,6 +543,37 @@ impl World {
                     self.send_dsdv_update(node, out);
                 }
             }
+            NetTimerKind::OlsrTc => {
+                let next = proto.olsr_next_tc(node, false);
+                let tc = proto.olsr_make_tc(node);
+                self.queue.schedule(
+                    now + next,
+                    Event::NetTimer {
+                        node,
+                        kind: NetTimerKind::OlsrTc,
+                    },
+                );
+                if let Some((ansn, bytes)) = tc {
+                    self.control_send(
+                        node,
+                        ansn as u64,
+                        bytes,
+                        Control::OlsrTc { origin: node, ansn },
+                    );
+                }
+            }
+            NetTimerKind::OlsrRelay => {
+                let mut due = std::mem::take(&mut self.relay_scratch);
+                let next = proto.olsr_due_relays(node, now, &mut due);
+                for &(origin, ansn, bytes) in &due {
+                    self.nodes[node as usize].net.ctrl_relayed += 1;
+                    self.control_send(node, ansn as u64, bytes, Control::OlsrTc { origin, ansn });
+                }
+                self.relay_scratch = due;
+                if next.is_some_and(|t| t > now) {
+                    self.olsr_arm_relay(node, next);
+                }
+            }
             NetTimerKind::DsdvTrigger => {
                 proto.nodes[node as usize].dsdv_trigger_timer = None;
                 if let Some(out) = proto.dsdv_triggered(node, now) {
@@ -588,7 +621,26 @@ impl World {
             .and_then(|p| p.nodes[node as usize].dsdv.as_ref())
         {
             Some(d) => d.next_hop(dst).unwrap_or(UNREACHABLE),
-            None => self.routes.next_hop(node, dst),
+            None => match self
+                .proto
+                .as_ref()
+                .and_then(|p| p.nodes[node as usize].olsr.as_ref())
+            {
+                Some(o) => o.next_hop(dst).unwrap_or(UNREACHABLE),
+                None => self.routes.next_hop(node, dst),
+            },
+        }
+    }
+
+    fn olsr_arm_relay(&mut self, node: u32, at: Option<SimTime>) {
+        if let Some(at) = at {
+            self.queue.schedule(
+                at,
+                Event::NetTimer {
+                    node,
+                    kind: NetTimerKind::OlsrRelay,
+                },
+            );
         }
     }
 
@@ -640,6 +692,10 @@ impl World {
         };
         match p.control {
             Control::EtxProbe { seq } => proto.on_probe(node, from, seq, now),
+            Control::OlsrTc { origin, ansn } => {
+                let at = proto.on_olsr_tc(node, from, origin, ansn, now);
+                self.olsr_arm_relay(node, at);
+            }
             Control::DsdvUpdate { id, part } => {
                 proto.on_dsdv(node, from, id, part, now);
                 self.dsdv_arm_trigger(node);

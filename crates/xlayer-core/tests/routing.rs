@@ -518,8 +518,7 @@ fn per_destination_queues_hold_their_size_and_overheard_lengths_are_the_senders_
             .as_ref()
             .unwrap()
             .iter()
-            .filter(|e| e.1 == dst && e.0.ns() <= t)
-            .last()
+            .rfind(|e| e.1 == dst && e.0.ns() <= t)
             .map(|e| e.2)
             .unwrap_or(0)
     };
@@ -554,4 +553,61 @@ fn per_destination_queues_hold_their_size_and_overheard_lengths_are_the_senders_
     }
     assert!(full > 0, "the saturating sources fill their queues");
     assert!(sim.results().flow_f64(2, "throughput_bps") > 0.0);
+}
+
+fn olsr_route(sim: &Simulation, u: usize, d: u32) -> Option<(f64, u32)> {
+    let o = sim.world.proto.as_ref().unwrap().nodes[u]
+        .olsr
+        .as_ref()
+        .unwrap();
+    o.next_hop(d).map(|v| (o.distance(d), v))
+}
+
+#[test]
+fn olsr_routes_follow_the_offline_shortest_etx_paths_with_mpr_flooding() {
+    // The grid and criteria of the DSDV test above, under the OLSR-like protocol (TCs every
+    // 5 s, flooded by MPRs).
+    let mut sim = build(&format!(
+        "duration_s = 150.0\n{RADIO}\
+         [net]\nrouting = \"olsr\"\n[net.etx]\nwindow_s = 100.0\n\
+         [topology]\nkind = \"grid\"\nrows = 4\ncols = 4\nspacing_m = 200.0\n\
+         [link_loss]\nrandom = {{ max = 0.4, seed = 3 }}\n"
+    ));
+    let g = true_etx(&sim);
+    let n = g.len();
+    let dists: Vec<Vec<f64>> = (0..n).map(|d| dijkstra_to(&g, d, &[], &[])).collect();
+    let (mut matched, samples) = (0, 6);
+    for k in 0..samples {
+        sim.run_until(100.0 + 10.0 * k as f64);
+        for d in 0..n {
+            let dist = &dists[d];
+            for u in (0..n).filter(|&u| u != d) {
+                let (metric, v) = olsr_route(&sim, u, d as u32)
+                    .unwrap_or_else(|| panic!("no route from {u} to {d}"));
+                let v = v as usize;
+                let via = cost(&g, u, v) + dist[v];
+                if (metric / dist[u] - 1.0).abs() < 0.2 && via <= dist[u] * 1.15 + 1e-9 {
+                    matched += 1;
+                }
+                let (mut x, mut steps) = (u, 0);
+                while x != d {
+                    x = olsr_route(&sim, x, d as u32).unwrap().1 as usize;
+                    steps += 1;
+                    assert!(steps <= n, "{u}->{d}: routing loop");
+                }
+            }
+        }
+    }
+    let possible = (n * (n - 1) * samples) as f64;
+    eprintln!("OLSR: {matched} of {possible} route samples match");
+    assert!(matched as f64 >= 0.95 * possible, "{matched} of {possible}");
+    // MPR flooding: TCs were relayed, but not by every node for every TC (that would be plain
+    // flooding: each node relaying each of the other 15 nodes' TCs).
+    let relayed: f64 = (0..n).map(|u| node_col(&sim, u, "ctrl_relayed")).sum();
+    let originated_tcs = 150.0 / 5.0 * n as f64;
+    assert!(relayed > 0.0);
+    assert!(
+        relayed < 0.8 * originated_tcs * (n - 1) as f64,
+        "{relayed} relays for {originated_tcs} TCs"
+    );
 }

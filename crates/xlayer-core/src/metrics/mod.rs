@@ -49,6 +49,8 @@ pub struct NetStats {
     pub ctrl_drops_queue: u64,
     /// Data packets refused by a full per-destination queue.
     pub drops_dest_queue: u64,
+    /// Control packets relayed for others (OLSR TC flooding); included in `ctrl_tx`.
+    pub ctrl_relayed: u64,
 }
 
 /// The measured window of a flow.

@@ -95,9 +95,9 @@ impl PerDestQueues {
     }
 
     fn record(&mut self, now: SimTime, dst: u32) {
-        if self.log.is_some() {
-            let len = self.len(dst);
-            self.log.as_mut().unwrap().push((now, dst, len));
+        let len = self.len(dst);
+        if let Some(log) = self.log.as_mut() {
+            log.push((now, dst, len));
         }
     }
 
