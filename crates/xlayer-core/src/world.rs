@@ -399,7 +399,9 @@ impl World {
                     if !self.dest_queues.is_empty()
                         && self.dest_queues[node as usize].is_at_mac(packet)
                     {
-                        self.dest_queues[node as usize].mac_done(now);
+                        if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
+                            self.publish_queue_change(node, dst);
+                        }
                         self.pump(node);
                     }
                     self.refill(node);
@@ -527,6 +529,7 @@ impl World {
                     Control::EtxProbe { seq: out.seq },
                 );
                 self.dsdv_arm_trigger(node);
+                self.publish_route_changes(node);
                 self.refill(node);
             }
             NetTimerKind::DsdvPeriodic => {
@@ -632,6 +635,35 @@ impl World {
         }
     }
 
+    /// Publishes a route-change tuning event if `node`'s routes changed.
+    fn publish_route_changes(&mut self, node: u32) {
+        let Some(st) = self.proto.as_mut().map(|p| &mut p.nodes[node as usize]) else {
+            return;
+        };
+        let changes = st
+            .dsdv
+            .as_mut()
+            .map(|d| d.take_route_changes())
+            .unwrap_or(0)
+            + st.olsr
+                .as_mut()
+                .map(|o| o.take_route_changes())
+                .unwrap_or(0);
+        if changes > 0 && self.events.wants(TuneEventKind::RouteChange) {
+            let now = self.now();
+            self.events
+                .publish(now, node, TuneEventKind::RouteChange, changes as f64);
+        }
+    }
+
+    fn publish_queue_change(&mut self, node: u32, dst: u32) {
+        if self.events.wants(TuneEventKind::QueueChange) {
+            let now = self.now();
+            self.events
+                .publish(now, node, TuneEventKind::QueueChange, dst as f64);
+        }
+    }
+
     fn olsr_arm_relay(&mut self, node: u32, at: Option<SimTime>) {
         if let Some(at) = at {
             self.queue.schedule(
@@ -699,6 +731,7 @@ impl World {
             Control::DsdvUpdate { id, part } => {
                 proto.on_dsdv(node, from, id, part, now);
                 self.dsdv_arm_trigger(node);
+                self.publish_route_changes(node);
                 self.refill(node);
             }
             Control::None => unreachable!("data packets are not control packets"),
@@ -776,6 +809,7 @@ impl World {
             }
             return;
         }
+        self.publish_queue_change(node, dst);
         self.pump(node);
     }
 
@@ -794,7 +828,9 @@ impl World {
                     n.net.drops_no_route += 1;
                 }
                 self.packets.release(h);
-                self.dest_queues[node as usize].mac_done(now);
+                if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
+                    self.publish_queue_change(node, dst);
+                }
                 continue;
             }
             let level = (p.level as usize).min(n.mac.level_count() - 1);
@@ -809,7 +845,9 @@ impl World {
                 return;
             }
             self.packets.release(h);
-            self.dest_queues[node as usize].mac_done(now);
+            if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
+                self.publish_queue_change(node, dst);
+            }
         }
     }
 

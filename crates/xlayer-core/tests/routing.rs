@@ -611,3 +611,89 @@ fn olsr_routes_follow_the_offline_shortest_etx_paths_with_mpr_flooding() {
         "{relayed} relays for {originated_tcs} TCs"
     );
 }
+
+#[test]
+fn tuning_layer_exposes_etx_next_hops_queue_lengths_and_route_and_queue_events() {
+    use xlayer_core::tune::{self, TuneEventKind};
+    let mut sim = build(&format!(
+        "duration_s = 30.0\n{RADIO}[net]\nrouting = \"dsdv\"\nqueueing = \"per_destination\"\n\
+         [net.dsdv]\nupdate_interval_s = 5.0\nk_next_hops = 2\n\
+         [[flows]]\nsrc = 0\ndst = 3\nstart_s = 15.0\n{DIAMOND}"
+    ));
+    sim.world.events.subscribe(TuneEventKind::RouteChange);
+    sim.world.events.subscribe(TuneEventKind::QueueChange);
+    sim.run_until(20.0);
+    let w = &mut sim.world;
+    let links = tune::etx_links(w, 0);
+    assert_eq!(links.iter().map(|l| l.0).collect::<Vec<_>>(), vec![1, 2]);
+    for (v, e) in links {
+        assert_eq!(tune::get(w, 0, &format!("net.etx.{v}")).unwrap(), e);
+    }
+    assert!(
+        tune::get(w, 0, "net.etx.3").unwrap().is_nan(),
+        "3 is no neighbour of 0"
+    );
+    let hops = tune::next_hops(w, 0, 3);
+    assert_eq!(hops, vec![1, 2]);
+    assert_eq!(tune::get(w, 0, "net.next_hop.3").unwrap(), 1.0);
+    assert_eq!(tune::get(w, 0, "net.next_hop_count.3").unwrap(), 2.0);
+    let queued = tune::dest_queue_lengths(w, 0);
+    assert_eq!(
+        queued.len(),
+        1,
+        "the saturating source's queue for 3: {queued:?}"
+    );
+    assert_eq!(
+        tune::get(w, 0, "net.dest_queue_len.3").unwrap(),
+        queued[0].1 as f64
+    );
+    assert!(tune::set(w, 0, "net.next_hop.3", 2.0).is_err(), "read-only");
+    let heard = tune::overheard_queues(w, 1);
+    assert!(
+        heard.iter().any(|h| h.0 == 0 && h.1 == 3),
+        "1 overhears 0's queue for 3"
+    );
+    let events = w.events.drain();
+    let count = |k: TuneEventKind| events.iter().filter(|e| e.kind == k).count();
+    assert!(
+        count(TuneEventKind::RouteChange) >= 4,
+        "every node learnt routes"
+    );
+    assert!(count(TuneEventKind::QueueChange) > 10);
+    assert!(events
+        .iter()
+        .filter(|e| e.kind == TuneEventKind::QueueChange)
+        .all(|e| e.value == 3.0 && e.node <= 2));
+}
+
+#[test]
+fn a_busier_network_loses_more_of_its_control_traffic() {
+    // A 6-node chain where only neighbours hear (and sense) each other: idle, nearly every
+    // probe and update reaches every neighbour; with a saturated flow end to end, hidden
+    // senders collide with them and the MAC queues delay them.
+    let sc = |flows: &str| {
+        format!(
+            "duration_s = 40.0\n[radio]\npropagation = \"range\"\ntx_range_m = 250.0\n\
+             [net]\nrouting = \"dsdv\"\n[net.dsdv]\nupdate_interval_s = 5.0\n\
+             [topology]\nkind = \"chain\"\ncount = 6\nspacing_m = 200.0\n{flows}"
+        )
+    };
+    let delivered = |flows: &str| {
+        let mut sim = build(&sc(flows));
+        sim.run();
+        let (mut tx, mut rx, mut air) = (0.0, 0.0, 0.0);
+        for u in 0..6 {
+            let degree = sim.world.neighbors[u].len() as f64;
+            tx += node_col(&sim, u, "ctrl_tx") * degree;
+            rx += node_col(&sim, u, "ctrl_rx");
+            air += node_col(&sim, u, "ctrl_airtime_s");
+        }
+        (rx / tx, air)
+    };
+    let (idle, air_idle) = delivered("");
+    let (busy, air_busy) = delivered("[[flows]]\nsrc = 0\ndst = 5\nstart_s = 10.0\n");
+    eprintln!("control packets delivered to neighbours: idle {idle:.3}, busy {busy:.3}");
+    assert!(idle > 0.97, "idle network: {idle}");
+    assert!(busy < idle - 0.02, "busy {busy} vs idle {idle}");
+    assert!(air_idle > 0.0 && air_busy > 0.0);
+}

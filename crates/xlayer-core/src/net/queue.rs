@@ -150,11 +150,12 @@ impl PerDestQueues {
         self.at_mac.is_some_and(|(p, _)| p == h)
     }
 
-    /// The MAC is done with its packet (sent, dropped, or refused).
-    pub fn mac_done(&mut self, now: SimTime) {
-        if let Some((_, dst)) = self.at_mac.take() {
-            self.record(now, dst);
-        }
+    /// The MAC is done with its packet (sent, dropped, or refused); returns its destination,
+    /// whose queue just shrank.
+    pub fn mac_done(&mut self, now: SimTime) -> Option<u32> {
+        let (_, dst) = self.at_mac.take()?;
+        self.record(now, dst);
+        Some(dst)
     }
 }
 
