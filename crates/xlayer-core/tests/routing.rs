@@ -697,3 +697,15 @@ fn a_busier_network_loses_more_of_its_control_traffic() {
     assert!(busy < idle - 0.02, "busy {busy} vs idle {idle}");
     assert!(air_idle > 0.0 && air_busy > 0.0);
 }
+
+#[test]
+fn the_shipped_lossy_dsdv_scenario_builds_and_runs() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/lossy-dsdv.toml"
+    );
+    let mut sim = build(&std::fs::read_to_string(path).unwrap());
+    sim.run_until(20.0);
+    assert!(sim.world.proto.is_some() && !sim.world.dest_queues.is_empty());
+    assert!((0..25).all(|u| node_col(&sim, u, "ctrl_tx") > 0.0));
+}
