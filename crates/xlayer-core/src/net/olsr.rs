@@ -21,8 +21,9 @@
 //!   (duplicates suppressed by originator and ANSN) if the neighbour it came from selected it as
 //!   MPR, after a random jitter of up to `max_jitter` (RFC 3626 §18: HELLO_INTERVAL/4 = 0.5 s).
 //!   Topology entries expire after TOP_HOLD_TIME = 3 × `tc_interval`.
-//! - **Routes**: Dijkstra over our own ETX links and the advertised ones (a link `a → b` costs
-//!   what `a` advertised), recomputed at the next probe instant after a change (so at most one
+//! - **Routes**: Dijkstra over our own ETX links and the advertised ones, each used both ways
+//!   (advertised links are symmetric; RFC 3626 §10 uses a TC's links from the originator only,
+//!   which makes a route wait for the TCs of both ends), recomputed at the next probe instant after a change (so at most one
 //!   probe period late), one next hop per destination.
 //!
 //! Not modelled: willingness, multiple interfaces, HNA/MID messages, message aggregation into
@@ -76,14 +77,18 @@ pub struct Olsr {
     /// The neighbours' neighbour lists (from their HELLOs): (neighbour, its usable neighbours).
     two_hop: Vec<(u32, Vec<u32>)>,
     topology: Vec<TopologyEntry>,
-    /// Highest ANSN seen (and relayed) per originator.
-    seen: Vec<(u32, u32)>,
+    /// Highest ANSN seen per originator, and whether we relayed it (RFC 3626 §3.4's
+    /// duplicate set: a copy first heard from a non-selector may still be relayed when it
+    /// arrives again from an MPR selector).
+    seen: Vec<(u32, u32, bool)>,
     ansn: u32,
     /// Next hop and distance per destination (index = node id), after the last computation.
     next: Vec<u32>,
     dist: Vec<f64>,
     dirty: bool,
     route_changes: u64,
+    /// Adjacency built from the topology table at each computation (kept to reuse its memory).
+    adjacency: Vec<Vec<(u32, f64)>>,
 }
 
 impl Olsr {
@@ -101,6 +106,7 @@ impl Olsr {
             dist: vec![f64::INFINITY; n],
             dirty: true,
             route_changes: 0,
+            adjacency: vec![Vec::new(); n],
         }
     }
 
@@ -117,6 +123,16 @@ impl Olsr {
             .get(dst as usize)
             .copied()
             .unwrap_or(f64::INFINITY)
+    }
+
+    /// Originators whose topology we hold, and the links each advertised.
+    pub fn topology(&self) -> impl Iterator<Item = (u32, &[(u32, f64)])> + '_ {
+        self.topology.iter().map(|t| (t.origin, t.links.as_slice()))
+    }
+
+    /// Neighbours that currently select us as MPR.
+    pub fn selectors(&self) -> impl Iterator<Item = u32> + '_ {
+        self.selectors.iter().map(|s| s.0)
     }
 
     pub fn take_route_changes(&mut self) -> u64 {
@@ -209,10 +225,17 @@ impl Olsr {
         if origin == self.me {
             return false;
         }
+        let relay = self.is_mpr_of(from);
         match self.seen.iter_mut().find(|s| s.0 == origin) {
-            Some(s) if s.1 >= ansn => return false,
-            Some(s) => s.1 = ansn,
-            None => self.seen.push((origin, ansn)),
+            Some(s) if s.1 > ansn => return false,
+            Some(s) if s.1 == ansn => {
+                // A duplicate: relay it if we have not yet and this copy came from a selector.
+                let now_relay = relay && !s.2;
+                s.2 |= relay;
+                return now_relay;
+            }
+            Some(s) => *s = (origin, ansn, relay),
+            None => self.seen.push((origin, ansn, relay)),
         }
         let expires = now + SimTime(3 * self.params.tc_interval.ns());
         match self.topology.iter_mut().find(|t| t.origin == origin) {
@@ -230,7 +253,7 @@ impl Olsr {
             }),
         }
         self.dirty = true;
-        self.is_mpr_of(from)
+        relay
     }
 
     /// Our next TC: its ANSN; `out` gets our usable links.
@@ -250,6 +273,19 @@ impl Olsr {
         let mut done = vec![false; n];
         let me = self.me as usize;
         dist[me] = 0.0;
+        // Advertised links are symmetric (only symmetric neighbours are advertised, and ETX is
+        // the same seen from either end), so a link advertised by either end is used both
+        // ways: a route does not wait for the TCs of both ends to cross lossy links.
+        let adj = &mut self.adjacency;
+        adj.iter_mut().for_each(|a| a.clear());
+        for t in &self.topology {
+            for &(v, c) in &t.links {
+                if (v as usize) < n {
+                    adj[t.origin as usize].push((v, c));
+                    adj[v as usize].push((t.origin, c));
+                }
+            }
+        }
         loop {
             let mut u = usize::MAX;
             for i in 0..n {
@@ -272,8 +308,8 @@ impl Olsr {
                 for (v, c) in etx.links() {
                     relax(v, c);
                 }
-            } else if let Some(t) = self.topology.iter().find(|t| t.origin as usize == u) {
-                for &(v, c) in &t.links {
+            } else {
+                for &(v, c) in &adj[u] {
                     relax(v, c);
                 }
             }
@@ -326,6 +362,9 @@ mod tests {
             "relay what an MPR selector floods"
         );
         assert!(!o.on_tc(t, 5, 1, 2, &[(2, 1.0)]), "only once");
+        // First heard from a non-selector, then from a selector: relayed then.
+        assert!(!o.on_tc(t, 6, 1, 1, &[(3, 1.0)]));
+        assert!(o.on_tc(t, 6, 1, 2, &[(3, 1.0)]));
         o.on_tick(t, &etx);
         assert_eq!(o.next_hop(4), Some(1));
         assert!((o.distance(4) - 3.0).abs() < 1e-9);
