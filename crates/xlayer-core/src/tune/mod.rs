@@ -128,10 +128,10 @@ pub const PARAMS: &[ParamSpec] = &[
     p(
         "net.etx",
         "net",
-        "ETX of the link to a neighbour (index: neighbour id), as this node estimates it; NaN if none",
+        "ETX of the link to a neighbour (index: neighbour id), as this node estimates it; infinite if no usable link",
         "transmissions",
         1.0,
-        f64::MAX,
+        f64::INFINITY,
         true,
         true,
     ),
@@ -371,7 +371,7 @@ pub fn get(w: &mut World, node: u32, name: &str) -> Result<f64, XlError> {
                 .proto
                 .as_ref()
                 .and_then(|p| p.nodes[node as usize].etx.etx(i))
-                .unwrap_or(f64::NAN),
+                .unwrap_or(f64::INFINITY),
             "net.next_hop" => next_hops(w, node, i)
                 .first()
                 .map(|&v| v as f64)
