@@ -117,13 +117,14 @@ fn etx_estimate_settles_near_one_over_df_dr_and_follows_a_loss_change() {
     // Loss 0.1 from 0 to 1 and 0.2 from 1 to 0: d_f = 0.9 and d_r = 0.8 seen from node 0
     // (the other way round from node 1), ETX = 1/(0.9 · 0.8) from both ends; the estimate is
     // averaged over 670 s (one sample a second) since a 10-probe window is noisy. At 700 s the
-    // link becomes loss-free: ETX = 1.
+    // link becomes loss-free: ETX = 1. At 800 s it loses 30 % from 0 to 1: ETX = 1/0.7.
     let mut sim = build(
-        "duration_s = 800.0\n[radio]\npropagation = \"range\"\ntx_range_m = 250.0\n\
+        "duration_s = 1200.0\n[radio]\npropagation = \"range\"\ntx_range_m = 250.0\n\
          [net.etx]\n[topology]\nkind = \"chain\"\ncount = 2\nspacing_m = 200.0\n\
          [link_loss]\n[[link_loss.links]]\nfrom = 0\nto = 1\nloss = 0.1\nsymmetric = false\n\
          [[link_loss.links]]\nfrom = 1\nto = 0\nloss = 0.2\nsymmetric = false\n\
-         [[events]]\nat_s = 700.0\nkind = \"link_loss\"\nfrom = 0\nto = 1\nloss = 0.0\n",
+         [[events]]\nat_s = 700.0\nkind = \"link_loss\"\nfrom = 0\nto = 1\nloss = 0.0\n\
+         [[events]]\nat_s = 800.0\nkind = \"link_loss\"\nfrom = 0\nto = 1\nloss = 0.3\nsymmetric = false\n",
     );
     let etx = |sim: &Simulation, a: usize, b: u32| {
         sim.world.proto.as_ref().unwrap().nodes[a]
@@ -140,6 +141,7 @@ fn etx_estimate_settles_near_one_over_df_dr_and_follows_a_loss_change() {
     let truth = 1.0 / (0.9 * 0.8);
     for (who, s) in [("0->1", &s0), ("1->0", &s1)] {
         let mean = s.iter().sum::<f64>() / s.len() as f64;
+        eprintln!("{who}: mean ETX {mean:.3}, 1/(d_f d_r) = {truth:.3}");
         assert!(
             (mean / truth - 1.0).abs() < 0.1,
             "{who}: mean ETX {mean:.3}, expected {truth:.3} within 10%"
@@ -153,6 +155,27 @@ fn etx_estimate_settles_near_one_over_df_dr_and_follows_a_loss_change() {
             assert!((e - 1.0).abs() < 0.1, "t = {t} s, {a}->{b}: ETX {e}");
         }
     }
+    // Within three windows of the loss appearing the estimate has moved to the new value
+    // (its mean over the next 370 s is within 10 %, and already over 830-860 s it is well
+    // above the loss-free 1).
+    let mut after = vec![];
+    for t in 830..1200 {
+        sim.run_until(t as f64);
+        after.push(etx(&sim, 0, 1));
+    }
+    let truth = 1.0 / 0.7;
+    let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
+    assert!(
+        (mean(&after) / truth - 1.0).abs() < 0.1,
+        "mean ETX {:.3} after the change, expected {truth:.3}",
+        mean(&after)
+    );
+    eprintln!(
+        "after the change: mean ETX {:.3} (first 30 s {:.3}), 1/0.7 = {truth:.3}",
+        mean(&after),
+        mean(&after[..30])
+    );
+    assert!(mean(&after[..30]) > 1.2, "{:?}", &after[..30]);
     // Probes are real frames: they took airtime and were counted.
     assert!(node_col(&sim, 0, "ctrl_tx") >= 790.0);
     assert!(node_col(&sim, 0, "ctrl_airtime_s") > 0.0);
