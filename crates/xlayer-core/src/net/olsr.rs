@@ -89,6 +89,11 @@ pub struct Olsr {
     route_changes: u64,
     /// Adjacency built from the topology table at each computation (kept to reuse its memory).
     adjacency: Vec<Vec<(u32, f64)>>,
+    /// Buffers of the MPR selection (N1, N2, uncovered, previous MPR set) and of Dijkstra.
+    #[allow(clippy::type_complexity)]
+    mpr_scratch: (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>),
+    first: Vec<u32>,
+    done: Vec<bool>,
 }
 
 impl Olsr {
@@ -107,6 +112,9 @@ impl Olsr {
             dirty: true,
             route_changes: 0,
             adjacency: vec![Vec::new(); n],
+            mpr_scratch: Default::default(),
+            first: vec![u32::MAX; n],
+            done: vec![false; n],
         }
     }
 
@@ -161,28 +169,32 @@ impl Olsr {
         let before = self.topology.len();
         self.topology.retain(|t| t.expires > now);
         self.dirty |= before != self.topology.len();
-        // MPR selection (RFC 3626 §8.3.1).
-        let n1: Vec<u32> = etx.links().map(|(v, _)| v).collect();
+        // MPR selection (RFC 3626 §8.3.1), in buffers kept between ticks.
+        let (mut n1, mut n2, mut uncovered, mut mprs) = std::mem::take(&mut self.mpr_scratch);
+        n1.clear();
+        n1.extend(etx.links().map(|(v, _)| v));
         self.two_hop.retain(|e| n1.contains(&e.0));
-        let mut n2: Vec<u32> = self
-            .two_hop
-            .iter()
-            .flat_map(|e| e.1.iter().copied())
-            .filter(|&x| x != self.me && !n1.contains(&x))
-            .collect();
+        n2.clear();
+        n2.extend(
+            self.two_hop
+                .iter()
+                .flat_map(|e| e.1.iter().copied())
+                .filter(|&x| x != self.me && !n1.contains(&x)),
+        );
         n2.sort_unstable();
         n2.dedup();
         let covers = |v: u32, x: u32| self.two_hop.iter().any(|e| e.0 == v && e.1.contains(&x));
-        let mut mprs: Vec<u32> = Vec::new();
-        let mut uncovered: Vec<u32> = Vec::new();
+        mprs.clear();
+        uncovered.clear();
         for &x in &n2 {
-            let via: Vec<u32> = n1.iter().copied().filter(|&v| covers(v, x)).collect();
-            if via.len() == 1 {
-                if !mprs.contains(&via[0]) {
-                    mprs.push(via[0]);
+            let mut via = n1.iter().copied().filter(|&v| covers(v, x));
+            match (via.next(), via.next()) {
+                (Some(only), None) => {
+                    if !mprs.contains(&only) {
+                        mprs.push(only);
+                    }
                 }
-            } else {
-                uncovered.push(x);
+                _ => uncovered.push(x),
             }
         }
         uncovered.retain(|&x| !mprs.iter().any(|&m| covers(m, x)));
@@ -202,7 +214,8 @@ impl Olsr {
             }
         }
         mprs.sort_unstable();
-        self.mprs = mprs;
+        std::mem::swap(&mut self.mprs, &mut mprs);
+        self.mpr_scratch = (n1, n2, uncovered, mprs);
         // Our own link costs change at every tick: recompute.
         self.recompute(etx);
     }
@@ -268,9 +281,11 @@ impl Olsr {
     fn recompute(&mut self, etx: &Etx) {
         let n = self.next.len();
         let mut dist = std::mem::take(&mut self.dist);
-        let mut first = vec![u32::MAX; n];
+        let mut first = std::mem::take(&mut self.first);
+        first.iter_mut().for_each(|f| *f = u32::MAX);
         dist.iter_mut().for_each(|d| *d = f64::INFINITY);
-        let mut done = vec![false; n];
+        let mut done = std::mem::take(&mut self.done);
+        done.iter_mut().for_each(|d| *d = false);
         let me = self.me as usize;
         dist[me] = 0.0;
         // Advertised links are symmetric (only symmetric neighbours are advertised, and ETX is
@@ -319,7 +334,9 @@ impl Olsr {
                 self.route_changes += 1;
             }
         }
-        self.next = first;
+        std::mem::swap(&mut self.next, &mut first);
+        self.first = first;
+        self.done = done;
         self.dist = dist;
         self.dirty = false;
     }
