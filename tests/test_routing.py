@@ -56,7 +56,7 @@ def test_network_tuning_parameters_and_events():
     assert sim.get_param(0, "net.next_hop.3") == 1.0
     assert sim.get_param(0, "net.next_hop_count.3") == 2.0
     assert 0 <= sim.get_param(0, "net.dest_queue_len.3") <= 3
-    kinds = {kind for _, _, kind, _ in sim.take_events()}
+    kinds = {event[2] for event in sim.take_events()}
     assert kinds == {"net.route_change", "net.queue_change"}
 
 

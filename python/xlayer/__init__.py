@@ -18,8 +18,8 @@ except ImportError as e:  # pragma: no cover - only without a built core
         "package with `pip install .` from the repository root"
     ) from e
 
-from xlayer import analysis
-from xlayer.api import Simulation, run
+from xlayer import analysis, optimizers
+from xlayer.api import Simulation, run, tunables
 from xlayer.errors import (
     ScenarioError,
     SimulationError,
@@ -44,6 +44,8 @@ __all__ = [
     "run",
     "sweep",
     "analysis",
+    "optimizers",
+    "tunables",
     "Simulation",
     "Result",
     "load_scenario",

@@ -3,7 +3,7 @@
 Scenarios cross the boundary as JSON text; results come back as plain dicts and lists.
 """
 
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 __version__: str
 
@@ -47,5 +47,36 @@ class Simulation:
     def set_param(self, node: int, name: str, value: float) -> None: ...
     def subscribe(self, kind: str) -> None:
         """Starts buffering tuning events of ``kind`` (e.g. ``"mac.tx_outcome"``)."""
-    def take_events(self) -> List[Tuple[float, int, str, float]]:
-        """Events since the last call, oldest first, as ``(time_s, node, kind, value)``."""
+    def take_events(self) -> List[Tuple[float, int, str, float, Optional[int]]]:
+        """Events since the last call, oldest first, as ``(time_s, node, kind, value, flow)``."""
+    def node_count(self) -> int: ...
+    def python_optimizers(self) -> str:
+        """The scenario's ``python = ...`` optimizer entries as JSON text (a list)."""
+    def attach_python(
+        self,
+        node: int,
+        obj: Any,
+        name: str,
+        latency_s: float = 0.0,
+        conflict_window_s: float = 1.0,
+        delivery: str = "off_path",
+    ) -> int:
+        """Attaches a Python optimizer object (``start``, ``on_events``, ``on_timer``)."""
+
+def tunables() -> List[Dict[str, Any]]:
+    """Every parameter and event of every tuning layer (``kind`` "param" or "event")."""
+
+class OptimizerContext:
+    """A node's tuning layers during one optimizer callback (invalid afterwards)."""
+
+    node: int
+    def now_s(self) -> float: ...
+    def get(self, name: str) -> float: ...
+    def set(self, name: str, value: float) -> None: ...
+    def subscribe(self, kind: str) -> None: ...
+    def unsubscribe(self, kind: str) -> None: ...
+    def schedule(self, delay_s: float, tag: int = 0) -> None: ...
+    def flows(self) -> List[Tuple[int, int, int]]: ...
+
+
+def presets() -> List[str]: ...

@@ -20,9 +20,13 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 from xlayer import _core
 from xlayer._progress import ProgressBar, ProgressCallback
 from xlayer.errors import SimulationError
+from xlayer.optimizers import attach_scenario_optimizers
 from xlayer.results import (
+    CONFLICT_COLUMNS,
     FLOW_COLUMNS,
+    OPTIMIZER_COLUMNS,
     NODE_COLUMNS,
+    TCP_TRACE_COLUMNS,
     TIMESERIES_COLUMNS,
     Result,
     check_output_folder,
@@ -30,7 +34,7 @@ from xlayer.results import (
 )
 from xlayer.scenario import ScenarioSource, load_scenario, normalize_scenario
 
-__all__ = ["Simulation", "run"]
+__all__ = ["Simulation", "run", "tunables"]
 
 #: A run advances in this many steps, so progress can be shown and Ctrl-C is honoured.
 PROGRESS_STEPS = 100
@@ -58,6 +62,7 @@ class Simulation:
         #: The scenario as run, every default filled in (a dict).
         self.scenario: Dict[str, Any] = normalize_scenario(raw)
         self._sim = _core.Simulation(json.dumps(self.scenario, allow_nan=False))
+        attach_scenario_optimizers(self._sim, self.scenario)
 
     @property
     def end_s(self) -> float:
@@ -71,6 +76,10 @@ class Simulation:
     def events(self) -> int:
         """Number of events processed so far."""
         return self._sim.events()
+
+    def node_count(self) -> int:
+        """Number of nodes of the network."""
+        return self._sim.node_count()
 
     def run_until(self, t_s: float) -> bool:
         """Advances simulated time to ``min(t_s, end_s)``; True once the end is reached."""
@@ -134,6 +143,9 @@ class Simulation:
             pcaps=pcaps,
             xlayer_version=_core.__version__,
             timeseries=table(raw.get("timeseries", []), TIMESERIES_COLUMNS),
+            tcp_trace=table(raw.get("tcp_trace", []), TCP_TRACE_COLUMNS),
+            optimizers=table(raw.get("optimizers", []), OPTIMIZER_COLUMNS),
+            conflicts=table(raw.get("conflicts", []), CONFLICT_COLUMNS),
         )
 
     def pcap(self, node: int) -> bytes:
@@ -158,9 +170,29 @@ class Simulation:
         """Starts buffering tuning events of ``kind`` (e.g. ``"mac.tx_outcome"``)."""
         self._sim.subscribe(kind)
 
-    def take_events(self) -> List[Tuple[float, int, str, float]]:
+    def take_events(self) -> List[Tuple[float, int, str, float, Optional[int]]]:
         """Tuning events since the last call, oldest first: ``(time_s, node, kind, value)``."""
         return self._sim.take_events()
+
+    def add_optimizer(
+        self,
+        optimizer: Any,
+        node: int,
+        *,
+        name: Optional[str] = None,
+        latency_s: float = 0.0,
+        conflict_window_s: float = 1.0,
+        delivery: str = "off_path",
+    ) -> int:
+        """Attaches a Python optimizer (an :class:`xlayer.optimizers.Optimizer`) to ``node``; its
+        ``start(ctx)`` runs at once. ``latency_s`` delays its events; ``conflict_window_s`` is
+        the conflict window of its sets; ``delivery="per_packet"`` calls it inside the TCP
+        receive path instead (for overhead comparisons only). Returns its row in
+        ``Result.optimizers``. Raises :class:`TuningError` for a bad node or option."""
+        label = name if name is not None else type(optimizer).__name__
+        return self._sim.attach_python(
+            node, optimizer, label, latency_s, conflict_window_s, delivery
+        )
 
     def __repr__(self) -> str:
         return (
@@ -191,3 +223,10 @@ def run(
         result.write(out)
     return result
 
+
+
+def tunables() -> List[Dict[str, Any]]:
+    """Every parameter and event of every layer's tuning layer: dicts with ``kind`` ("param" or
+    "event"), ``name`` (``<level>``/``<flow>`` placeholders for per-level and per-flow ones),
+    ``layer``, ``type``, ``unit``, ``settable``, ``doc``, and ``min``/``max`` for parameters."""
+    return list(_core.tunables())

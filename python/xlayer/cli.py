@@ -3,6 +3,7 @@
     xlayer run [SCENARIO] [--seed N] [--out DIR] [--set KEY=VALUE ...] [--json] [--quiet]
     xlayer scenario [SCENARIO] [--seed N] [--set KEY=VALUE ...]
     xlayer params [SCENARIO] [--json]
+    xlayer tunables [--json]
     xlayer sweep SWEEP.toml [--out DIR] [--workers N | --scheduler tcp://host:port] [--set ...]
     xlayer plot DIR [--out DIR]
     xlayer report DIR [--out FILE]
@@ -18,7 +19,8 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, Optional, Sequence
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
 
 from rich import box
 from rich.console import Console
@@ -95,6 +97,15 @@ def _parser() -> argparse.ArgumentParser:
                           help="scenario whose network to ask (default: the built-in default)")
     p_params.add_argument("--json", action="store_true", help="print them as JSON")
     p_params.set_defaults(command_fn=_cmd_params, seed=None, overrides=[])
+    p_tun = sub.add_parser(
+        "tunables",
+        help="list every parameter and event of every layer's tuning layer (ECLAIR)",
+        description="Every parameter optimizers can read (and set, when settable) and every "
+        "event they can register for, per layer, with type and unit. Per-level parameters are "
+        "addressed as NAME.<level> (mac.cw_min.0), per-flow ones as NAME.<flow> (tcp.rwnd.2).",
+    )
+    p_tun.add_argument("--json", action="store_true", help="print them as JSON")
+    p_tun.set_defaults(command_fn=_cmd_tunables)
     p_sweep = sub.add_parser(
         "sweep", help="run a sweep (grid x stacks x seeds) on Dask; resumes an earlier one",
         description="Run every run of a sweep file on a Dask cluster and write the sweep "
@@ -115,6 +126,31 @@ def _parser() -> argparse.ArgumentParser:
     )
     p_sweep.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     p_sweep.set_defaults(command_fn=_cmd_sweep)
+
+    p_cmp = sub.add_parser(
+        "compare", help="run one scenario under several protocol stacks and compare them",
+        description="Run SCENARIO once per stack (stack.preset) and seed, as a sweep on Dask "
+        "(resumable, in --out), and print the main metrics per stack with 95 %% confidence "
+        "intervals. Stacks: " + ", ".join(_core_presets()) + ".",
+    )
+    p_cmp.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    p_cmp.add_argument("--stacks", required=True, metavar="A,B,...",
+                       help="comma-separated stack presets, e.g. tcp-sack,tcp-few,tfrc-ecn")
+    p_cmp.add_argument("--seeds", default="1", metavar="N|S1,S2,...",
+                       help="N: seeds 1..N; or a comma-separated list (default: 1)")
+    p_cmp.add_argument("--out", metavar="DIR",
+                       help="sweep folder (default: results/compare-<scenario name>)")
+    where_cmp = p_cmp.add_mutually_exclusive_group()
+    where_cmp.add_argument("--workers", type=int, metavar="N",
+                           help="local Dask workers (default: one per core)")
+    where_cmp.add_argument("--scheduler", metavar="ADDRESS",
+                           help="use the running Dask scheduler at ADDRESS")
+    p_cmp.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override a field of the scenario (as in xlayer run); may be repeated",
+    )
+    p_cmp.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    p_cmp.set_defaults(command_fn=_cmd_compare)
 
     p_plot = sub.add_parser("plot", help="draw the plots of a sweep or run folder (PNG and SVG)")
     p_plot.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
@@ -155,9 +191,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         console = _console()
         _print_summary(console, result)
+        _print_optimizer_notes(console, result)
         if args.out is not None:
             console.print(f"results written to [bold]{args.out}[/bold]")
     return 0
+
+
+def _print_optimizer_notes(console: Console, result: Result) -> None:
+    """One line per failed optimizer and per conflict, when there are any."""
+    opts = result.optimizers
+    for row in opts[opts["status"] == "failed"].itertuples() if len(opts) else ():
+        first = str(row.error).splitlines()[0] if row.error else ""
+        console.print(f"optimizer {row.name} on node {row.node} failed at {row.ended_s:.6g} s "
+                      f"and was unloaded: {first}")
+    for row in result.conflicts.itertuples():
+        console.print(f"{row.kind}: node {row.node} {row.param} set to {row.value} by "
+                      f"{row.optimizer} at {row.t_s:.6g} s, {row.other_value} by {row.other} "
+                      f"at {row.other_t_s:.6g} s")
 
 
 def _cmd_scenario(args: argparse.Namespace) -> int:
@@ -177,6 +227,28 @@ def _cmd_params(args: argparse.Namespace) -> int:
     for p in params:
         t.add_row(*(_fmt_value(p.get(c)) for c in cols))
     _console().print(t)
+    return 0
+
+
+def _cmd_tunables(args: argparse.Namespace) -> int:
+    from xlayer.api import tunables
+
+    items = tunables()
+    if args.json:
+        sys.stdout.write(json.dumps(items, indent=2, sort_keys=True) + "\n")
+        return 0
+    console = _console()
+    for kind, title in (("param", "parameters (per node)"), ("event", "events")):
+        t = Table(title=f"tuning layers: {title}", box=box.SIMPLE_HEAD)
+        cols = ("name", "layer", "type", "unit", "settable", "doc")
+        if kind == "param":
+            cols = ("name", "layer", "type", "unit", "min", "max", "settable", "doc")
+        for col in cols:
+            t.add_column(col, justify="right" if col in ("min", "max") else "left")
+        for p in items:
+            if p["kind"] == kind:
+                t.add_row(*(_fmt_value(p.get(c)) for c in cols))
+        console.print(t)
     return 0
 
 
@@ -206,6 +278,74 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _core_presets() -> List[str]:
+    return list(_core.presets())
+
+
+def compare_sweep(scenario: str, stacks: Sequence[str], seeds: Any,
+                  overrides: Sequence[str] = ()) -> Dict[str, Any]:
+    """The sweep document ``xlayer compare`` runs: ``scenario`` under each stack preset."""
+    known = _core_presets()
+    if not stacks:
+        raise _CommandError("--stacks: name at least one stack")
+    for name in stacks:
+        if name not in known:
+            raise _CommandError(f"--stacks: unknown stack {name!r}; known: {', '.join(known)}")
+    if len(set(stacks)) != len(stacks):
+        raise _CommandError("--stacks: a stack is named twice")
+    path = Path(scenario)
+    if not path.is_file():
+        raise _CommandError(f"cannot read scenario {scenario}: no such file")
+    return {
+        "name": f"compare-{path.stem}",
+        "scenario": str(path.resolve()),
+        "overrides": list(overrides),
+        "stacks": {name: {"stack": {"preset": name}} for name in stacks},
+        "seeds": seeds,
+    }
+
+
+def _parse_seeds(text: str) -> Any:
+    try:
+        if "," in text:
+            seeds = [int(x) for x in text.split(",") if x.strip()]
+            if not seeds or min(seeds) < 0:
+                raise ValueError
+            return seeds
+        n = int(text)
+        if n < 1:
+            raise ValueError
+        return n
+    except ValueError:
+        raise _CommandError(f"--seeds: a count N >= 1 or a list of seeds, found {text!r}") from None
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from xlayer.sweeps import load_sweep, plan_runs, run_planned
+
+    stacks = [s.strip() for s in args.stacks.split(",") if s.strip()]
+    doc = compare_sweep(args.scenario, stacks, _parse_seeds(args.seeds), args.overrides)
+    if args.workers is not None and args.workers < 1:
+        raise _CommandError(f"--workers: must be at least 1, found {args.workers}")
+    spec = load_sweep(doc)
+    out = args.out if args.out is not None else f"results/{spec.name}"
+    runs = plan_runs(spec)  # every stack's scenario validated before any run starts
+    show_progress = not args.quiet and sys.stderr.isatty()
+    outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
+                          progress=show_progress)
+    if not args.quiet:
+        console = _console()
+        console.print(
+            f"{len(stacks)} stacks x {outcome.planned // max(len(stacks), 1)} seeds: "
+            f"{outcome.skipped} already done, {outcome.ran} run now, {outcome.failed} failed; "
+            f"written to [bold]{out}[/bold]"
+        )
+        for key, message in outcome.failures[:10]:
+            console.print(f"  failed {key}: {_one_line(message)}")
+        _print_sweep_table(console, out)
+    return 1 if outcome.failed else 0
+
+
 def _print_sweep_table(console: Console, folder: str) -> None:
     """Mean ± 95 % confidence half-width of the main metrics per stack and swept values."""
     from xlayer.analysis import load, summarize
@@ -213,6 +353,8 @@ def _print_sweep_table(console: Console, folder: str) -> None:
     sweep = load(folder, rebuild=False)
     metrics = [("aggregate_throughput_bps", "aggregate Mbit/s", 1e6, 3),
                ("jain_index", "Jain", 1.0, 3),
+               ("log_utility", "log utility", 1.0, 1),
+               ("starved_flows", "starved", 1.0, 1),
                ("median_flow_throughput_bps", "median flow kbit/s", 1e3, 1)]
     table = summarize(sweep, [m for m, _, _, _ in metrics])
     if table.empty:

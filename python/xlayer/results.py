@@ -9,6 +9,9 @@ pcap captures when ``output.pcap`` is on. :meth:`Result.write` writes the result
     flows.csv       one row per flow
     nodes.csv       one row per node
     timeseries.csv  per-flow throughput per bin, when output.timeseries_bin_s is set
+    tcp_trace.csv   per-connection TCP cwnd/ssthresh/RTT/RTO trace, when output.tcp_trace is set
+    optimizers.csv  one row per ECLAIR optimizer (status, failure, counts), when there are any
+    conflicts.csv   conflicts and dependency cycles between optimizers, when there are optimizers
     node<N>.pcap    one capture per node, when output.pcap = true
 
 Writes are atomic: everything goes into a hidden temporary folder next to the target, which is
@@ -36,7 +39,10 @@ __all__ = [
     "Result",
     "SUMMARY_KEYS",
     "FLOW_COLUMNS",
+    "TCP_TRACE_COLUMNS",
     "NODE_COLUMNS",
+    "OPTIMIZER_COLUMNS",
+    "CONFLICT_COLUMNS",
     "RESULT_FILES",
     "check_output_folder",
     "summary_json",
@@ -59,6 +65,15 @@ NODE_COLUMNS = (
     "node", "x", "y", "mac_tx", "mac_retries", "drops_retry_limit", "drops_queue", "rx_errors",
     "forwarded",
 )
+#: Columns of ``Result.tcp_trace`` / ``tcp_trace.csv``.
+TCP_TRACE_COLUMNS = ("flow", "t_s", "event", "cwnd_segments", "ssthresh_segments", "srtt_s",
+                     "rto_s", "retransmits", "timeouts")
+#: Columns of ``Result.optimizers`` / ``optimizers.csv`` (one row per attached optimizer).
+OPTIMIZER_COLUMNS = ("id", "name", "language", "node", "status", "ended_s", "error", "deliveries",
+                     "events", "timers", "sets")
+#: Columns of ``Result.conflicts`` / ``conflicts.csv``.
+CONFLICT_COLUMNS = ("kind", "t_s", "node", "param", "optimizer_id", "optimizer", "value",
+                    "other_id", "other", "other_value", "other_t_s")
 #: Columns of ``Result.timeseries`` / ``timeseries.csv``.
 TIMESERIES_COLUMNS = ("flow", "t_s", "throughput_bps")
 #: The files every result folder has.
@@ -89,6 +104,13 @@ class Result:
     #: Per-flow throughput per time bin (``flow``, ``t_s``, ``throughput_bps``); empty unless
     #: the scenario sets ``output.timeseries_bin_s``.
     timeseries: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(TIMESERIES_COLUMNS)))
+    #: Per-connection TCP trace (cwnd, ssthresh, RTT estimate, RTO, retransmissions, timeouts at
+    #: every window change and loss); empty unless the scenario sets ``output.tcp_trace``.
+    tcp_trace: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(TCP_TRACE_COLUMNS)))
+    #: One row per attached optimizer (status active/failed/shutdown, error, counts).
+    optimizers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(OPTIMIZER_COLUMNS)))
+    #: Conflicts (two optimizers set one parameter to different values) and dependency cycles.
+    conflicts: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(CONFLICT_COLUMNS)))
 
     def write(self, out: PathLike) -> Path:
         """Writes the result folder ``out`` atomically (see the module doc) and returns its path."""
@@ -188,6 +210,11 @@ def _write_files(result: Result, folder: Path) -> None:
     result.nodes.to_csv(folder / "nodes.csv", index=False)
     if len(result.timeseries):
         result.timeseries.to_csv(folder / "timeseries.csv", index=False)
+    if len(result.tcp_trace):
+        result.tcp_trace.to_csv(folder / "tcp_trace.csv", index=False)
+    if len(result.optimizers):
+        result.optimizers.to_csv(folder / "optimizers.csv", index=False)
+        result.conflicts.to_csv(folder / "conflicts.csv", index=False)
     for node, data in sorted(result.pcaps.items()):
         (folder / f"node{node}.pcap").write_bytes(data)
 

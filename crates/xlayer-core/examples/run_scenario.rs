@@ -24,6 +24,38 @@ fn main() {
             Value::Str(s) => println!("{k:>26} {s}"),
         }
     }
+    for (i, f) in r.flows.iter().enumerate() {
+        let cell = |k: &str| {
+            f.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| format!("{v:?}"))
+                .unwrap_or_default()
+        };
+        println!(
+            "flow {i}: {} {} bit/s, completion {}, retransmits {}, timeouts {}",
+            cell("transport"),
+            r.flow_f64(i, "throughput_bps"),
+            cell("completion_s"),
+            cell("retransmits"),
+            cell("timeouts")
+        );
+    }
+    for key in [
+        "drops_dest_queue",
+        "drops_dest_queue_transit",
+        "drops_queue",
+        "drops_retry_limit",
+    ] {
+        let total: i64 = r
+            .nodes
+            .iter()
+            .filter_map(|row| match row.iter().find(|(k, _)| *k == key) {
+                Some((_, Value::Int(i))) => Some(*i),
+                _ => None,
+            })
+            .sum();
+        println!("{key:>26} {total}");
+    }
     let wall = r.summary_f64("wall_s");
     println!(
         "{:>26} {:.0}",

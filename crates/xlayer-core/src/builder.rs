@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use rand::Rng;
 
-use crate::app::{cbr_interval, Flow, SourceKind};
+use crate::app::{cbr_interval, Flow, FlowTransport, SourceKind};
 use crate::error::XlError;
 use crate::mac::{Mac, MacParams};
 use crate::net::{routing::UNREACHABLE, StaticRoutes};
@@ -15,11 +15,27 @@ use crate::phy::error_model::default_sinr_threshold_db;
 use crate::phy::propagation::{dbm_to_mw, delay_ns, mw_to_dbm, Propagation};
 use crate::phy::{thermal_noise_mw, PhyConfig, PhyTiming};
 use crate::scenario::{
-    rate_set, ErrorModelKind, Fading, PropagationKind, RateSpec, Scenario, Standard, TopologyKind,
+    rate_set, ErrorModelKind, Fading, PropagationKind, RateSpec, Scenario, Standard, TcpOptions,
+    TopologyKind,
 };
 use crate::sim::rng::{stream, GLOBAL};
+use crate::sim::Event;
 use crate::sim::SimTime;
-use crate::world::{ChannelVariation, Link, Node, ScenarioChange, World};
+use crate::transport::tcp::{rfc5681_initial_window, CcKind, TcpConfig, TcpReceiver, TcpSender};
+use crate::transport::tfrc::TfrcConfig;
+use crate::world::{
+    ChannelVariation, Link, Node, ScenarioChange, TcpConn, TfrcConn, World, TFRC_HEADER_BYTES,
+};
+
+/// The transport fields of a flow (explicit or random).
+struct FlowTransportSpec<'a> {
+    transport: &'a str,
+    cc: Option<&'a str>,
+    sack: bool,
+    size: Option<u64>,
+    tcp: Option<&'a TcpOptions>,
+    rate: RateSpec,
+}
 
 /// Node positions in topology order.
 pub fn positions(sc: &Scenario) -> Vec<(f64, f64)> {
@@ -206,30 +222,93 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     let mut routes = StaticRoutes::default();
     let end = SimTime::from_secs_f64(sc.duration_s);
     let mut flows = Vec::new();
-    let make_flow = |id: u32,
-                     src: u32,
-                     dst: u32,
-                     rate: RateSpec,
-                     payload: u32,
-                     start: f64,
-                     stop: Option<f64>,
-                     priority: u32| Flow {
-        id,
-        src,
-        dst,
-        kind: match rate {
-            RateSpec::Saturate => SourceKind::Saturate,
-            RateSpec::Bps(bps) => SourceKind::Cbr {
-                interval: cbr_interval(payload, bps),
+    let mut tcp_conns = Vec::new();
+    let mut tfrc_conns = Vec::new();
+    let mut add_flow = |flows: &mut Vec<Flow>,
+                        src: u32,
+                        dst: u32,
+                        t: FlowTransportSpec<'_>,
+                        payload: u32,
+                        start: f64,
+                        stop: Option<f64>,
+                        priority: u32| {
+        let id = flows.len() as u32;
+        let transport = match t.transport {
+            "tcp" => {
+                let opts = t.tcp.cloned().unwrap_or_default();
+                let cc = match t.cc.unwrap_or("newreno") {
+                    "reno" => CcKind::Reno,
+                    "westwood" => CcKind::Westwood,
+                    "few" => CcKind::Few {
+                        alpha: opts.few_alpha,
+                    },
+                    "paced" => CcKind::Paced {
+                        rate_bps: match t.rate {
+                            RateSpec::Bps(b) => b,
+                            RateSpec::Saturate => 1e6,
+                        },
+                    },
+                    _ => CcKind::NewReno,
+                };
+                let mut cfg = TcpConfig::new(cc);
+                cfg.mss = payload;
+                cfg.sack = t.sack;
+                cfg.delayed_ack = opts.delayed_ack;
+                cfg.delack_timeout = SimTime::from_secs_f64(opts.delack_timeout_s);
+                cfg.rcv_buf_bytes = opts.rcv_buf_bytes;
+                cfg.window_scale = opts.window_scale;
+                cfg.initial_cwnd = opts
+                    .initial_cwnd
+                    .unwrap_or_else(|| rfc5681_initial_window(payload));
+                cfg.min_rto = SimTime::from_secs_f64(opts.min_rto_s);
+                cfg.max_rto = cfg.max_rto.max(cfg.min_rto);
+                cfg.total_bytes = t.size;
+                cfg.stream_key = sc.seed ^ ((id as u64) << 32) ^ 0x7c9_0000;
+                cfg.verify_stream = opts.verify_stream;
+                tcp_conns.push(TcpConn {
+                    flow: id,
+                    sender: TcpSender::new(cfg),
+                    receiver: TcpReceiver::new(cfg),
+                });
+                FlowTransport::Tcp(tcp_conns.len() as u32 - 1)
+            }
+            "tfrc" | "tfrc-ecn" => {
+                tfrc_conns.push(TfrcConn::new(
+                    id,
+                    TfrcConfig {
+                        segment_bytes: payload + 28 + TFRC_HEADER_BYTES,
+                        ecn: t.transport == "tfrc-ecn",
+                        max_rate_bps: match t.rate {
+                            RateSpec::Bps(b) => Some(b),
+                            RateSpec::Saturate => None,
+                        },
+                    },
+                ));
+                FlowTransport::Tfrc(tfrc_conns.len() as u32 - 1)
+            }
+            _ => FlowTransport::Udp,
+        };
+        flows.push(Flow {
+            id,
+            src,
+            dst,
+            kind: match t.rate {
+                RateSpec::Bps(bps) if transport == FlowTransport::Udp => SourceKind::Cbr {
+                    interval: cbr_interval(payload, bps),
+                },
+                _ => SourceKind::Saturate,
             },
-        },
-        payload_bytes: payload,
-        start: SimTime::from_secs_f64(start),
-        stop: stop.map(SimTime::from_secs_f64).unwrap_or(end).min(end),
-        level: priority as u8,
-        next_seq: 0,
-        active: false,
+            payload_bytes: payload,
+            start: SimTime::from_secs_f64(start),
+            stop: stop.map(SimTime::from_secs_f64).unwrap_or(end).min(end),
+            level: priority as u8,
+            next_seq: 0,
+            active: false,
+            transport,
+        });
     };
+    // Connections with a return path (TCP's ACKs) need the route back as well.
+    let two_way = |t: &str| t != "udp";
     for (i, f) in sc.flows.iter().enumerate() {
         routes.add_destination(f.dst, &neighbors);
         if routes.next_hop(f.src, f.dst) == UNREACHABLE {
@@ -238,16 +317,35 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 format!("node {} is unreachable from node {} (the topology is disconnected at the reception range)", f.dst, f.src),
             ));
         }
-        flows.push(make_flow(
-            i as u32,
+        if two_way(&f.transport) {
+            routes.add_destination(f.src, &neighbors);
+            if routes.next_hop(f.dst, f.src) == UNREACHABLE {
+                return Err(XlError::topology(
+                    format!("flows[{i}].src"),
+                    format!(
+                        "node {} is unreachable from node {} (the return path a {} flow needs)",
+                        f.src, f.dst, f.transport
+                    ),
+                ));
+            }
+        }
+        add_flow(
+            &mut flows,
             f.src,
             f.dst,
-            f.rate_bps,
+            FlowTransportSpec {
+                transport: &f.transport,
+                cc: f.cc.as_deref(),
+                sack: f.sack,
+                size: f.size_bytes,
+                tcp: f.tcp.as_ref(),
+                rate: f.rate_bps,
+            },
             f.payload_bytes,
             f.start_s,
             f.stop_s,
             f.priority,
-        ));
+        );
     }
     if let Some(fr) = &sc.flows_random {
         let mut rng = stream(fr.seed.unwrap_or(sc.seed), GLOBAL, "flows_random");
@@ -260,24 +358,38 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                     continue;
                 }
                 routes.add_destination(dst, &neighbors);
-                if routes.next_hop(src, dst) != UNREACHABLE {
-                    found = Some((src, dst));
-                    break;
+                if routes.next_hop(src, dst) == UNREACHABLE {
+                    continue;
                 }
+                if two_way(&fr.transport) {
+                    routes.add_destination(src, &neighbors);
+                    if routes.next_hop(dst, src) == UNREACHABLE {
+                        continue;
+                    }
+                }
+                found = Some((src, dst));
+                break;
             }
             let Some((src, dst)) = found else {
                 return Err(XlError::topology("flows_random.count", format!("found no connected (source, destination) pair for random flow {k}: the topology is too sparse")));
             };
-            flows.push(make_flow(
-                flows.len() as u32,
+            add_flow(
+                &mut flows,
                 src,
                 dst,
-                fr.rate_bps,
+                FlowTransportSpec {
+                    transport: &fr.transport,
+                    cc: fr.cc.as_deref(),
+                    sack: fr.sack,
+                    size: fr.size_bytes,
+                    tcp: fr.tcp.as_ref(),
+                    rate: fr.rate_bps,
+                },
                 fr.payload_bytes,
                 fr.start_s,
                 fr.stop_s,
                 fr.priority,
-            ));
+            );
         }
     }
 
@@ -333,6 +445,26 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         fading: r.fading,
         shadowing_sigma_db: r.shadowing_sigma_db,
     };
+    // DiffQ sources start at the configured rate (a tenth of the data rate by default) and
+    // follow their rate controller from there.
+    let diffq = if sc.stack.preset.starts_with("diffq") {
+        let d = sc.stack.diffq.clone().unwrap_or_default();
+        let max_bps = r.data_rate() * 1e6;
+        let init = d.initial_rate_bps.unwrap_or(max_bps / 10.0).min(max_bps);
+        for f in flows.iter_mut() {
+            if f.transport == FlowTransport::Udp {
+                f.kind = SourceKind::Cbr {
+                    interval: cbr_interval(f.payload_bytes, init),
+                };
+            }
+        }
+        for c in tcp_conns.iter_mut() {
+            c.sender.set_pace_rate_quiet(init);
+        }
+        Some((d, init, max_bps))
+    } else {
+        None
+    };
     let mut world = World::new(
         cfg,
         nodes,
@@ -346,6 +478,16 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         end,
     );
     world.timeseries_bin = sc.output.timeseries_bin_s.map(SimTime::from_secs_f64);
+    world.tcp = tcp_conns;
+    world.tfrc = tfrc_conns;
+    if sc.output.tcp_trace {
+        world.tcp_trace = Some(Vec::new());
+    }
+    for f in &world.flows {
+        if f.transport != FlowTransport::Udp && f.stop < end {
+            world.queue.schedule(f.stop, Event::FlowStop { flow: f.id });
+        }
+    }
     build_link_loss_and_events(sc, &mut world)?;
     build_net_protocols(sc, &mut world);
     if let Some(cap) = sc.net.dest_queue_packets {
@@ -353,6 +495,38 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         world.dest_queues = (0..n).map(|_| PerDestQueues::new(cap)).collect();
         world.overheard = (0..n).map(|_| NeighbourQueues::default()).collect();
     }
+    if let Some((d, init, max_bps)) = diffq {
+        use crate::net::diffq::{RateControl, SourceRate};
+        let control = if d.rate_control == "log_utility" {
+            RateControl::LogUtility
+        } else {
+            RateControl::Aimd {
+                alpha_mbps: d.alpha_mbps,
+                beta: d.beta,
+            }
+        };
+        let levels = sc.mac_levels().len();
+        world.diffq = Some(crate::world::DiffqState {
+            scheduling: d.mode != "rate_only",
+            prioritization: d.mode == "full",
+            max_queue: sc
+                .net
+                .dest_queue_packets
+                .unwrap_or(crate::scenario::DIFFQ_QUEUE_PACKETS),
+            levels: levels as u8,
+            rates: world
+                .flows
+                .iter()
+                .map(|_| SourceRate::new(control, d.queue_thresh, init, max_bps))
+                .collect(),
+            rng: (0..n as u32)
+                .map(|i| stream(sc.seed, i, "net.diffq"))
+                .collect(),
+            level_use: vec![0; levels],
+            expiry: SimTime::from_secs_f64(d.neighbour_expiry_s),
+        });
+    }
+    crate::tune::optimizer::attach_from_scenario(&mut world, &sc.optimizers)?;
     Ok(world)
 }
 

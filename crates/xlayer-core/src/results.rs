@@ -1,6 +1,7 @@
 //! Turning the world's counters into result tables: the summary, one row per flow, one row
 //! per node. Definitions are in `crate::metrics`.
 
+use crate::app::FlowTransport;
 use crate::metrics::{jain_index, log_utility, percentile, window};
 use crate::net::routing::UNREACHABLE;
 use crate::scenario::Scenario;
@@ -24,6 +25,12 @@ pub struct Results {
     /// Per-flow throughput per bin (`flow`, `t_s` = bin start, `throughput_bps`), when
     /// `output.timeseries_bin_s` is set; empty otherwise.
     pub timeseries: Vec<Row>,
+    /// Per-connection TCP trace rows, when `output.tcp_trace` is set.
+    pub tcp_trace: Vec<Row>,
+    /// One row per attached optimizer (status, failure, counts); empty without optimizers.
+    pub optimizers: Vec<Row>,
+    /// Conflicts and dependency cycles between optimizers.
+    pub conflicts: Vec<Row>,
 }
 
 impl Results {
@@ -123,6 +130,44 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 }),
             ),
         ]);
+        let row = flows.last_mut().expect("just pushed");
+        match f.transport {
+            FlowTransport::Tcp(c) => {
+                let conn = &w.tcp[c as usize];
+                let s = &conn.sender;
+                row.push((
+                    "transport",
+                    Str(format!(
+                        "tcp-{}{}",
+                        s.cc_name(),
+                        if s.sack_requested() { "+sack" } else { "" }
+                    )),
+                ));
+                row.push((
+                    "completion_s",
+                    Float(
+                        conn.receiver
+                            .completed_at
+                            .map(|t| (t - f.start).as_secs_f64())
+                            .unwrap_or(f64::NAN),
+                    ),
+                ));
+                row.push(("app_bytes", Int(conn.receiver.delivered_bytes as i64)));
+                row.push(("retransmits", Int(s.stats.retransmits as i64)));
+                row.push(("fast_retransmits", Int(s.stats.fast_retransmits as i64)));
+                row.push(("timeouts", Int(s.stats.timeouts as i64)));
+                row.push(("stream_errors", Int(conn.receiver.stream_errors as i64)));
+            }
+            FlowTransport::Tfrc(_) | FlowTransport::Udp => {
+                row.push(("transport", Str(transport_name(w, f))));
+                row.push(("completion_s", Float(f64::NAN)));
+                row.push(("app_bytes", Int(st.rx_payload_bytes as i64)));
+                row.push(("retransmits", Int(0)));
+                row.push(("fast_retransmits", Int(0)));
+                row.push(("timeouts", Int(0)));
+                row.push(("stream_errors", Int(0)));
+            }
+        }
     }
     let nodes = w
         .nodes
@@ -158,6 +203,10 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 ("ctrl_drops_queue", Int(n.net.ctrl_drops_queue as i64)),
                 ("ctrl_relayed", Int(n.net.ctrl_relayed as i64)),
                 ("drops_dest_queue", Int(n.net.drops_dest_queue as i64)),
+                (
+                    "drops_dest_queue_transit",
+                    Int(n.net.drops_dest_queue_transit as i64),
+                ),
             ]
         })
         .collect();
@@ -194,8 +243,51 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 f64::NAN
             }),
         ),
-        ("events", Int(w.queue.executed() as i64)),
+        (
+            "mac_level_use",
+            Str(w
+                .diffq
+                .as_ref()
+                .map(|d| {
+                    d.level_use
+                        .iter()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join("/")
+                })
+                .unwrap_or_default()),
+        ),
+        (
+            "events",
+            Int((w.queue.executed() - w.optimizers.engine_events) as i64),
+        ),
         ("wall_s", Float(w.wall.as_secs_f64())),
+        ("optimizers", Int(w.optimizers.slots.len() as i64)),
+        (
+            "optimizer_failures",
+            Int(w
+                .optimizers
+                .slots
+                .iter()
+                .filter(|s| s.status == crate::tune::optimizer::Status::Failed)
+                .count() as i64),
+        ),
+        (
+            "optimizer_conflicts",
+            Int(w.optimizers.conflicts.len() as i64),
+        ),
+        (
+            "optimizer_wall_s",
+            Float(w.optimizers.callback_wall.as_secs_f64()),
+        ),
+        (
+            "optimizer_memory_bytes",
+            Int(if w.optimizers.slots.is_empty() {
+                0
+            } else {
+                w.optimizers.memory_bytes() as i64
+            }),
+        ),
     ];
     let mut timeseries = Vec::new();
     if let Some(bin) = w.timeseries_bin {
@@ -213,10 +305,47 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             }
         }
     }
+    let tcp_trace = w
+        .tcp_trace
+        .iter()
+        .flatten()
+        .map(|r| {
+            vec![
+                ("flow", Int(r.flow as i64)),
+                ("t_s", Float(r.time.as_secs_f64())),
+                ("event", Str(r.event.to_string())),
+                ("cwnd_segments", Float(r.cwnd)),
+                (
+                    "ssthresh_segments",
+                    Float(if r.ssthresh >= 1e15 {
+                        f64::NAN
+                    } else {
+                        r.ssthresh
+                    }),
+                ),
+                ("srtt_s", Float(r.srtt_s)),
+                ("rto_s", Float(r.rto_s)),
+                ("retransmits", Int(r.retransmits as i64)),
+                ("timeouts", Int(r.timeouts as i64)),
+            ]
+        })
+        .collect();
     Results {
         summary,
         flows,
         nodes,
         timeseries,
+        tcp_trace,
+        optimizers: crate::tune::optimizer::rows(w),
+        conflicts: crate::tune::optimizer::conflict_rows(w),
+    }
+}
+
+fn transport_name(w: &World, f: &crate::app::Flow) -> String {
+    match f.transport {
+        FlowTransport::Udp => "udp".into(),
+        FlowTransport::Tfrc(c) if w.tfrc[c as usize].sender.config().ecn => "tfrc-ecn".into(),
+        FlowTransport::Tfrc(_) => "tfrc".into(),
+        FlowTransport::Tcp(_) => "tcp".into(),
     }
 }

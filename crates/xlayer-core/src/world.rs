@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use rand_distr::{Distribution, Exp1, StandardNormal};
 
-use crate::app::{Flow, SourceKind};
+use crate::app::{Flow, FlowTransport, SourceKind};
 use crate::mac::BROADCAST;
 use crate::mac::{Frame, Mac, MacAction, QueuedPacket};
 use crate::metrics::pcap::PcapBuffer;
@@ -27,7 +27,9 @@ use crate::scenario::Fading;
 use crate::sim::event::NetTimerKind;
 use crate::sim::rng::Stream;
 use crate::sim::{Event, EventQueue, SimTime};
-use crate::transport::udp_datagram;
+use crate::transport::tcp::{TcpNotice, TcpOut, TcpReceiver, TcpSender, TcpTimer};
+use crate::transport::tfrc::{TfrcConfig, TfrcReceiver, TfrcSender};
+use crate::transport::{udp_datagram, Header, ECN_CE, ECN_ECT0, ECN_NOT_ECT};
 use crate::tune::{EventBus, TuneEventKind};
 
 /// A node: its layers and its own random streams.
@@ -89,6 +91,91 @@ struct TxSlot {
     powers: Vec<f64>,
 }
 
+/// A TCP connection: the sender at the flow's source, the receiver at its destination.
+#[derive(Debug)]
+pub struct TcpConn {
+    pub flow: u32,
+    pub sender: TcpSender,
+    pub receiver: TcpReceiver,
+}
+
+/// DiffQ at every node (`stack.preset = "diffq-udp" | "diffq-tcp"`; `crate::net::diffq`).
+#[derive(Debug)]
+pub struct DiffqState {
+    /// Differential scheduling (else round robin) and MAC priorities (else level 0).
+    pub scheduling: bool,
+    pub prioritization: bool,
+    /// D: the per-destination queue size; Δ: the MAC's levels.
+    pub max_queue: u32,
+    pub levels: u8,
+    /// Each flow's source rate controller (all flows are DiffQ flows under the presets).
+    pub rates: Vec<crate::net::diffq::SourceRate>,
+    /// Tie-breaking streams, one per node (`net.diffq`).
+    pub rng: Vec<Stream>,
+    /// Packets sent per MAC level (priority usage), by level.
+    pub level_use: Vec<u64>,
+    /// Overheard queue lengths older than this are forgotten (soft state).
+    pub expiry: SimTime,
+}
+
+/// A TFRC connection, with the times of its pending timer events (each timer keeps at most one
+/// event in the queue that matters; stale ones find nothing due).
+#[derive(Debug)]
+pub struct TfrcConn {
+    pub flow: u32,
+    pub sender: TfrcSender,
+    pub receiver: TfrcReceiver,
+    send_pending: Option<SimTime>,
+    nofeedback_pending: Option<SimTime>,
+    feedback_pending: Option<SimTime>,
+    pub feedbacks_sent: u64,
+}
+
+impl TfrcConn {
+    pub fn new(flow: u32, cfg: TfrcConfig) -> TfrcConn {
+        TfrcConn {
+            flow,
+            sender: TfrcSender::new(cfg, SimTime::ZERO),
+            receiver: TfrcReceiver::new(cfg),
+            send_pending: None,
+            nofeedback_pending: None,
+            feedback_pending: None,
+            feedbacks_sent: 0,
+        }
+    }
+}
+
+/// TFRC data and feedback packets carry a 16-byte TFRC header over UDP (sequence number,
+/// timestamp and RTT estimate; echoed timestamp, elapsed time, receive rate and loss event rate).
+pub const TFRC_HEADER_BYTES: u32 = 16;
+
+/// DiffQ's TFRC-ECN: a node marks ECN-capable packets CE when its interface queue is above 75%
+/// of its size.
+const ECN_MARK_FRACTION: f64 = 0.75;
+
+/// One row of the per-connection TCP trace (`output.tcp_trace`).
+#[derive(Debug, Clone, Copy)]
+pub struct TcpTraceRow {
+    pub flow: u32,
+    pub time: SimTime,
+    /// "window", "loss_dupack" or "loss_timeout".
+    pub event: &'static str,
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    pub srtt_s: f64,
+    pub rto_s: f64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+}
+
+/// Timer codes of `Event::TransportTimer`.
+const TIMER_TCP_RTO: u8 = 0;
+const TIMER_TCP_PACE: u8 = 1;
+const TIMER_TCP_DELACK: u8 = 2;
+const TIMER_TFRC_SEND: u8 = 3;
+const TIMER_TFRC_NOFEEDBACK: u8 = 4;
+const TIMER_TFRC_FEEDBACK: u8 = 5;
+
 /// Per-packet channel variation.
 #[derive(Debug, Clone, Copy)]
 pub struct ChannelVariation {
@@ -124,6 +211,11 @@ pub struct World {
     pub events: EventBus,
     frame_scratch: Vec<u8>,
     body_scratch: Vec<u8>,
+    pub tcp: Vec<TcpConn>,
+    tcp_out: TcpOut,
+    pub tfrc: Vec<TfrcConn>,
+    /// The TCP trace, when `output.tcp_trace` is set.
+    pub tcp_trace: Option<Vec<TcpTraceRow>>,
     /// Per-link loss probabilities applied at reception (`None`: no lossy links).
     pub link_loss: Option<LinkLoss>,
     /// Scheduled changes, by the index carried in [`Event::ScenarioChange`].
@@ -132,8 +224,12 @@ pub struct World {
     pub proto: Option<NetProto>,
     /// Per-destination queues of every node (empty: FIFO interface queues).
     pub dest_queues: Vec<PerDestQueues>,
+    /// DiffQ, when the scenario runs it.
+    pub diffq: Option<DiffqState>,
     /// What every node overheard of its neighbours' per-destination queues.
     pub overheard: Vec<NeighbourQueues>,
+    /// ECLAIR's optimizing subsystem (optimizers, their timers and records; UTL state).
+    pub optimizers: crate::tune::optimizer::OptimizerHost,
     relay_scratch: Vec<(u32, u32, u32)>,
 }
 
@@ -163,7 +259,7 @@ impl World {
         let mut saturating = vec![Vec::new(); n];
         let mut queue = EventQueue::new();
         for f in &flows {
-            if f.kind == SourceKind::Saturate {
+            if f.kind == SourceKind::Saturate && f.transport == FlowTransport::Udp {
                 saturating[f.src as usize].push(f.id);
             }
             queue.schedule(f.start, Event::FlowStart { flow: f.id });
@@ -194,11 +290,17 @@ impl World {
             events: EventBus::default(),
             frame_scratch: Vec::new(),
             body_scratch: Vec::new(),
+            tcp: Vec::new(),
+            tcp_out: TcpOut::default(),
+            tfrc: Vec::new(),
+            tcp_trace: None,
             link_loss: None,
             scenario_events: Vec::new(),
             proto: None,
             dest_queues: Vec::new(),
+            diffq: None,
             overheard: Vec::new(),
+            optimizers: Default::default(),
             relay_scratch: Vec::new(),
         }
     }
@@ -212,8 +314,16 @@ impl World {
     pub fn run_until(&mut self, t: SimTime) -> bool {
         let started = Instant::now();
         let until = t.min(self.end);
+        if self.optimizers.is_active() {
+            // Events published between runs (the API's sets) and optimizers' starts.
+            crate::tune::optimizer::end_of_instant(self);
+        }
         while let Some(ev) = self.queue.pop_until(until) {
             self.dispatch(ev);
+            // ECLAIR: optimizers run once the data path has finished the instant.
+            if self.optimizers.is_active() && self.queue.peek_time() != Some(self.queue.now()) {
+                crate::tune::optimizer::end_of_instant(self);
+            }
         }
         self.queue.advance_to(until);
         self.wall += started.elapsed();
@@ -356,14 +466,302 @@ impl World {
                 let f = &mut self.flows[flow as usize];
                 f.active = true;
                 let src = f.src;
-                match f.kind {
-                    SourceKind::Saturate => self.refill(src),
-                    SourceKind::Cbr { .. } => self.cbr_send(flow),
+                match (f.transport, f.kind) {
+                    (FlowTransport::Tcp(c), _) => {
+                        self.tcp[c as usize].sender.open(now, &mut self.tcp_out);
+                        self.tcp_flush(c, true, None);
+                    }
+                    (FlowTransport::Tfrc(c), _) => {
+                        self.tfrc[c as usize].sender =
+                            TfrcSender::new(*self.tfrc[c as usize].sender.config(), now);
+                        self.tfrc_send(c);
+                    }
+                    (FlowTransport::Udp, SourceKind::Saturate) => self.refill(src),
+                    (FlowTransport::Udp, SourceKind::Cbr { .. }) => self.cbr_send(flow),
                 }
             }
+            Event::FlowStop { flow } => {
+                if let FlowTransport::Tcp(c) = self.flows[flow as usize].transport {
+                    self.tcp[c as usize].sender.halt();
+                }
+            }
+            Event::TransportTimer { conn, kind } => match kind {
+                TIMER_TCP_RTO | TIMER_TCP_PACE => {
+                    if kind == TIMER_TCP_PACE {
+                        if let Some(dq) = self.diffq.as_mut() {
+                            // DiffQ-TCP: the pacing rate follows the source's own queue.
+                            let flow = self.tcp[conn as usize].flow;
+                            let f = &self.flows[flow as usize];
+                            let own = self.dest_queues[f.src as usize].len(f.dst);
+                            let rate = dq.rates[flow as usize].on_packet(own);
+                            self.tcp[conn as usize].sender.set_pace_rate_quiet(rate);
+                        }
+                    }
+                    let k = if kind == TIMER_TCP_RTO {
+                        TcpTimer::Rto
+                    } else {
+                        TcpTimer::Pace
+                    };
+                    self.tcp[conn as usize]
+                        .sender
+                        .on_timer(now, k, &mut self.tcp_out);
+                    self.tcp_flush(conn, true, None);
+                }
+                TIMER_TCP_DELACK => {
+                    self.tcp[conn as usize]
+                        .receiver
+                        .on_timer(now, &mut self.tcp_out);
+                    self.tcp_flush(conn, false, None);
+                }
+                TIMER_TFRC_SEND => {
+                    let t = &mut self.tfrc[conn as usize];
+                    if t.send_pending == Some(now) {
+                        t.send_pending = None;
+                    }
+                    self.tfrc_send(conn);
+                }
+                TIMER_TFRC_NOFEEDBACK => {
+                    let t = &mut self.tfrc[conn as usize];
+                    if t.nofeedback_pending == Some(now) {
+                        t.nofeedback_pending = None;
+                    }
+                    if now >= t.sender.nofeedback_deadline()
+                        && self.flows[t.flow as usize].emitting(now)
+                    {
+                        t.sender.on_nofeedback(now);
+                    }
+                    self.tfrc_arm(conn);
+                }
+                TIMER_TFRC_FEEDBACK => {
+                    let t = &mut self.tfrc[conn as usize];
+                    if t.feedback_pending == Some(now) {
+                        t.feedback_pending = None;
+                    }
+                    if t.receiver.feedback_due().is_some_and(|d| now >= d) {
+                        if let Some(fb) = t.receiver.on_feedback_timer(now) {
+                            self.tfrc_feedback(conn, fb);
+                        }
+                    }
+                    self.tfrc_arm(conn);
+                }
+                _ => {}
+            },
             Event::ScenarioChange { index } => self.scenario_change(index),
             Event::NetTimer { node, kind } => self.net_timer(node, kind),
+            Event::Optimizer { slot, tag } => self.optimizers.fired(slot, tag),
         }
+    }
+
+    /// Sends the TFRC data packets now due on connection `c` and re-arms its timers.
+    fn tfrc_send(&mut self, c: u32) {
+        let now = self.now();
+        let flow = self.tfrc[c as usize].flow;
+        if self.flows[flow as usize].emitting(now) {
+            // At most one packet per call: the sender catches up by one packet when late.
+            if now >= self.tfrc[c as usize].sender.next_send() {
+                let hdr = self.tfrc[c as usize].sender.on_send(now);
+                let f = &mut self.flows[flow as usize];
+                let ecn = if self.tfrc[c as usize].sender.config().ecn {
+                    ECN_ECT0
+                } else {
+                    ECN_NOT_ECT
+                };
+                let mut p = udp_datagram(
+                    flow,
+                    hdr.seq,
+                    f.src,
+                    f.dst,
+                    f.payload_bytes,
+                    now,
+                    self.ttl,
+                    f.level,
+                );
+                f.next_seq = hdr.seq + 1;
+                p.header_bytes += TFRC_HEADER_BYTES;
+                p.ecn = ecn;
+                p.transport = Header::TfrcData(hdr);
+                let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
+                if now >= a && now < b {
+                    self.flow_stats[flow as usize].sent += 1;
+                }
+                let src = f.src;
+                self.nodes[src as usize].net.originated += 1;
+                let h = self.packets.alloc(p);
+                self.net_send(src, h);
+            }
+        }
+        self.tfrc_arm(c);
+    }
+
+    /// Schedules the events connection `c`'s deadlines need (one per timer at a time).
+    fn tfrc_arm(&mut self, c: u32) {
+        let now = self.now();
+        let t = &mut self.tfrc[c as usize];
+        let f = &self.flows[t.flow as usize];
+        let mut want: [(Option<SimTime>, u8); 3] = [(None, 0); 3];
+        if f.active && now < f.stop {
+            let at = t.sender.next_send().max(now);
+            if t.send_pending.is_none_or(|p| p > at) {
+                t.send_pending = Some(at);
+                want[0] = (Some(at), TIMER_TFRC_SEND);
+            }
+            let at = t.sender.nofeedback_deadline().max(now);
+            if t.nofeedback_pending.is_none_or(|p| p > at) {
+                t.nofeedback_pending = Some(at);
+                want[1] = (Some(at), TIMER_TFRC_NOFEEDBACK);
+            }
+        }
+        if let Some(at) = t.receiver.feedback_due() {
+            let at = at.max(now);
+            if t.feedback_pending.is_none_or(|p| p > at) {
+                t.feedback_pending = Some(at);
+                want[2] = (Some(at), TIMER_TFRC_FEEDBACK);
+            }
+        }
+        for (at, kind) in want {
+            if let Some(at) = at {
+                self.queue
+                    .schedule(at, Event::TransportTimer { conn: c, kind });
+            }
+        }
+    }
+
+    /// Sends a TFRC feedback report from the flow's receiver to its sender.
+    fn tfrc_feedback(&mut self, c: u32, fb: crate::transport::tfrc::TfrcFeedback) {
+        let now = self.now();
+        let t = &mut self.tfrc[c as usize];
+        t.feedbacks_sent += 1;
+        let f = &self.flows[t.flow as usize];
+        let mut p = udp_datagram(t.flow, 0, f.dst, f.src, 0, now, self.ttl, f.level);
+        p.header_bytes += TFRC_HEADER_BYTES;
+        p.transport = Header::TfrcFeedback(fb);
+        let dst = f.dst;
+        self.nodes[dst as usize].net.originated += 1;
+        let h = self.packets.alloc(p);
+        self.net_send(dst, h);
+    }
+
+    /// Sets the sending rate of paced TCP connection `c` (the tuning layer's `tcp.pace_rate`).
+    pub(crate) fn set_pace_rate(&mut self, c: usize, rate_bps: f64) {
+        let now = self.now();
+        self.tcp[c]
+            .sender
+            .set_pace_rate(now, rate_bps, &mut self.tcp_out);
+        self.tcp_flush(c as u32, true, None);
+    }
+
+    /// Sends what a TCP endpoint of connection `c` produced (`from_sender`: the sender at the
+    /// flow's source, else the receiver at its destination), arms its timers, credits delivered
+    /// bytes to the flow, and publishes its notices. `arrival` is the creation time of the
+    /// segment whose arrival caused the call (its network delay is recorded).
+    fn tcp_flush(&mut self, c: u32, from_sender: bool, arrival: Option<SimTime>) {
+        let mut out = std::mem::take(&mut self.tcp_out);
+        let now = self.now();
+        let flow = self.tcp[c as usize].flow;
+        let f = &self.flows[flow as usize];
+        let (src, dst, level) = if from_sender {
+            (f.src, f.dst, f.level)
+        } else {
+            (f.dst, f.src, f.level)
+        };
+        let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
+        let in_window = now >= a && now < b;
+        for h in &out.segments {
+            let p = crate::net::Packet {
+                flow,
+                seq: h.seq,
+                src,
+                dst,
+                payload_bytes: h.len,
+                header_bytes: crate::net::IPV4_HEADER_BYTES
+                    + crate::transport::tcp::TCP_HEADER_BYTES
+                    + h.option_bytes(),
+                created: now,
+                ttl: self.ttl,
+                level,
+                ecn: crate::transport::ECN_NOT_ECT,
+                transport: Header::Tcp(*h),
+                control: crate::net::Control::None,
+                queue_len: 0,
+            };
+            if h.len > 0 && in_window {
+                self.flow_stats[flow as usize].sent += 1;
+            }
+            self.nodes[src as usize].net.originated += 1;
+            let hnd = self.packets.alloc(p);
+            self.net_send(src, hnd);
+        }
+        for &(kind, at) in &out.timers {
+            let code = match kind {
+                TcpTimer::Rto => TIMER_TCP_RTO,
+                TcpTimer::Pace => TIMER_TCP_PACE,
+                TcpTimer::DelAck => TIMER_TCP_DELACK,
+            };
+            self.queue.schedule(
+                at,
+                Event::TransportTimer {
+                    conn: c,
+                    kind: code,
+                },
+            );
+        }
+        if !out.delivered.is_empty() {
+            let st = &mut self.flow_stats[flow as usize];
+            for &(_, len, _) in &out.delivered {
+                if let Some(bin) = self.timeseries_bin {
+                    let i = (now.ns() / bin.ns()) as usize;
+                    if st.bin_bytes.len() <= i {
+                        st.bin_bytes.resize(i + 1, 0);
+                    }
+                    st.bin_bytes[i] += len as u64;
+                }
+                if in_window {
+                    st.received += 1;
+                    st.delivered_of_sent += 1;
+                    st.rx_payload_bytes += len as u64;
+                }
+            }
+            if let (Some(t), true) = (arrival, in_window) {
+                st.delays_ns.push((now - t).ns());
+            }
+        }
+        if !out.notices.is_empty() {
+            let conn = &self.tcp[c as usize];
+            let s = &conn.sender;
+            for &n in &out.notices {
+                let (kind, value, label) = match n {
+                    TcpNotice::Window { cwnd } => (TuneEventKind::TcpWindow, cwnd, "window"),
+                    TcpNotice::Loss { timeout: false } => {
+                        (TuneEventKind::TcpLoss, 0.0, "loss_dupack")
+                    }
+                    TcpNotice::Loss { timeout: true } => {
+                        (TuneEventKind::TcpLoss, 1.0, "loss_timeout")
+                    }
+                };
+                if self.events.wants(kind) {
+                    self.events.publish_flow(now, src, flow, kind, value);
+                }
+                if label == "loss_timeout" && self.events.wants(TuneEventKind::TcpRto) {
+                    self.events
+                        .publish_flow(now, src, flow, TuneEventKind::TcpRto, s.rto());
+                }
+                if let Some(trace) = self.tcp_trace.as_mut() {
+                    trace.push(TcpTraceRow {
+                        flow,
+                        time: now,
+                        event: label,
+                        cwnd: s.cwnd(),
+                        ssthresh: s.ssthresh(),
+                        srtt_s: s.srtt().unwrap_or(f64::NAN),
+                        rto_s: s.rto(),
+                        retransmits: s.stats.retransmits,
+                        timeouts: s.stats.timeouts,
+                    });
+                }
+            }
+        }
+        out.clear();
+        self.tcp_out = out;
     }
 
     fn process_actions(&mut self, node: u32) {
@@ -384,9 +782,16 @@ impl World {
                     }
                 }
                 MacAction::Dequeued {
-                    packet, delivered, ..
+                    packet,
+                    delivered,
+                    level,
                 } => {
                     let now = self.now();
+                    if self.events.wants(TuneEventKind::MacQueueLen) {
+                        let len = self.nodes[node as usize].mac.queue_len(level as usize);
+                        self.events
+                            .publish(now, node, TuneEventKind::MacQueueLen, len as f64);
+                    }
                     if self.events.wants(TuneEventKind::MacTxOutcome) {
                         self.events.publish(
                             now,
@@ -696,6 +1101,8 @@ impl World {
             created: now,
             ttl: 1,
             level: level as u8,
+            ecn: crate::transport::ECN_NOT_ECT,
+            transport: Header::Udp,
             control,
             queue_len: 0,
         });
@@ -774,15 +1181,26 @@ impl World {
             return;
         }
         let level = (p.level as usize).min(n.mac.level_count() - 1);
+        if p.ecn == ECN_ECT0
+            && n.mac.queue_len(level) as f64
+                > ECN_MARK_FRACTION * n.mac.params.queue_capacity as f64
+        {
+            self.packets.get_mut(h).ecn = ECN_CE;
+        }
         let item = QueuedPacket {
             packet: h,
             bytes: p.bytes(),
             next_hop: next,
         };
-        if !n
+        let queued = n
             .mac
-            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
-        {
+            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac);
+        if queued && self.events.wants(TuneEventKind::MacQueueLen) {
+            let len = n.mac.queue_len(level);
+            self.events
+                .publish(now, node, TuneEventKind::MacQueueLen, len as f64);
+        }
+        if !queued {
             self.packets.release(h);
             if self.events.wants(TuneEventKind::QueueOverflow) {
                 self.events
@@ -801,7 +1219,12 @@ impl World {
         }
         let dst = p.dst;
         if !self.dest_queues[node as usize].push(now, dst, h) {
-            self.nodes[node as usize].net.drops_dest_queue += 1;
+            let transit = self.packets.get(h).src != node;
+            let net = &mut self.nodes[node as usize].net;
+            net.drops_dest_queue += 1;
+            if transit {
+                net.drops_dest_queue_transit += 1;
+            }
             self.packets.release(h);
             if self.events.wants(TuneEventKind::QueueOverflow) {
                 self.events
@@ -817,7 +1240,21 @@ impl World {
     /// chosen now.
     fn pump(&mut self, node: u32) {
         let now = self.now();
-        while let Some((h, dst)) = self.dest_queues[node as usize].next_for_mac() {
+        loop {
+            let (choice, level) = self.diffq_choice(node);
+            let taken = match choice {
+                Some(d) => self.dest_queues[node as usize].take_for_mac(d),
+                None => self.dest_queues[node as usize].next_for_mac(),
+            };
+            let Some((h, dst)) = taken else {
+                break;
+            };
+            if let Some(l) = level {
+                self.packets.get_mut(h).level = l;
+                if let Some(dq) = self.diffq.as_mut() {
+                    dq.level_use[l as usize] += 1;
+                }
+            }
             let next = self.next_hop(node, dst);
             let p = *self.packets.get(h);
             let n = &mut self.nodes[node as usize];
@@ -848,6 +1285,57 @@ impl World {
             if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
                 self.publish_queue_change(node, dst);
             }
+        }
+    }
+
+    /// DiffQ's choice at `node` (DiffQ §4.1, Forwarder Algorithm): the destination whose queue
+    /// differential against its routing next hop is largest (ties at random), and the MAC
+    /// priority of its head-of-line packet. `(None, None)` without DiffQ or with nothing
+    /// waiting (the queues' round robin then applies); `(None, Some(0))` under "rate_only".
+    fn diffq_choice(&mut self, node: u32) -> (Option<u32>, Option<u8>) {
+        let Some(dq) = self.diffq.as_ref() else {
+            return (None, None);
+        };
+        if self.dest_queues[node as usize].mac_busy() {
+            return (None, None);
+        }
+        if !dq.scheduling {
+            return (None, Some(0));
+        }
+        let (max_queue, levels, prio) = (dq.max_queue, dq.levels, dq.prioritization);
+        let now = self.now();
+        let expiry = dq.expiry;
+        // The node's stream, copied out for the choice and written back (32 bytes).
+        let mut rng = dq.rng[node as usize].clone();
+        let overheard = &self.overheard[node as usize];
+        let candidates = self.dest_queues[node as usize].waiting().map(|(dst, own)| {
+            let next = self.next_hop(node, dst);
+            // The next hop's queue as last overheard; the destination itself holds none.
+            let theirs = if next == dst || next == UNREACHABLE {
+                0
+            } else {
+                overheard
+                    .get(next, dst)
+                    .filter(|o| now.saturating_sub(o.heard) <= expiry)
+                    .map(|o| o.queue_len)
+                    .unwrap_or(0)
+            };
+            (dst, own as i64 - theirs as i64)
+        });
+        let best = crate::net::diffq::pick(candidates, &mut rng);
+        if let Some(dq) = self.diffq.as_mut() {
+            dq.rng[node as usize] = rng;
+        }
+        match best {
+            Some((dst, qd)) => {
+                let level = if prio {
+                    crate::net::diffq::priority(qd, max_queue, levels)
+                } else {
+                    0
+                };
+                (Some(dst), Some(level))
+            }
+            None => (None, None),
         }
     }
 
@@ -882,6 +1370,56 @@ impl World {
     }
 
     fn sink(&mut self, now: SimTime, p: &Packet) {
+        if let Header::Tcp(h) = p.transport {
+            let FlowTransport::Tcp(c) = self.flows[p.flow as usize].transport else {
+                return;
+            };
+            if p.dst == self.flows[p.flow as usize].dst && h.len > 0 {
+                if self.events.wants(TuneEventKind::TcpSegmentRx) {
+                    self.events.publish_flow(
+                        now,
+                        p.dst,
+                        p.flow,
+                        TuneEventKind::TcpSegmentRx,
+                        h.len as f64,
+                    );
+                }
+                if self.optimizers.per_packet {
+                    crate::tune::optimizer::per_packet(self, p.dst, p.flow, h.len);
+                }
+            }
+            let conn = &mut self.tcp[c as usize];
+            if p.dst == self.flows[p.flow as usize].dst {
+                conn.receiver.on_segment(now, &h, &mut self.tcp_out);
+                self.tcp_flush(c, false, Some(p.created));
+            } else {
+                conn.sender.on_ack(now, &h, &mut self.tcp_out);
+                self.tcp_flush(c, true, None);
+            }
+            return;
+        }
+        match p.transport {
+            Header::TfrcFeedback(fb) => {
+                if let FlowTransport::Tfrc(c) = self.flows[p.flow as usize].transport {
+                    self.tfrc[c as usize].sender.on_feedback(now, &fb);
+                    self.tfrc_send(c);
+                }
+                return;
+            }
+            Header::TfrcData(hdr) => {
+                if let FlowTransport::Tfrc(c) = self.flows[p.flow as usize].transport {
+                    let t = &mut self.tfrc[c as usize];
+                    let fb = t
+                        .receiver
+                        .on_data(now, &hdr, p.payload_bytes, p.ecn == ECN_CE);
+                    if let Some(fb) = fb {
+                        self.tfrc_feedback(c, fb);
+                    }
+                    self.tfrc_arm(c);
+                }
+            }
+            _ => {}
+        }
         let f = &self.flows[p.flow as usize];
         let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
         let st = &mut self.flow_stats[p.flow as usize];
@@ -929,6 +1467,14 @@ impl World {
             return;
         }
         self.originate(flow);
+        let mut interval = interval;
+        if let Some(dq) = self.diffq.as_mut() {
+            // DiffQ-UDP: the source's rate follows its own destination queue (§4.1).
+            let f = &self.flows[flow as usize];
+            let own = self.dest_queues[f.src as usize].len(f.dst);
+            let rate = dq.rates[flow as usize].on_packet(own);
+            interval = crate::app::cbr_interval(f.payload_bytes, rate);
+        }
         let next = now + interval;
         if next < self.flows[flow as usize].stop {
             self.queue.schedule(next, Event::AppSend { flow });

@@ -5,8 +5,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod errors;
+mod optimizers;
 
 use errors::{to_py, ScenarioError, SimulationError, TuningError};
+use xlayer_core::sim::SimTime;
 use xlayer_core::{Results, Scenario, Value, XlError};
 
 fn value_to_py(py: Python<'_>, v: &Value) -> PyObject {
@@ -46,6 +48,21 @@ fn results_to_py(py: Python<'_>, r: &Results) -> PyResult<PyObject> {
         series.append(row_to_dict(py, row)?)?;
     }
     d.set_item("timeseries", series)?;
+    let trace = PyList::empty_bound(py);
+    for row in &r.tcp_trace {
+        trace.append(row_to_dict(py, row)?)?;
+    }
+    d.set_item("tcp_trace", trace)?;
+    let opts = PyList::empty_bound(py);
+    for row in &r.optimizers {
+        opts.append(row_to_dict(py, row)?)?;
+    }
+    d.set_item("optimizers", opts)?;
+    let conflicts = PyList::empty_bound(py);
+    for row in &r.conflicts {
+        conflicts.append(row_to_dict(py, row)?)?;
+    }
+    d.set_item("conflicts", conflicts)?;
     Ok(d.into_py(py))
 }
 
@@ -155,10 +172,12 @@ impl Simulation {
     /// The tuning parameters every node exposes.
     fn params(&self, py: Python<'_>) -> PyResult<PyObject> {
         let out = PyList::empty_bound(py);
-        for s in xlayer_core::tune::PARAMS {
+        for s in xlayer_core::tune::all_params() {
             let d = PyDict::new_bound(py);
             let name = if s.per_level {
                 format!("{}.<level>", s.name)
+            } else if s.per_flow {
+                format!("{}.<flow>", s.name)
             } else {
                 s.name.to_string()
             };
@@ -195,24 +214,129 @@ impl Simulation {
         Ok(())
     }
 
-    /// Events published since the last call, as (time_s, node, kind, value) tuples.
-    fn take_events(&mut self) -> Vec<(f64, u32, &'static str, f64)> {
+    /// Events published since the last call, as (time_s, node, kind, value, flow) tuples
+    /// (`flow` is None for events that concern no flow).
+    #[allow(clippy::type_complexity)]
+    fn take_events(&mut self) -> Vec<(f64, u32, &'static str, f64, Option<u32>)> {
         self.inner
             .world
             .events
             .drain()
             .into_iter()
-            .map(|e| (e.time.as_secs_f64(), e.node, e.kind.name(), e.value))
+            .map(|e| (e.time.as_secs_f64(), e.node, e.kind.name(), e.value, e.flow))
             .collect()
     }
+
+    /// Number of nodes.
+    fn node_count(&self) -> usize {
+        self.inner.world.nodes.len()
+    }
+
+    /// The scenario's `[[optimizers]]` entries with `python = ...`, as JSON text (a list), for
+    /// the Python API to load and attach.
+    fn python_optimizers(&self) -> String {
+        serde_json::to_string(&self.inner.world.optimizers.python_pending).unwrap_or_default()
+    }
+
+    /// Attaches a Python optimizer object to `node` (its `start(ctx)` runs now).
+    #[pyo3(signature = (node, obj, name, latency_s=0.0, conflict_window_s=1.0, delivery="off_path"))]
+    fn attach_python(
+        &mut self,
+        node: u32,
+        obj: PyObject,
+        name: String,
+        latency_s: f64,
+        conflict_window_s: f64,
+        delivery: &str,
+    ) -> PyResult<usize> {
+        use xlayer_core::tune::optimizer::{attach, AttachOptions, Delivery};
+        for (field, v) in [
+            ("latency_s", latency_s),
+            ("conflict_window_s", conflict_window_s),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(TuningError::new_err(format!(
+                    "{field}: must be a time >= 0, found {v}"
+                )));
+            }
+        }
+        let mut o = AttachOptions::new(name);
+        o.language = "python";
+        o.latency = SimTime::from_secs_f64(latency_s);
+        o.conflict_window = SimTime::from_secs_f64(conflict_window_s);
+        o.delivery = match delivery {
+            "off_path" => Delivery::OffPath,
+            "per_packet" => Delivery::PerPacket,
+            other => {
+                return Err(TuningError::new_err(format!(
+                    "delivery: unknown \"{other}\"; allowed: \"off_path\", \"per_packet\""
+                )))
+            }
+        };
+        let world = &mut self.inner.world;
+        guarded(std::panic::AssertUnwindSafe(move || {
+            attach(world, node, Box::new(optimizers::PyOptimizer { obj }), o)
+        }))
+    }
+}
+
+/// Every tuning parameter and event of every layer: dicts with `kind` ("param" or "event"),
+/// `name, layer, doc, unit`, and for parameters `min, max, read_only, settable`.
+#[pyfunction]
+fn tunables(py: Python<'_>) -> PyResult<PyObject> {
+    let out = PyList::empty_bound(py);
+    for s in xlayer_core::tune::all_params() {
+        let d = PyDict::new_bound(py);
+        let name = if s.per_level {
+            format!("{}.<level>", s.name)
+        } else if s.per_flow {
+            format!("{}.<flow>", s.name)
+        } else {
+            s.name.to_string()
+        };
+        d.set_item("kind", "param")?;
+        d.set_item("name", name)?;
+        d.set_item("layer", s.layer)?;
+        d.set_item("type", "float")?;
+        d.set_item("unit", s.unit)?;
+        d.set_item("min", s.min)?;
+        d.set_item("max", s.max)?;
+        d.set_item("read_only", s.read_only)?;
+        d.set_item("settable", !s.read_only)?;
+        d.set_item("doc", s.doc)?;
+        out.append(d)?;
+    }
+    for k in xlayer_core::tune::TuneEventKind::ALL {
+        let (layer, doc, unit) = xlayer_core::tune::layers::event_info(k);
+        let d = PyDict::new_bound(py);
+        d.set_item("kind", "event")?;
+        d.set_item("name", k.name())?;
+        d.set_item("layer", layer)?;
+        d.set_item("type", "float")?;
+        d.set_item("unit", unit)?;
+        d.set_item("read_only", true)?;
+        d.set_item("settable", false)?;
+        d.set_item("doc", doc)?;
+        out.append(d)?;
+    }
+    Ok(out.into_py(py))
+}
+
+/// The protocol stacks `stack.preset` accepts.
+#[pyfunction]
+fn presets() -> Vec<&'static str> {
+    xlayer_core::scenario::PRESETS.to_vec()
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add("__version__", xlayer_core::VERSION)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_to_toml, m)?)?;
     m.add_class::<Simulation>()?;
+    m.add_function(wrap_pyfunction!(tunables, m)?)?;
+    m.add_class::<optimizers::OptimizerContext>()?;
     errors::register(m)?;
     Ok(())
 }

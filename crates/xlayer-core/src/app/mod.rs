@@ -4,6 +4,9 @@
 //! every `payload · 8 / rate` seconds, like ns-3's `OnOffApplication` always on) or saturating
 //! (backlogged: the source's MAC queue is kept full, the usual saturation set-up of Bianchi's
 //! model). Sinks record per-packet delay; the statistics live in `crate::metrics`.
+//!
+//! Over TCP the application is a bulk transfer: a given number of bytes (the flow completes when
+//! the receiving application has them all) or, without a size, a long-lived backlogged sender.
 
 use crate::sim::SimTime;
 
@@ -11,6 +14,14 @@ use crate::sim::SimTime;
 pub enum SourceKind {
     Cbr { interval: SimTime },
     Saturate,
+}
+
+/// The transport a flow runs over; TCP and TFRC flows index their connection in the world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowTransport {
+    Udp,
+    Tcp(u32),
+    Tfrc(u32),
 }
 
 #[derive(Debug, Clone)]
@@ -25,6 +36,7 @@ pub struct Flow {
     pub level: u8,
     pub next_seq: u64,
     pub active: bool,
+    pub transport: FlowTransport,
 }
 
 impl Flow {

@@ -49,6 +49,9 @@ pub struct NetStats {
     pub ctrl_drops_queue: u64,
     /// Data packets refused by a full per-destination queue.
     pub drops_dest_queue: u64,
+    /// Of those, packets this node was forwarding for others (DiffQ §6.4's "queue drops at
+    /// intermediate nodes").
+    pub drops_dest_queue_transit: u64,
     /// Control packets relayed for others (OLSR TC flooding); included in `ctrl_tx`.
     pub ctrl_relayed: u64,
 }

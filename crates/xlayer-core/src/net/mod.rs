@@ -5,6 +5,7 @@
 //! receiving a copy over the air gets its own slot (the sender keeps its copy until acknowledged).
 //! Forwarding decrements the TTL (IPv4, RFC 791) and drops at zero.
 
+pub mod diffq;
 pub mod dsdv;
 pub mod etx;
 pub mod linkloss;
@@ -35,6 +36,10 @@ pub struct Packet {
     pub ttl: u8,
     /// MAC priority level.
     pub level: u8,
+    /// ECN field of the IP header (`crate::transport::ECN_*`).
+    pub ecn: u8,
+    /// The transport header (opaque to the network layer).
+    pub transport: crate::transport::Header,
     /// What a routing/link-estimation control packet carries; [`Control::None`] for data.
     pub control: Control,
     /// DiffQ header's queue-length field: the transmitting node's queue length for `dst`,
@@ -87,7 +92,13 @@ impl Packet {
         let start = out.len();
         out.extend_from_slice(&[0x45, 0, (total >> 8) as u8, total as u8]);
         out.extend_from_slice(&((self.seq & 0xffff) as u16).to_be_bytes());
-        out.extend_from_slice(&[0x40, 0, self.ttl, 17, 0, 0]);
+        let tcp = match self.transport {
+            crate::transport::Header::Tcp(h) => Some(h),
+            _ => None,
+        };
+        let proto = if tcp.is_some() { 6 } else { 17 };
+        out.extend_from_slice(&[0x40, 0, self.ttl, proto, 0, 0]);
+        out[start + 1] = self.ecn & 3;
         out.extend_from_slice(&ip(self.src));
         out.extend_from_slice(&ip(self.dst));
         // IPv4 header checksum (RFC 1071).
@@ -101,12 +112,44 @@ impl Packet {
         let ck = !(sum as u16);
         out[start + 10..start + 12].copy_from_slice(&ck.to_be_bytes());
         let port = 9000u16.wrapping_add(self.flow as u16);
-        let udp_len = (UDP_HEADER_BYTES + self.payload_bytes) as u16;
-        out.extend_from_slice(&port.to_be_bytes());
-        out.extend_from_slice(&port.to_be_bytes());
-        out.extend_from_slice(&udp_len.to_be_bytes());
-        out.extend_from_slice(&[0, 0]); // checksum optional over IPv4
-        out.resize(out.len() + self.payload_bytes as usize, 0);
+        match tcp {
+            Some(h) => emit_tcp(&h, port, out),
+            None => {
+                let udp_len = (self.bytes() - IPV4_HEADER_BYTES) as u16;
+                out.extend_from_slice(&port.to_be_bytes());
+                out.extend_from_slice(&port.to_be_bytes());
+                out.extend_from_slice(&udp_len.to_be_bytes());
+                out.extend_from_slice(&[0, 0]); // checksum optional over IPv4
+            }
+        }
+        out.resize(start + total as usize, 0);
+    }
+}
+
+/// A TCP header with its options (RFC 793, RFC 2018, RFC 6691 MSS), zero checksum.
+fn emit_tcp(h: &crate::transport::tcp::TcpHeader, port: u16, out: &mut Vec<u8>) {
+    use crate::transport::tcp::{SACK_PERMITTED, SYN};
+    let opts = h.option_bytes();
+    out.extend_from_slice(&port.to_be_bytes());
+    out.extend_from_slice(&port.to_be_bytes());
+    out.extend_from_slice(&(h.seq as u32).to_be_bytes());
+    out.extend_from_slice(&(h.ack as u32).to_be_bytes());
+    out.push((((20 + opts) / 4) as u8) << 4);
+    out.push(h.flags & 0x3f);
+    out.extend_from_slice(&(h.wnd.min(65535) as u16).to_be_bytes());
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    if h.has(SYN) {
+        out.extend_from_slice(&[2, 4]);
+        out.extend_from_slice(&(h.mss.min(65535) as u16).to_be_bytes());
+        if h.has(SACK_PERMITTED) {
+            out.extend_from_slice(&[1, 1, 4, 2]);
+        }
+    } else if h.nsack > 0 {
+        out.extend_from_slice(&[1, 1, 5, 2 + 8 * h.nsack]);
+        for &(l, r) in &h.sack[..h.nsack as usize] {
+            out.extend_from_slice(&(l as u32).to_be_bytes());
+            out.extend_from_slice(&(r as u32).to_be_bytes());
+        }
     }
 }
 
@@ -170,6 +213,8 @@ mod tests {
             created: SimTime::ZERO,
             ttl: 64,
             level: 0,
+            ecn: 0,
+            transport: crate::transport::Header::Udp,
             control: Control::None,
             queue_len: 0,
         };
@@ -193,6 +238,8 @@ mod tests {
             created: SimTime::ZERO,
             ttl: 64,
             level: 0,
+            ecn: 0,
+            transport: crate::transport::Header::Udp,
             control: Control::None,
             queue_len: 0,
         };

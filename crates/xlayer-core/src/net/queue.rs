@@ -150,6 +150,35 @@ impl PerDestQueues {
         self.at_mac.is_some_and(|(p, _)| p == h)
     }
 
+    /// Whether a packet of these queues is at the MAC.
+    pub fn mac_busy(&self) -> bool {
+        self.at_mac.is_some()
+    }
+
+    /// Destinations with packets waiting (not at the MAC) and their queue lengths, by id —
+    /// the candidates a back-pressure scheduler chooses among.
+    pub fn waiting(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.queues.iter().map(|q| (q.dst, self.len(q.dst)))
+    }
+
+    /// Like [`Self::next_for_mac`], but serving the scheduler's choice `dst`.
+    pub fn take_for_mac(&mut self, dst: u32) -> Option<(u32, u32)> {
+        if self.at_mac.is_some() {
+            return None;
+        }
+        let i = self.find(dst).ok()?;
+        let q = &mut self.queues[i];
+        let h = q.items.pop_front().expect("queues are never kept empty");
+        if q.items.is_empty() {
+            let items = std::mem::take(&mut self.queues[i].items);
+            self.spare.push(items);
+            self.queues.remove(i);
+        }
+        self.at_mac = Some((h, dst));
+        self.last_served = Some(dst);
+        Some((h, dst))
+    }
+
     /// The MAC is done with its packet (sent, dropped, or refused); returns its destination,
     /// whose queue just shrank.
     pub fn mac_done(&mut self, now: SimTime) -> Option<u32> {

@@ -53,6 +53,9 @@ pub struct Scenario {
     /// Things that happen at given times: nodes switched off and on, link losses changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<ScenarioEvent>,
+    /// ECLAIR optimizers attached to nodes (`[[optimizers]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub optimizers: Vec<OptimizerSpec>,
 }
 
 /// Radio standard: rate set, timing and defaults.
@@ -395,12 +398,94 @@ impl Default for NetConfig {
     }
 }
 
+/// Protocol stacks a scenario can name in `stack.preset`.
+pub const PRESETS: [&str; 11] = [
+    "udp-dcf",
+    "udp",
+    "tcp-reno",
+    "tcp-newreno",
+    "tcp-sack",
+    "tcp-westwood",
+    "tcp-few",
+    "tfrc",
+    "tfrc-ecn",
+    "diffq-udp",
+    "diffq-tcp",
+];
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Stack {
     #[serde(default = "Stack::default_preset")]
     pub preset: String,
+    /// DiffQ settings (`stack.diffq`), with the `diffq-udp` and `diffq-tcp` presets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diffq: Option<DiffqOptions>,
 }
+
+/// DiffQ's parameters (`net::diffq`); defaults from the document where it gives them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DiffqOptions {
+    /// §6.4's ablation: "full" (rate control, differential scheduling, MAC priorities),
+    /// "rate_scheduling" (priority 0), "rate_only" (round-robin scheduling, priority 0).
+    #[serde(default = "DiffqOptions::default_mode")]
+    pub mode: String,
+    /// "aimd" (the document's pseudo-code) or "log_utility".
+    #[serde(default = "DiffqOptions::default_rate_control")]
+    pub rate_control: String,
+    /// AIMD additive increase per packet (Mbit/s; §6.1: 0.01).
+    #[serde(default = "DiffqOptions::default_alpha")]
+    pub alpha_mbps: f64,
+    /// AIMD multiplicative decrease (§6.1: 0.5).
+    #[serde(default = "DiffqOptions::default_beta")]
+    pub beta: f64,
+    /// QUEUE_THRESH: the source's own queue length above which its rate falls.
+    #[serde(default = "DiffqOptions::default_thresh")]
+    pub queue_thresh: u32,
+    /// A source's starting rate (bit/s); default a tenth of the data rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_rate_bps: Option<f64>,
+    /// A neighbour's overheard queue length is forgotten (taken as 0) after this long: queue
+    /// state is soft (§4), and a neighbour whose queue drained sends no more packets to say so.
+    #[serde(default = "DiffqOptions::default_expiry")]
+    pub neighbour_expiry_s: f64,
+}
+
+impl DiffqOptions {
+    fn default_mode() -> String {
+        "full".into()
+    }
+    /// Not in the document: 1 s, long enough that a backlogged neighbour is heard many times
+    /// over in between (it sends hundreds of frames a second).
+    fn default_expiry() -> f64 {
+        1.0
+    }
+    fn default_rate_control() -> String {
+        "aimd".into()
+    }
+    fn default_alpha() -> f64 {
+        0.01
+    }
+    fn default_beta() -> f64 {
+        0.5
+    }
+    /// Not in the document: half a priority step (D/Δ = 50/8 packets), so a source that keeps
+    /// its own queue under the threshold never outranks a relay whose queue has built up.
+    fn default_thresh() -> u32 {
+        4
+    }
+}
+
+impl Default for DiffqOptions {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("diffq defaults")
+    }
+}
+
+/// Per-destination queue size D of the DiffQ presets (the document does not give it; 50 is
+/// ns-2's interface queue, so a DiffQ node buffers per destination what a FIFO node buffers).
+pub const DIFFQ_QUEUE_PACKETS: u32 = 50;
 
 impl Stack {
     fn default_preset() -> String {
@@ -412,6 +497,7 @@ impl Default for Stack {
     fn default() -> Self {
         Stack {
             preset: Stack::default_preset(),
+            diffq: None,
         }
     }
 }
@@ -526,6 +612,60 @@ fn default_payload() -> u32 {
     1000
 }
 
+/// TCP settings of a flow beyond `cc` and `sack` (`flows[].tcp`). Defaults are the standards'
+/// values; see `crate::transport::tcp` for the sources.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOptions {
+    /// Delayed ACKs (RFC 1122/5681): every second segment or after `delack_timeout_s`.
+    #[serde(default = "TcpOptions::yes")]
+    pub delayed_ack: bool,
+    #[serde(default = "TcpOptions::default_delack")]
+    pub delack_timeout_s: f64,
+    /// Receive buffer: the largest window the receiver advertises.
+    #[serde(default = "TcpOptions::default_rcv_buf")]
+    pub rcv_buf_bytes: u32,
+    /// RFC 7323 window scaling; without it the window is at most 65535 bytes.
+    #[serde(default)]
+    pub window_scale: bool,
+    /// RFC 6298 minimum RTO.
+    #[serde(default = "TcpOptions::default_min_rto")]
+    pub min_rto_s: f64,
+    /// Initial window (segments); default RFC 5681's rule for the MSS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_cwnd: Option<u32>,
+    /// TCP-FeW's fractional increment per round trip (DPCLO: 0.01).
+    #[serde(default = "TcpOptions::default_few_alpha")]
+    pub few_alpha: f64,
+    /// Check every delivered byte against what the sender wrote (costs a pass over the bytes).
+    #[serde(default)]
+    pub verify_stream: bool,
+}
+
+impl TcpOptions {
+    fn yes() -> bool {
+        true
+    }
+    fn default_delack() -> f64 {
+        0.2
+    }
+    fn default_rcv_buf() -> u32 {
+        65535
+    }
+    fn default_min_rto() -> f64 {
+        1.0
+    }
+    fn default_few_alpha() -> f64 {
+        0.01
+    }
+}
+
+impl Default for TcpOptions {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("tcp defaults")
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
@@ -533,6 +673,17 @@ pub struct FlowSpec {
     pub dst: u32,
     #[serde(default = "default_transport")]
     pub transport: String,
+    /// TCP congestion control: "reno", "newreno" (default), "westwood", "few", "paced".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    /// TCP SACK option (RFC 2018) and RFC 6675 loss recovery.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sack: bool,
+    /// Bytes of a bulk transfer (TCP); absent: long-lived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpOptions>,
     #[serde(default = "default_rate")]
     pub rate_bps: RateSpec,
     #[serde(default = "default_payload")]
@@ -554,6 +705,14 @@ pub struct FlowsRandom {
     pub seed: Option<u64>,
     #[serde(default = "default_transport")]
     pub transport: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sack: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpOptions>,
     #[serde(default = "default_rate")]
     pub rate_bps: RateSpec,
     #[serde(default = "default_payload")]
@@ -575,6 +734,10 @@ pub struct Output {
     /// Bin width (s) of the per-flow throughput time series; absent: no time series.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeseries_bin_s: Option<f64>,
+    /// Record every TCP connection's cwnd, ssthresh, RTT estimate, RTO, retransmissions and
+    /// timeouts at each window change and loss (the `tcp_trace` table).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tcp_trace: bool,
 }
 
 fn yes() -> bool {
@@ -899,6 +1062,7 @@ impl Scenario {
     }
 
     fn validate_in_place(&mut self) -> Result<(), XlError> {
+        self.apply_preset()?;
         positive("duration_s", self.duration_s)?;
         if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0 && self.warmup_s < self.duration_s) {
             return Err(bad(
@@ -926,15 +1090,6 @@ impl Scenario {
                 format!("must be 1..=255, found {}", self.net.ttl),
             ));
         }
-        if self.stack.preset != "udp-dcf" {
-            return Err(bad(
-                "stack.preset",
-                format!(
-                    "unknown preset \"{}\"; allowed: \"udp-dcf\"",
-                    self.stack.preset
-                ),
-            ));
-        }
         self.validate_topology()?;
         self.validate_link_loss_and_events()?;
         self.validate_net_protocols()?;
@@ -951,8 +1106,17 @@ impl Scenario {
         }
         let n = self.node_count();
         let levels = self.mac_levels().len() as u32;
-        for (i, f) in self.flows.iter().enumerate() {
+        for (i, f) in self.flows.iter_mut().enumerate() {
             let p = format!("flows[{i}]");
+            check_transport(
+                &p,
+                &f.transport,
+                &mut f.cc,
+                f.sack,
+                f.size_bytes,
+                &f.tcp,
+                f.rate_bps,
+            )?;
             check_flow(
                 &p,
                 &f.transport,
@@ -991,7 +1155,16 @@ impl Scenario {
                 ));
             }
         }
-        if let Some(fr) = &self.flows_random {
+        if let Some(fr) = &mut self.flows_random {
+            check_transport(
+                "flows_random",
+                &fr.transport,
+                &mut fr.cc,
+                fr.sack,
+                fr.size_bytes,
+                &fr.tcp,
+                fr.rate_bps,
+            )?;
             check_flow(
                 "flows_random",
                 &fr.transport,
@@ -1012,6 +1185,128 @@ impl Scenario {
                     "random flows need at least 2 nodes",
                 ));
             }
+        }
+        self.validate_optimizers()?;
+        Ok(())
+    }
+
+    /// Applies `stack.preset`: every preset but `udp-dcf` sets every flow's transport (and
+    /// congestion control and SACK), so one scenario runs under several stacks unchanged.
+    fn apply_preset(&mut self) -> Result<(), XlError> {
+        // (transport, cc, sack) of each preset.
+        if self.stack.diffq.is_some() && !self.stack.preset.starts_with("diffq") {
+            return Err(bad(
+                "stack.diffq",
+                "only used with the \"diffq-udp\" and \"diffq-tcp\" presets",
+            ));
+        }
+        let preset = self.stack.preset.clone();
+        let t: (&str, Option<&str>, bool) = match preset.as_str() {
+            "udp-dcf" => return Ok(()),
+            "udp" => ("udp", None, false),
+            "tcp-reno" => ("tcp", Some("reno"), false),
+            "tcp-newreno" => ("tcp", Some("newreno"), false),
+            // DiffQ's baseline is Linux TCP-SACK: NewReno window growth with SACK recovery.
+            "tcp-sack" => ("tcp", Some("newreno"), true),
+            "tcp-westwood" => ("tcp", Some("westwood"), false),
+            "tcp-few" => ("tcp", Some("few"), false),
+            "tfrc" => ("tfrc", None, false),
+            "tfrc-ecn" => ("tfrc-ecn", None, false),
+            // DiffQ: per-destination queues, 8-level MAC, source rate control; DiffQ-TCP keeps
+            // TCP's reliability (with SACK, as the testbed's Linux TCP) without its congestion
+            // control.
+            "diffq-udp" | "diffq-tcp" => {
+                let d = self.stack.diffq.get_or_insert_with(DiffqOptions::default);
+                const MODES: [&str; 3] = ["full", "rate_scheduling", "rate_only"];
+                if !MODES.contains(&d.mode.as_str()) {
+                    return Err(bad(
+                        "stack.diffq.mode",
+                        format!("unknown mode \"{}\"; allowed: \"full\", \"rate_scheduling\", \"rate_only\"", d.mode),
+                    ));
+                }
+                if !["aimd", "log_utility"].contains(&d.rate_control.as_str()) {
+                    return Err(bad(
+                        "stack.diffq.rate_control",
+                        format!(
+                            "unknown rate control \"{}\"; allowed: \"aimd\", \"log_utility\"",
+                            d.rate_control
+                        ),
+                    ));
+                }
+                positive("stack.diffq.alpha_mbps", d.alpha_mbps)?;
+                if !(d.beta > 0.0 && d.beta < 1.0) {
+                    return Err(bad(
+                        "stack.diffq.beta",
+                        format!("must be between 0 and 1, found {}", d.beta),
+                    ));
+                }
+                if d.queue_thresh == 0 {
+                    return Err(bad("stack.diffq.queue_thresh", "must be at least 1 packet"));
+                }
+                if let Some(r) = d.initial_rate_bps {
+                    positive("stack.diffq.initial_rate_bps", r)?;
+                }
+                positive("stack.diffq.neighbour_expiry_s", d.neighbour_expiry_s)?;
+                self.mac.access = "diffq8".into();
+                self.net.queueing = Some("per_destination".into());
+                self.net
+                    .dest_queue_packets
+                    .get_or_insert(DIFFQ_QUEUE_PACKETS);
+                if self.stack.preset == "diffq-udp" {
+                    ("udp", None, false)
+                } else {
+                    ("tcp", Some("paced"), true)
+                }
+            }
+            other => {
+                return Err(bad(
+                    "stack.preset",
+                    format!(
+                        "unknown preset \"{other}\"; allowed: {}",
+                        PRESETS.map(|p| format!("\"{p}\"")).join(", ")
+                    ),
+                ))
+            }
+        };
+        let apply = |transport: &mut String,
+                     cc: &mut Option<String>,
+                     sack: &mut bool,
+                     size: &mut Option<u64>,
+                     tcp: &mut Option<TcpOptions>,
+                     rate: &mut RateSpec| {
+            *transport = t.0.to_string();
+            *cc = t.1.map(str::to_string);
+            *sack = t.2;
+            if t.1 == Some("paced") {
+                // DiffQ sets the rate; the field only keeps validation happy.
+                *rate = RateSpec::Bps(1e6);
+            } else if t.0 == "tcp" {
+                // TCP flows are bulk transfers paced by their congestion control.
+                *rate = RateSpec::Saturate;
+            } else {
+                *size = None;
+                *tcp = None;
+            }
+        };
+        for f in &mut self.flows {
+            apply(
+                &mut f.transport,
+                &mut f.cc,
+                &mut f.sack,
+                &mut f.size_bytes,
+                &mut f.tcp,
+                &mut f.rate_bps,
+            );
+        }
+        if let Some(f) = &mut self.flows_random {
+            apply(
+                &mut f.transport,
+                &mut f.cc,
+                &mut f.sack,
+                &mut f.size_bytes,
+                &mut f.tcp,
+                &mut f.rate_bps,
+            );
         }
         Ok(())
     }
@@ -1362,6 +1657,105 @@ fn kind_name(k: TopologyKind) -> &'static str {
     }
 }
 
+/// Checks the transport of a flow and fills the TCP default `cc`.
+fn check_transport(
+    p: &str,
+    transport: &str,
+    cc: &mut Option<String>,
+    sack: bool,
+    size: Option<u64>,
+    tcp: &Option<TcpOptions>,
+    rate: RateSpec,
+) -> Result<(), XlError> {
+    const ALLOWED: &str = "\"udp\", \"tcp\", \"tfrc\", \"tfrc-ecn\"";
+    match transport {
+        "udp" | "tfrc" | "tfrc-ecn" => {
+            for (field, given) in [
+                ("cc", cc.is_some()),
+                ("sack", sack),
+                ("size_bytes", size.is_some()),
+                ("tcp", tcp.is_some()),
+            ] {
+                if given {
+                    return Err(bad(
+                        format!("{p}.{field}"),
+                        format!(
+                            "applies to tcp flows only; this flow's transport is \"{transport}\""
+                        ),
+                    ));
+                }
+            }
+        }
+        "tcp" => {
+            let c = cc.get_or_insert_with(|| "newreno".to_string());
+            const CCS: [&str; 5] = ["reno", "newreno", "westwood", "few", "paced"];
+            if !CCS.contains(&c.as_str()) {
+                return Err(bad(
+                    format!("{p}.cc"),
+                    format!(
+                        "unknown congestion control \"{c}\"; allowed: {}",
+                        CCS.map(|x| format!("\"{x}\"")).join(", ")
+                    ),
+                ));
+            }
+            match (c.as_str(), rate) {
+                ("paced", RateSpec::Saturate) => {
+                    return Err(bad(
+                        format!("{p}.rate_bps"),
+                        "a paced TCP flow needs its initial sending rate in bit/s",
+                    ))
+                }
+                ("paced", _) | (_, RateSpec::Saturate) => {}
+                (_, RateSpec::Bps(_)) => {
+                    return Err(bad(
+                        format!("{p}.rate_bps"),
+                        "a TCP flow is a bulk transfer paced by its congestion control: leave rate_bps out (or use cc = \"paced\")",
+                    ))
+                }
+            }
+            if size == Some(0) {
+                return Err(bad(format!("{p}.size_bytes"), "must be at least 1 byte"));
+            }
+            if let Some(t) = tcp {
+                positive(&format!("{p}.tcp.delack_timeout_s"), t.delack_timeout_s)?;
+                positive(&format!("{p}.tcp.min_rto_s"), t.min_rto_s)?;
+                positive(&format!("{p}.tcp.few_alpha"), t.few_alpha)?;
+                if t.delack_timeout_s > 0.5 {
+                    return Err(bad(
+                        format!("{p}.tcp.delack_timeout_s"),
+                        format!(
+                            "RFC 1122 allows at most 0.5 s, found {}",
+                            t.delack_timeout_s
+                        ),
+                    ));
+                }
+                if t.rcv_buf_bytes == 0 || (!t.window_scale && t.rcv_buf_bytes > 65535) {
+                    return Err(bad(
+                        format!("{p}.tcp.rcv_buf_bytes"),
+                        format!(
+                            "must be 1..=65535 without window scaling (set tcp.window_scale = true for more), found {}",
+                            t.rcv_buf_bytes
+                        ),
+                    ));
+                }
+                if t.initial_cwnd == Some(0) {
+                    return Err(bad(
+                        format!("{p}.tcp.initial_cwnd"),
+                        "must be at least 1 segment",
+                    ));
+                }
+            }
+        }
+        other => {
+            return Err(bad(
+                format!("{p}.transport"),
+                format!("unknown transport \"{other}\"; allowed: {ALLOWED}"),
+            ))
+        }
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn check_flow(
     p: &str,
@@ -1374,21 +1768,22 @@ fn check_flow(
     levels: u32,
     duration: f64,
 ) -> Result<(), XlError> {
-    if transport != "udp" {
-        return Err(bad(
-            format!("{p}.transport"),
-            format!("unknown transport \"{transport}\"; allowed: \"udp\""),
-        ));
-    }
     if let RateSpec::Bps(v) = rate {
         positive(&format!("{p}.rate_bps"), v)?;
     }
-    // 2304 bytes is the 802.11 MSDU limit; 36 bytes go to LLC/SNAP, IPv4 and UDP headers.
-    if payload == 0 || payload > 2304 - 36 {
+    // 2304 bytes is the 802.11 MSDU limit; 8 go to LLC/SNAP, 20 to IPv4, 8 to UDP (TFRC adds
+    // its 16-byte header), 20 + up to 28 of options to TCP.
+    let headers = match transport {
+        "tcp" => 8 + 20 + 20 + 28,
+        "tfrc" | "tfrc-ecn" => 8 + 20 + 8 + 16,
+        _ => 36,
+    };
+    if payload == 0 || payload > 2304 - headers {
         return Err(bad(
             format!("{p}.payload_bytes"),
             format!(
-                "must be 1..=2268 (the 802.11 MSDU limit less LLC/IP/UDP headers), found {payload}"
+                "must be 1..={} (the 802.11 MSDU limit less LLC, IP and {transport} headers), found {payload}",
+                2304 - headers
             ),
         ));
     }
@@ -1416,4 +1811,115 @@ fn check_flow(
         ));
     }
     Ok(())
+}
+
+/// An optimizer attached to nodes (`[[optimizers]]`): a built-in (`rust = "rwc"`) or a Python
+/// class (`python = "module:Class"`, loaded by the Python API), one instance per node.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptimizerSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rust: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<String>,
+    /// Nodes to attach an instance to; absent: every node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<u32>>,
+    /// Arguments of the optimizer (keyword arguments of a Python class).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub args: serde_json::Map<String, serde_json::Value>,
+    /// Reaction latency: events are delivered this long after they happened (s).
+    #[serde(default)]
+    pub latency_s: f64,
+    /// A set of a parameter another optimizer set to a different value less than this long
+    /// before is recorded as a conflict (s).
+    #[serde(default = "OptimizerSpec::default_conflict_window")]
+    pub conflict_window_s: f64,
+    /// "off_path" (ECLAIR) or "per_packet" (called inside the TCP receive path per segment,
+    /// for overhead comparisons).
+    #[serde(default = "OptimizerSpec::default_delivery")]
+    pub delivery: String,
+}
+
+impl OptimizerSpec {
+    fn default_conflict_window() -> f64 {
+        1.0
+    }
+    fn default_delivery() -> String {
+        "off_path".to_string()
+    }
+
+    pub fn delivery_mode(&self) -> crate::tune::optimizer::Delivery {
+        if self.delivery == "per_packet" {
+            crate::tune::optimizer::Delivery::PerPacket
+        } else {
+            crate::tune::optimizer::Delivery::OffPath
+        }
+    }
+}
+
+impl Scenario {
+    /// Checks the `[[optimizers]]` entries (called by `validate`).
+    pub(crate) fn validate_optimizers(&self) -> Result<(), XlError> {
+        let n = self.node_count();
+        for (i, o) in self.optimizers.iter().enumerate() {
+            let p = format!("optimizers[{i}]");
+            match (&o.rust, &o.python) {
+                (Some(name), None) => {
+                    crate::tune::optimizer::builtin(name, &o.args)
+                        .map_err(|m| crate::tune::optimizer::builtin_error(&p, m))?;
+                }
+                (None, Some(path)) => {
+                    let ok = path
+                        .split_once(':')
+                        .is_some_and(|(m, c)| !m.is_empty() && !c.is_empty());
+                    if !ok {
+                        return Err(bad(
+                            format!("{p}.python"),
+                            format!("must be \"module:Class\", found \"{path}\""),
+                        ));
+                    }
+                }
+                _ => {
+                    return Err(bad(
+                        p,
+                        "give exactly one of rust = \"<built-in>\" or python = \"module:Class\"",
+                    ))
+                }
+            }
+            if let Some(nodes) = &o.nodes {
+                if let Some(&bad_node) = nodes.iter().find(|&&x| x >= n) {
+                    return Err(bad(
+                        format!("{p}.nodes"),
+                        format!(
+                            "node {bad_node} does not exist (the topology has nodes 0..{})",
+                            n.saturating_sub(1)
+                        ),
+                    ));
+                }
+            }
+            if !(o.latency_s.is_finite() && o.latency_s >= 0.0) {
+                return Err(bad(
+                    format!("{p}.latency_s"),
+                    format!("must be a time >= 0, found {}", o.latency_s),
+                ));
+            }
+            if !(o.conflict_window_s.is_finite() && o.conflict_window_s >= 0.0) {
+                return Err(bad(
+                    format!("{p}.conflict_window_s"),
+                    format!("must be a time >= 0, found {}", o.conflict_window_s),
+                ));
+            }
+            if o.delivery != "off_path" && o.delivery != "per_packet" {
+                return Err(bad(
+                    format!("{p}.delivery"),
+                    format!(
+                        "unknown delivery \"{}\"; allowed: \"off_path\", \"per_packet\"",
+                        o.delivery
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }

@@ -47,10 +47,18 @@ pub enum Event {
     },
     /// A constant-bit-rate source of `flow` emits its next packet.
     AppSend { flow: u32 },
-    /// `flow` becomes active (saturating sources fill their queue).
+    /// `flow` becomes active (saturating sources fill their queue, TCP opens its connection).
     FlowStart { flow: u32 },
+    /// A transport timer of connection `conn`; `kind` is the transport's own timer code (see
+    /// `crate::world`), stale firings are ignored by the transport.
+    TransportTimer { conn: u32, kind: u8 },
+    /// `flow`'s application stops (a TCP sender stops sending).
+    FlowStop { flow: u32 },
     /// The scenario's `index`-th scheduled change (`World::scenario_events`) takes effect.
     ScenarioChange { index: u32 },
     /// A network-layer protocol timer of `node`.
     NetTimer { node: u32, kind: NetTimerKind },
+    /// An optimizer's timer (`tag`) or the delivery of its delayed events (`tag` = u32::MAX);
+    /// no data-path work: the callback runs when the instant ends (`crate::tune::optimizer`).
+    Optimizer { slot: u32, tag: u32 },
 }

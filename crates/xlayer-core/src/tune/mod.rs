@@ -18,6 +18,10 @@ use crate::scenario::EdcaLevel;
 use crate::sim::SimTime;
 use crate::world::World;
 
+pub mod layers;
+pub mod optimizer;
+pub mod rwc;
+
 /// Declaration of one tunable parameter.
 #[derive(Debug, Clone, Copy)]
 pub struct ParamSpec {
@@ -30,6 +34,8 @@ pub struct ParamSpec {
     pub max: f64,
     pub per_level: bool,
     pub read_only: bool,
+    /// Addressed per flow (`<name>.<flow>`), on the node that runs the flow's endpoint.
+    pub per_flow: bool,
 }
 
 const fn p(
@@ -51,6 +57,29 @@ const fn p(
         max,
         per_level,
         read_only,
+        per_flow: false,
+    }
+}
+
+/// A parameter of one flow's transport connection, addressed as `<name>.<flow>`.
+const fn pf(
+    name: &'static str,
+    doc: &'static str,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+    read_only: bool,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        layer: "transport",
+        doc,
+        unit,
+        min,
+        max,
+        per_level: false,
+        read_only,
+        per_flow: true,
     }
 }
 
@@ -185,6 +214,54 @@ pub const PARAMS: &[ParamSpec] = &[
         false,
         false,
     ),
+    pf(
+        "tcp.cwnd",
+        "congestion window of the flow's TCP sender (at the flow's source)",
+        "segments",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    pf(
+        "tcp.ssthresh",
+        "slow-start threshold of the flow's TCP sender (inf until the first loss)",
+        "segments",
+        0.0,
+        f64::INFINITY,
+        true,
+    ),
+    pf(
+        "tcp.srtt",
+        "smoothed round-trip time of the flow's TCP sender (NaN before the first sample)",
+        "s",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    pf(
+        "tcp.rto",
+        "retransmission timeout of the flow's TCP sender",
+        "s",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    pf(
+        "tcp.rwnd",
+        "window the flow's TCP receiver advertises (at the flow's destination; set: ECLAIR's receiver window control, at least one MSS)",
+        "bytes",
+        1.0,
+        1073725440.0,
+        false,
+    ),
+    pf(
+        "tcp.pace_rate",
+        "sending rate of a paced TCP flow (cc = \"paced\"; DiffQ-TCP's source rate)",
+        "bit/s",
+        1.0,
+        1e12,
+        false,
+    ),
 ];
 
 /// Kinds of events layers publish.
@@ -195,6 +272,24 @@ pub enum TuneEventKind {
     /// A packet was refused by a full queue: value = priority level (FIFO queueing) or
     /// destination (per-destination queueing).
     QueueOverflow,
+    /// A TCP sender detected a loss: value 0 = three duplicate ACKs (or SACK), 1 = timeout.
+    TcpLoss,
+    /// A TCP retransmission timer expired: value = the backed-off RTO (s).
+    TcpRto,
+    /// A TCP congestion window changed: value = cwnd (segments).
+    TcpWindow,
+    /// The user changed an application's priority (`user.priority.<flow>`): value = the new
+    /// priority x_i (UTL; the trigger of ECLAIR's receiver window control).
+    UserPriority,
+    /// Cross-layer shutdown requested by the user (`user.shutdown`): every optimizer of the
+    /// node is unregistered (UTL).
+    UserShutdown,
+    /// A TCP segment reached the flow's receiver: value = payload bytes (transport; frequent).
+    TcpSegmentRx,
+    /// An application's sending rate was changed (`app.rate_bps.<flow>`): value = bit/s (ATL).
+    AppRate,
+    /// A MAC priority level's queue grew or shrank by one packet: value = its new length.
+    MacQueueLen,
     /// Routes changed (next hop or reachability): value = how many destinations changed.
     RouteChange,
     /// A per-destination queue grew or shrank: value = the destination (read its length with
@@ -203,9 +298,17 @@ pub enum TuneEventKind {
 }
 
 impl TuneEventKind {
-    pub const ALL: [TuneEventKind; 4] = [
+    pub const ALL: [TuneEventKind; 12] = [
         TuneEventKind::MacTxOutcome,
         TuneEventKind::QueueOverflow,
+        TuneEventKind::TcpLoss,
+        TuneEventKind::TcpRto,
+        TuneEventKind::TcpWindow,
+        TuneEventKind::UserPriority,
+        TuneEventKind::UserShutdown,
+        TuneEventKind::TcpSegmentRx,
+        TuneEventKind::AppRate,
+        TuneEventKind::MacQueueLen,
         TuneEventKind::RouteChange,
         TuneEventKind::QueueChange,
     ];
@@ -214,6 +317,14 @@ impl TuneEventKind {
         match self {
             TuneEventKind::MacTxOutcome => "mac.tx_outcome",
             TuneEventKind::QueueOverflow => "net.queue_overflow",
+            TuneEventKind::TcpLoss => "transport.loss",
+            TuneEventKind::TcpRto => "transport.rto",
+            TuneEventKind::TcpWindow => "transport.window",
+            TuneEventKind::UserPriority => "user.priority",
+            TuneEventKind::UserShutdown => "user.shutdown",
+            TuneEventKind::TcpSegmentRx => "transport.segment_rx",
+            TuneEventKind::AppRate => "app.rate",
+            TuneEventKind::MacQueueLen => "mac.queue_len",
             TuneEventKind::RouteChange => "net.route_change",
             TuneEventKind::QueueChange => "net.queue_change",
         }
@@ -223,7 +334,7 @@ impl TuneEventKind {
         Self::ALL.into_iter().find(|k| k.name() == s)
     }
 
-    fn index(self) -> usize {
+    pub(crate) fn index(self) -> usize {
         self as usize
     }
 }
@@ -234,6 +345,8 @@ pub struct TuneEvent {
     pub node: u32,
     pub kind: TuneEventKind,
     pub value: f64,
+    /// The flow (connection) the event concerns, for transport events.
+    pub flow: Option<u32>,
 }
 
 /// Buffered events for subscribed kinds.
@@ -241,6 +354,12 @@ pub struct TuneEvent {
 pub struct EventBus {
     subscribed: [bool; TuneEventKind::ALL.len()],
     pending: Vec<TuneEvent>,
+    /// Kinds the API's `subscribe`/`drain` consumer asked for (kept for it when optimizers
+    /// take their events), and how many optimizers registered for each kind.
+    external: [bool; TuneEventKind::ALL.len()],
+    registered: [u32; TuneEventKind::ALL.len()],
+    /// Pending events before this index were already handed to the optimizers.
+    handed: usize,
 }
 
 impl EventBus {
@@ -251,6 +370,7 @@ impl EventBus {
 
     pub fn subscribe(&mut self, kind: TuneEventKind) {
         self.subscribed[kind.index()] = true;
+        self.external[kind.index()] = true;
     }
 
     pub fn publish(&mut self, time: SimTime, node: u32, kind: TuneEventKind, value: f64) {
@@ -259,13 +379,72 @@ impl EventBus {
             node,
             kind,
             value,
+            flow: None,
+        });
+    }
+
+    /// Publishes an event of one flow's connection.
+    pub fn publish_flow(
+        &mut self,
+        time: SimTime,
+        node: u32,
+        flow: u32,
+        kind: TuneEventKind,
+        value: f64,
+    ) {
+        self.pending.push(TuneEvent {
+            time,
+            node,
+            kind,
+            value,
+            flow: Some(flow),
         });
     }
 
     /// Takes the events published since the last call, oldest first.
     pub fn drain(&mut self) -> Vec<TuneEvent> {
+        self.handed = 0;
         std::mem::take(&mut self.pending)
     }
+
+    /// An optimizer registers for `kind` (the data path starts publishing it).
+    pub(crate) fn register(&mut self, kind: TuneEventKind) {
+        self.registered[kind.index()] += 1;
+        self.subscribed[kind.index()] = true;
+    }
+
+    /// An optimizer unregisters from `kind`; the data path stops publishing it when no one
+    /// else wants it.
+    pub(crate) fn unregister(&mut self, kind: TuneEventKind) {
+        let i = kind.index();
+        self.registered[i] = self.registered[i].saturating_sub(1);
+        self.subscribed[i] = self.external[i] || self.registered[i] > 0;
+    }
+
+    /// Events not yet handed to the optimizers.
+    pub(crate) fn pending_len(&self) -> usize {
+        self.pending.len() - self.handed
+    }
+
+    /// Appends the events not yet handed to the optimizers to `out`, leaving the kinds the API
+    /// consumer subscribed to for its `drain`.
+    pub(crate) fn take_for_optimizers(&mut self, out: &mut Vec<TuneEvent>) {
+        out.extend_from_slice(&self.pending[self.handed..]);
+        if self.external.iter().any(|&e| e) {
+            let external = self.external;
+            self.pending.retain(|e| external[e.kind.index()]);
+            self.handed = self.pending.len();
+        } else {
+            self.pending.clear();
+            self.handed = 0;
+        }
+    }
+}
+
+/// Every parameter: the declarations above, then the ones of [`layers`] (user, application
+/// and the layers' further read-only counters).
+pub fn all_params() -> impl Iterator<Item = &'static ParamSpec> {
+    PARAMS.iter().chain(layers::PARAMS.iter())
 }
 
 fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
@@ -274,17 +453,17 @@ fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
             "unknown parameter \"{name}\"; see params() for the list"
         ))
     };
-    if let Some(spec) = PARAMS.iter().find(|s| s.name == name && !s.per_level) {
+    if let Some(spec) = all_params().find(|s| s.name == name && !s.per_level && !s.per_flow) {
         return Ok((spec, None));
     }
     let (base, level) = name.rsplit_once('.').ok_or_else(unknown)?;
-    let spec = PARAMS
-        .iter()
-        .find(|s| s.name == base && s.per_level)
+    let spec = all_params()
+        .find(|s| s.name == base && (s.per_level || s.per_flow))
         .ok_or_else(unknown)?;
     let level: usize = level.parse().map_err(|_| {
         XlError::Tuning(format!(
-            "\"{name}\": the level suffix must be a number, as in {base}.0"
+            "\"{name}\": the {} suffix must be a number, as in {base}.0",
+            if spec.per_flow { "flow" } else { "level" }
         ))
     })?;
     Ok((spec, Some(level)))
@@ -298,6 +477,36 @@ fn node_mut(w: &mut World, node: u32) -> Result<&mut crate::world::Node, XlError
             n.saturating_sub(1)
         ))
     })
+}
+
+/// The TCP connection of `flow`, checking that `node` runs one of its endpoints.
+fn tcp_conn(
+    w: &mut World,
+    node: u32,
+    flow: Option<usize>,
+    name: &str,
+    at_source: bool,
+) -> Result<usize, XlError> {
+    let f = flow.unwrap_or(usize::MAX);
+    let Some(fl) = w.flows.get(f) else {
+        return Err(XlError::Tuning(format!(
+            "\"{name}\": flow {f} does not exist (0..{})",
+            w.flows.len().saturating_sub(1)
+        )));
+    };
+    let crate::app::FlowTransport::Tcp(c) = fl.transport else {
+        return Err(XlError::Tuning(format!(
+            "\"{name}\": flow {f} is not a TCP flow"
+        )));
+    };
+    let end = if at_source { fl.src } else { fl.dst };
+    if end != node {
+        return Err(XlError::Tuning(format!(
+            "\"{name}\": flow {f}'s {} is node {end}, not node {node}",
+            if at_source { "sender" } else { "receiver" }
+        )));
+    }
+    Ok(c as usize)
 }
 
 /// The K best next hops of `node` towards `dst`, best first (one under OLSR and static
@@ -385,6 +594,30 @@ pub fn get(w: &mut World, node: u32, name: &str) -> Result<f64, XlError> {
             _ => unreachable!("every declared parameter is handled"),
         });
     }
+    if layers::owns(spec) {
+        return layers::get(w, node, spec, level, name);
+    }
+    if spec.per_flow {
+        let at_source = spec.name != "tcp.rwnd";
+        let c = tcp_conn(w, node, level, name, at_source)?;
+        let conn = &w.tcp[c];
+        let s = &conn.sender;
+        return Ok(match spec.name {
+            "tcp.cwnd" => s.cwnd(),
+            "tcp.ssthresh" => {
+                if s.ssthresh() >= 1e15 {
+                    f64::INFINITY
+                } else {
+                    s.ssthresh()
+                }
+            }
+            "tcp.srtt" => s.srtt().unwrap_or(f64::NAN),
+            "tcp.rto" => s.rto(),
+            "tcp.rwnd" => conn.receiver.advertised_window() as f64,
+            "tcp.pace_rate" => s.pace_rate(),
+            _ => unreachable!("every declared parameter is handled"),
+        });
+    }
     let n = node_mut(w, node)?;
     let lv = |l: Option<usize>| -> Result<EdcaLevel, XlError> {
         let l = l.unwrap_or(0);
@@ -424,6 +657,26 @@ pub fn set(w: &mut World, node: u32, name: &str, value: f64) -> Result<(), XlErr
             "\"{name}\" must be within {}..={} {}, got {value}",
             spec.min, spec.max, spec.unit
         )));
+    }
+    if layers::owns(spec) {
+        return layers::set(w, node, spec, level, name, value);
+    }
+    if spec.per_flow {
+        let at_source = spec.name != "tcp.rwnd";
+        let c = tcp_conn(w, node, level, name, at_source)?;
+        match spec.name {
+            "tcp.rwnd" => w.tcp[c].receiver.set_window_limit(value as u32),
+            "tcp.pace_rate" => {
+                if !w.tcp[c].sender.is_paced() {
+                    return Err(XlError::Tuning(format!(
+                        "\"{name}\": the flow's congestion control is not \"paced\""
+                    )));
+                }
+                w.set_pace_rate(c, value);
+            }
+            _ => unreachable!("every settable parameter is handled"),
+        }
+        return Ok(());
     }
     let standard = w.cfg.standard;
     let n = node_mut(w, node)?;
@@ -479,7 +732,7 @@ mod tests {
     #[test]
     fn every_declared_parameter_resolves() {
         for s in PARAMS {
-            let name = if s.per_level {
+            let name = if s.per_level || s.per_flow {
                 format!("{}.0", s.name)
             } else {
                 s.name.to_string()

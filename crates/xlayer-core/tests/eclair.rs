@@ -1,0 +1,576 @@
+//! ECLAIR's optimizing subsystem on whole runs: receiver window control reproduces the
+//! document's example and steers throughput; optimizers are off the data path (a listener
+//! leaves every result unchanged), fault-isolated (a failing one is unloaded, the run goes on
+//! unperturbed), see their events with the configured latency; conflicts and cycles are
+//! recorded; every parameter reads back what was set and every event kind reaches optimizers.
+
+use std::sync::{Arc, Mutex};
+
+use xlayer_core::sim::SimTime;
+use xlayer_core::tune::optimizer::{attach, AttachOptions, Ctx, Optimizer};
+use xlayer_core::tune::{self, TuneEvent, TuneEventKind};
+use xlayer_core::{Results, Simulation, Value};
+
+fn sim(toml: &str) -> Simulation {
+    Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"))
+}
+
+fn run(toml: &str) -> Results {
+    let mut s = sim(toml);
+    s.run();
+    s.results()
+}
+
+/// Everything the data path produced: flows, nodes and the summary but for wall time and the
+/// optimizer subsystem's own entries.
+fn data_path(r: &Results) -> String {
+    let summary: Vec<_> = r
+        .summary
+        .iter()
+        .filter(|(k, _)| *k != "wall_s" && !k.starts_with("optimizer"))
+        .collect();
+    format!(
+        "{summary:?}\n{:?}\n{:?}\n{:?}",
+        r.flows, r.nodes, r.tcp_trace
+    )
+}
+
+fn cell<'a>(row: &'a [(&'static str, Value)], key: &str) -> &'a Value {
+    &row.iter().find(|(k, _)| *k == key).unwrap().1
+}
+
+/// Three bulk TCP downloads from node 0 to node 1 on one clean 11 Mbit/s hop (one FIFO queue
+/// at the server): with no loss, each flow's share of the queue, hence of the throughput, is
+/// its share of the advertised windows.
+fn downloads(extra: &str) -> String {
+    let mut t = String::from(
+        "duration_s = 12.0\nwarmup_s = 3.0\nseed = 4\n[mac]\nqueue_packets = 100\n\
+         [topology]\nkind = \"chain\"\ncount = 2\nspacing_m = 50.0\n",
+    );
+    for _ in 0..3 {
+        t += "[[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp\"\npayload_bytes = 1000\n";
+    }
+    t + extra
+}
+
+/// ECLAIR's RWC formula, written out here independently of the optimizer's code.
+fn eclair_windows(a: f64, x: &[f64]) -> Vec<f64> {
+    let sum: f64 = x.iter().sum();
+    let mut w: Vec<f64> = x[..x.len() - 1]
+        .iter()
+        .map(|xi| (xi / sum * a).round())
+        .collect();
+    let cum: f64 = w.iter().sum();
+    w.push(a - cum);
+    w
+}
+
+#[test]
+fn rwc_reproduces_the_eclair_example_and_reacts_to_a_priority_change() {
+    let mut s = sim(&downloads(
+        "[[optimizers]]\nrust = \"rwc\"\nnodes = [1]\nargs = { window_packets = 30 }\n",
+    ));
+    s.run_until(0.5);
+    let rwnd = |s: &mut Simulation| -> Vec<f64> {
+        (0..3)
+            .map(|f| tune::get(&mut s.world, 1, &format!("tcp.rwnd.{f}")).unwrap() / 1000.0)
+            .collect()
+    };
+    let expected = eclair_windows(30.0, &[1.0, 1.0, 1.0]);
+    assert_eq!(expected, vec![10.0, 10.0, 10.0]);
+    assert_eq!(rwnd(&mut s), expected);
+    // The user raises the first download's priority: a user.priority event RWC reacts to.
+    tune::set(&mut s.world, 1, "user.priority.0", 2.0).unwrap();
+    s.run_until(0.6);
+    let expected = eclair_windows(30.0, &[2.0, 1.0, 1.0]);
+    assert_eq!(expected, vec![15.0, 8.0, 7.0]);
+    assert_eq!(rwnd(&mut s), expected);
+    let r = s.results();
+    assert_eq!(r.optimizers.len(), 1);
+    assert_eq!(
+        cell(&r.optimizers[0], "status"),
+        &Value::Str("active".into())
+    );
+}
+
+#[test]
+fn throughput_shares_follow_the_rwc_windows_within_ten_percent() {
+    // Priorities 2/1/1 from t = 1 s (a scheduled user action); measured from 3 s.
+    let r = run(&downloads(
+        "[[optimizers]]\nrust = \"rwc\"\nnodes = [1]\nargs = { window_packets = 30 }\n\
+         [[optimizers]]\nrust = \"schedule\"\nnodes = [1]\n\
+         args = { actions = [{ at_s = 1.0, param = \"user.priority.0\", value = 2.0 }] }\n",
+    ));
+    let w = eclair_windows(30.0, &[2.0, 1.0, 1.0]);
+    let rates: Vec<f64> = (0..3).map(|f| r.flow_f64(f, "throughput_bps")).collect();
+    let total: f64 = rates.iter().sum();
+    assert!(total > 1e6, "the link carried too little: {rates:?}");
+    for f in 0..3 {
+        let share = rates[f] / total;
+        let want = w[f] / 30.0;
+        assert!(
+            (share / want - 1.0).abs() < 0.10,
+            "flow {f}: share {share:.3}, window share {want:.3} ({rates:?})"
+        );
+        assert_eq!(
+            r.flow_f64(f, "retransmits"),
+            0.0,
+            "a loss: windows not binding"
+        );
+    }
+    // At equal priorities (10/10/10) the three get the same.
+    let r0 = run(&downloads(
+        "[[optimizers]]\nrust = \"rwc\"\nnodes = [1]\nargs = { window_packets = 30 }\n",
+    ));
+    let rates0: Vec<f64> = (0..3).map(|f| r0.flow_f64(f, "throughput_bps")).collect();
+    let t0: f64 = rates0.iter().sum();
+    assert!(
+        rates0.iter().all(|x| (x / t0 - 1.0 / 3.0).abs() < 0.05),
+        "{rates0:?}"
+    );
+}
+
+/// A lossy four-hop path with TCP and a CBR flow: every layer publishes events.
+const BUSY: &str = "duration_s = 6.0\nseed = 9\n[radio]\nfading = \"rayleigh\"\n[mac]\nshort_retry_limit = 3\nqueue_packets = 10\n\
+    [topology]\nkind = \"chain\"\ncount = 5\nspacing_m = 150.0\n\
+    [[flows]]\nsrc = 0\ndst = 4\ntransport = \"tcp\"\n\
+    [[flows]]\nsrc = 1\ndst = 3\nrate_bps = 800000.0\nstart_s = 1.0\n";
+
+#[test]
+fn a_listening_optimizer_leaves_every_result_unchanged() {
+    let base = run(BUSY);
+    for extra in [
+        "[[optimizers]]\nrust = \"listen\"\n",
+        "[[optimizers]]\nrust = \"listen\"\nlatency_s = 0.05\nargs = { timer_hz = 20.0 }\n",
+    ] {
+        let r = run(&format!("{BUSY}{extra}"));
+        assert_eq!(data_path(&base), data_path(&r), "{extra}");
+        let events: i64 = r
+            .optimizers
+            .iter()
+            .map(|o| match cell(o, "events") {
+                Value::Int(i) => *i,
+                _ => 0,
+            })
+            .sum();
+        assert!(events > 1000, "the listeners heard only {events} events");
+    }
+}
+
+struct Failing {
+    after: u32,
+    panic: bool,
+}
+
+impl Optimizer for Failing {
+    fn start(&mut self, ctx: &mut Ctx<'_>) -> Result<(), String> {
+        ctx.subscribe(TuneEventKind::MacTxOutcome);
+        Ok(())
+    }
+    fn on_events(&mut self, _: &mut Ctx<'_>, _: &[TuneEvent]) -> Result<(), String> {
+        if self.after == 0 {
+            if self.panic {
+                panic!("optimizer bug");
+            }
+            return Err("model diverged".into());
+        }
+        self.after -= 1;
+        Ok(())
+    }
+}
+
+#[test]
+fn a_failing_optimizer_is_unloaded_and_the_run_goes_on_unperturbed() {
+    let base = run(BUSY);
+    for panic in [false, true] {
+        let mut s = sim(BUSY);
+        attach(
+            &mut s.world,
+            0,
+            Box::new(Failing { after: 3, panic }),
+            AttachOptions::new("failing"),
+        )
+        .unwrap();
+        attach(
+            &mut s.world,
+            0,
+            Box::new(xlayer_core::tune::optimizer::Listen::from_args(&Default::default()).unwrap()),
+            AttachOptions::new("listener"),
+        )
+        .unwrap();
+        s.run();
+        let r = s.results();
+        assert_eq!(data_path(&base), data_path(&r));
+        let o = &r.optimizers[0];
+        assert_eq!(cell(o, "status"), &Value::Str("failed".into()));
+        let err = format!("{:?}", cell(o, "error"));
+        assert!(
+            err.contains(if panic {
+                "optimizer bug"
+            } else {
+                "model diverged"
+            }),
+            "{err}"
+        );
+        assert!(matches!(cell(o, "ended_s"), Value::Float(t) if *t > 0.0 && *t < 6.0));
+        assert_eq!(cell(o, "events"), &Value::Int(4));
+        assert_eq!(r.summary_f64("optimizer_failures"), 1.0);
+        // The other optimizer of the node keeps running to the end.
+        assert_eq!(
+            cell(&r.optimizers[1], "status"),
+            &Value::Str("active".into())
+        );
+    }
+}
+
+/// Records (delivery time, event time, kind) of everything it receives, and its timer firings.
+#[derive(Default)]
+struct Recorder {
+    log: Arc<Mutex<Vec<(SimTime, SimTime, TuneEventKind)>>>,
+    timers: Arc<Mutex<Vec<SimTime>>>,
+}
+
+impl Optimizer for Recorder {
+    fn start(&mut self, ctx: &mut Ctx<'_>) -> Result<(), String> {
+        for k in TuneEventKind::ALL {
+            ctx.subscribe(k);
+        }
+        ctx.schedule(SimTime::from_secs_f64(0.25), 7)
+            .map_err(|e| e.to_string())
+    }
+    fn on_events(&mut self, ctx: &mut Ctx<'_>, events: &[TuneEvent]) -> Result<(), String> {
+        let now = ctx.now();
+        self.log
+            .lock()
+            .unwrap()
+            .extend(events.iter().map(|e| (now, e.time, e.kind)));
+        Ok(())
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx<'_>, tag: u32) -> Result<(), String> {
+        assert_eq!(tag, 7);
+        self.timers.lock().unwrap().push(ctx.now());
+        ctx.schedule(SimTime::from_secs_f64(0.25), 7)
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn events_arrive_after_the_configured_latency_and_timers_fire_on_time() {
+    for latency in [0.0, 0.02] {
+        let mut s = sim(BUSY);
+        let rec = Recorder::default();
+        let (log, timers) = (rec.log.clone(), rec.timers.clone());
+        let mut o = AttachOptions::new("recorder");
+        o.latency = SimTime::from_secs_f64(latency);
+        attach(&mut s.world, 1, Box::new(rec), o).unwrap();
+        s.run();
+        let log = log.lock().unwrap();
+        assert!(log.len() > 100, "{}", log.len());
+        let lat = SimTime::from_secs_f64(latency);
+        assert!(
+            log.iter().all(|&(at, t, _)| at == t + lat),
+            "latency {latency}"
+        );
+        let timers = timers.lock().unwrap();
+        assert_eq!(timers.len(), 24, "every 0.25 s up to the end at 6 s");
+        assert!(timers
+            .iter()
+            .enumerate()
+            .all(|(i, t)| t.ns() == 250_000_000 * (i as u64 + 1)));
+    }
+}
+
+#[test]
+fn two_optimizers_setting_one_parameter_are_reported_as_a_conflict() {
+    let t = format!(
+        "{BUSY}[[optimizers]]\nrust = \"schedule\"\nnodes = [2]\n\
+         args = {{ actions = [{{ at_s = 1.0, param = \"mac.short_retry_limit\", value = 2.0 }}] }}\n\
+         [[optimizers]]\nrust = \"schedule\"\nnodes = [2]\n\
+         args = {{ actions = [{{ at_s = 1.5, param = \"mac.short_retry_limit\", value = 6.0 }}, \
+         {{ at_s = 4.0, param = \"mac.short_retry_limit\", value = 2.0 }}] }}\n"
+    );
+    let r = run(&t);
+    // 1.0 s vs 1.5 s is within the 1 s window; 4.0 s is not.
+    assert_eq!(r.conflicts.len(), 1, "{:?}", r.conflicts);
+    let c = &r.conflicts[0];
+    assert_eq!(cell(c, "kind"), &Value::Str("conflict".into()));
+    assert_eq!(cell(c, "node"), &Value::Int(2));
+    assert_eq!(
+        cell(c, "param"),
+        &Value::Str("mac.short_retry_limit".into())
+    );
+    assert_eq!(cell(c, "value"), &Value::Float(6.0));
+    assert_eq!(cell(c, "other_value"), &Value::Float(2.0));
+    assert_eq!(cell(c, "t_s"), &Value::Float(1.5));
+    assert_eq!(cell(c, "other_t_s"), &Value::Float(1.0));
+    assert_eq!(r.summary_f64("optimizer_conflicts"), 1.0);
+}
+
+/// On a priority change of flow `watch`, raises flow `bump`'s priority: two of them feed
+/// each other forever.
+struct PingPong {
+    watch: u32,
+    bump: u32,
+}
+
+impl Optimizer for PingPong {
+    fn start(&mut self, ctx: &mut Ctx<'_>) -> Result<(), String> {
+        ctx.subscribe(TuneEventKind::UserPriority);
+        Ok(())
+    }
+    fn on_events(&mut self, ctx: &mut Ctx<'_>, events: &[TuneEvent]) -> Result<(), String> {
+        for e in events {
+            if e.flow == Some(self.watch) {
+                let name = format!("user.priority.{}", self.bump);
+                let x = ctx.get(&name).map_err(|e| e.to_string())?;
+                ctx.set(&name, x + 1.0).map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_dependency_cycle_is_recorded_and_cut() {
+    let mut s = sim(&downloads(""));
+    for (w, b) in [(0, 1), (1, 0)] {
+        attach(
+            &mut s.world,
+            1,
+            Box::new(PingPong { watch: w, bump: b }),
+            AttachOptions::new(format!("ping{w}")),
+        )
+        .unwrap();
+    }
+    s.run_until(1.0);
+    tune::set(&mut s.world, 1, "user.priority.0", 2.0).unwrap();
+    s.run_until(2.0);
+    let r = s.results();
+    let cycles: Vec<_> = r
+        .conflicts
+        .iter()
+        .filter(|c| cell(c, "kind") == &Value::Str("cycle".into()))
+        .collect();
+    assert_eq!(cycles.len(), 1, "{:?}", r.conflicts);
+    // The ping-pong was cut after a bounded number of rounds and the run went on.
+    assert!(tune::get(&mut s.world, 1, "user.priority.0").unwrap() < 100.0);
+    assert!(r.flow_f64(0, "app_bytes") > 0.0);
+}
+
+#[test]
+fn a_cross_layer_shutdown_unregisters_every_optimizer_of_the_node() {
+    let r = run(&format!(
+        "{BUSY}[[optimizers]]\nrust = \"listen\"\nnodes = [1, 2]\n\
+         [[optimizers]]\nrust = \"schedule\"\nnodes = [2]\n\
+         args = {{ actions = [{{ at_s = 2.0, param = \"user.shutdown\", value = 1.0 }}] }}\n"
+    ));
+    let status: Vec<(i64, String)> = r
+        .optimizers
+        .iter()
+        .map(|o| match (cell(o, "node"), cell(o, "status")) {
+            (Value::Int(n), Value::Str(s)) => (*n, s.clone()),
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(
+        status,
+        vec![
+            (1, "active".into()),
+            (2, "shutdown".into()),
+            (2, "shutdown".into())
+        ]
+    );
+    assert!(matches!(cell(&r.optimizers[1], "ended_s"), Value::Float(t) if *t == 2.0));
+}
+
+/// A scenario where every parameter has an owner: TCP flows (one paced), a CBR flow.
+const ALL_PARAMS: &str =
+    "duration_s = 4.0\n[topology]\nkind = \"chain\"\ncount = 3\nspacing_m = 100.0\n\
+    [[flows]]\nsrc = 0\ndst = 2\ntransport = \"tcp\"\n\
+    [[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp\"\ncc = \"paced\"\nrate_bps = 500000.0\n\
+    [[flows]]\nsrc = 1\ndst = 2\nrate_bps = 100000.0\n";
+
+#[test]
+fn every_parameter_reads_back_what_was_set() {
+    let mut s = sim(ALL_PARAMS);
+    s.run_until(1.0);
+    let w = &mut s.world;
+    for spec in tune::all_params() {
+        // (node, name, value to set) for each parameter.
+        let (node, name, value) = match spec.name {
+            "mac.cw_min" => (0, "mac.cw_min.0".to_string(), 15.0),
+            "mac.cw_max" => (0, "mac.cw_max.0".into(), 511.0),
+            "mac.aifsn" => (0, "mac.aifsn.0".into(), 3.0),
+            "mac.queue_len" => (0, "mac.queue_len.0".into(), 1.0),
+            "mac.short_retry_limit" => (0, spec.name.into(), 4.0),
+            "mac.long_retry_limit" => (0, spec.name.into(), 2.0),
+            "net.queue_capacity" => (0, spec.name.into(), 30.0),
+            "phy.data_rate_mbps" => (0, spec.name.into(), 5.5),
+            "phy.tx_power_offset_db" => (0, spec.name.into(), -3.0),
+            "tcp.rwnd" => (2, "tcp.rwnd.0".into(), 12000.0),
+            "tcp.pace_rate" => (0, "tcp.pace_rate.1".into(), 250000.0),
+            "user.priority" => (2, "user.priority.0".into(), 2.5),
+            "user.shutdown" => (1, spec.name.into(), 1.0),
+            "app.rate_bps" => (1, "app.rate_bps.2".into(), 200000.0),
+            "app.received_bytes" => (2, "app.received_bytes.0".into(), 1.0),
+            // indexed by neighbour / destination (read-only)
+            "net.etx" | "net.next_hop" | "net.next_hop_count" | "net.dest_queue_len" => {
+                (0, format!("{}.1", spec.name), 1.0)
+            }
+            n if spec.per_flow => (0, format!("{n}.0"), 1.0),
+            n => (0, n.to_string(), 1.0),
+        };
+        let before = tune::get(w, node, &name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        if spec.read_only {
+            assert!(
+                tune::set(w, node, &name, value).is_err(),
+                "{name} is read-only"
+            );
+            assert_eq!(
+                tune::get(w, node, &name).unwrap().to_bits(),
+                before.to_bits()
+            );
+        } else {
+            assert_ne!(before, value, "{name}: pick a value that changes something");
+            tune::set(w, node, &name, value).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(tune::get(w, node, &name).unwrap(), value, "{name}");
+            // Out of the declared range is refused and changes nothing.
+            assert!(
+                tune::set(w, node, &name, spec.max * 2.0 + 1.0).is_err() || spec.max == f64::MAX
+            );
+            assert_eq!(tune::get(w, node, &name).unwrap(), value, "{name}");
+        }
+    }
+}
+
+#[test]
+fn every_event_kind_reaches_a_registered_optimizer() {
+    let t = format!(
+        "{BUSY}[[optimizers]]\nrust = \"schedule\"\nnodes = [1]\n\
+         args = {{ actions = [{{ at_s = 2.0, param = \"user.priority.1\", value = 3.0 }}, \
+         {{ at_s = 2.5, param = \"app.rate_bps.1\", value = 900000.0 }}, \
+         {{ at_s = 5.0, param = \"user.shutdown\", value = 1.0 }}] }}\n"
+    );
+    let mut s = sim(&t);
+    let mut logs = Vec::new();
+    for node in [0, 1, 4] {
+        let rec = Recorder::default();
+        logs.push(rec.log.clone());
+        attach(
+            &mut s.world,
+            node,
+            Box::new(rec),
+            AttachOptions::new("recorder"),
+        )
+        .unwrap();
+    }
+    s.run();
+    let seen: Vec<TuneEventKind> = logs
+        .iter()
+        .flat_map(|l| l.lock().unwrap().iter().map(|e| e.2).collect::<Vec<_>>())
+        .collect();
+    // (Routing and per-destination queue events need those protocols: next test.)
+    let routing_kinds = [TuneEventKind::RouteChange, TuneEventKind::QueueChange];
+    for k in TuneEventKind::ALL {
+        assert!(
+            seen.contains(&k) || routing_kinds.contains(&k),
+            "no {} event reached an optimizer",
+            k.name()
+        );
+    }
+}
+
+#[test]
+fn routing_and_per_destination_queue_events_reach_a_registered_optimizer() {
+    // A 3-node chain where node 1 relays (reception range 250 m, nodes 200 m apart).
+    let t = "duration_s = 8.0\n[radio]\ntx_range_m = 250.0\n[net]\nrouting = \"dsdv\"\nqueueing = \"per_destination\"\n\
+             [net.dsdv]\nupdate_interval_s = 2.0\n\
+             [topology]\nkind = \"chain\"\ncount = 3\nspacing_m = 200.0\n\
+             [[flows]]\nsrc = 0\ndst = 2\nstart_s = 4.0\n";
+    let mut s = sim(t);
+    let rec = Recorder::default();
+    let log = rec.log.clone();
+    attach(
+        &mut s.world,
+        1,
+        Box::new(rec),
+        AttachOptions::new("recorder"),
+    )
+    .unwrap();
+    s.run();
+    let seen: Vec<TuneEventKind> = log.lock().unwrap().iter().map(|e| e.2).collect();
+    for k in [TuneEventKind::RouteChange, TuneEventKind::QueueChange] {
+        assert!(
+            seen.contains(&k),
+            "no {} event reached an optimizer",
+            k.name()
+        );
+    }
+}
+
+#[test]
+fn scenario_errors_name_the_optimizer_field() {
+    for (extra, field) in [
+        ("[[optimizers]]\nrust = \"nope\"\n", "optimizers[0].rust"),
+        (
+            "[[optimizers]]\npython = \"nocolon\"\n",
+            "optimizers[0].python",
+        ),
+        (
+            "[[optimizers]]\nrust = \"listen\"\nnodes = [9]\n",
+            "optimizers[0].nodes",
+        ),
+        (
+            "[[optimizers]]\nrust = \"listen\"\nlatency_s = -1.0\n",
+            "optimizers[0].latency_s",
+        ),
+        (
+            "[[optimizers]]\nrust = \"rwc\"\nargs = { window_packets = -3 }\n",
+            "optimizers[0].args.window_packets",
+        ),
+        (
+            "[[optimizers]]\nrust = \"listen\"\ndelivery = \"inline\"\n",
+            "optimizers[0].delivery",
+        ),
+        (
+            "[[optimizers]]\nrust = \"listen\"\npython = \"a:B\"\n",
+            "optimizers[0]",
+        ),
+    ] {
+        let err = Simulation::from_toml(&format!("{BUSY}{extra}"))
+            .err()
+            .unwrap_or_else(|| panic!("{extra} was accepted"))
+            .to_string();
+        assert!(err.starts_with(field), "{extra}: {err}");
+    }
+}
+
+#[test]
+fn runs_with_optimizers_are_deterministic() {
+    let t = downloads(
+        "[[optimizers]]\nrust = \"rwc\"\nnodes = [1]\nargs = { window_packets = 30 }\n\
+         [[optimizers]]\nrust = \"listen\"\nlatency_s = 0.01\n\
+         [[optimizers]]\nrust = \"schedule\"\nnodes = [1]\n\
+         args = { actions = [{ at_s = 4.0, param = \"user.priority.2\", value = 3.0 }] }\n",
+    );
+    let (a, b) = (run(&t), run(&t));
+    assert_eq!(data_path(&a), data_path(&b));
+    assert_eq!(format!("{:?}", a.optimizers), format!("{:?}", b.optimizers));
+}
+
+#[test]
+fn a_per_packet_hook_sees_the_segments_an_off_path_listener_sees() {
+    let base = run(&downloads(""));
+    let r = run(&downloads(
+        "[[optimizers]]\nrust = \"listen\"\nnodes = [1]\ndelivery = \"per_packet\"\n\
+         args = { events = [\"transport.segment_rx\"] }\n\
+         [[optimizers]]\nrust = \"listen\"\nnodes = [1]\n\
+         args = { events = [\"transport.segment_rx\"] }\n",
+    ));
+    assert_eq!(data_path(&base), data_path(&r));
+    let (hook, off) = (&r.optimizers[0], &r.optimizers[1]);
+    assert!(matches!(cell(hook, "events"), Value::Int(n) if *n > 1000));
+    assert_eq!(cell(hook, "events"), cell(off, "events"));
+    // One call per segment inside the receive path; batches per instant off it.
+    assert_eq!(cell(hook, "deliveries"), cell(hook, "events"));
+}
