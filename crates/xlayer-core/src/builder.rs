@@ -723,5 +723,24 @@ fn build_net_protocols(sc: &Scenario, world: &mut World) {
             );
         }
     }
+    if let Some(o) = &sc.net.olsr {
+        use crate::net::olsr::OlsrParams;
+        let secs = SimTime::from_secs_f64;
+        proto.enable_olsr(OlsrParams {
+            tc_interval: secs(o.tc_interval_s),
+            max_jitter: secs(o.max_jitter_s),
+            neighb_hold: secs(o.neighb_hold_s),
+        });
+        for node in 0..n as u32 {
+            let at = proto.olsr_next_tc(node, true);
+            world.queue.schedule(
+                at,
+                crate::sim::Event::NetTimer {
+                    node,
+                    kind: NetTimerKind::OlsrTc,
+                },
+            );
+        }
+    }
     world.proto = Some(proto);
 }

@@ -201,6 +201,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 ("ctrl_airtime_s", Float(n.net.ctrl_airtime_ns as f64 * 1e-9)),
                 ("ctrl_rx", Int(n.net.ctrl_rx as i64)),
                 ("ctrl_drops_queue", Int(n.net.ctrl_drops_queue as i64)),
+                ("ctrl_relayed", Int(n.net.ctrl_relayed as i64)),
                 ("drops_dest_queue", Int(n.net.drops_dest_queue as i64)),
                 (
                     "drops_dest_queue_transit",

@@ -230,6 +230,7 @@ pub struct World {
     pub overheard: Vec<NeighbourQueues>,
     /// ECLAIR's optimizing subsystem (optimizers, their timers and records; UTL state).
     pub optimizers: crate::tune::optimizer::OptimizerHost,
+    relay_scratch: Vec<(u32, u32, u32)>,
 }
 
 /// A change the scenario schedules (`events`).
@@ -300,6 +301,7 @@ impl World {
             diffq: None,
             overheard: Vec::new(),
             optimizers: Default::default(),
+            relay_scratch: Vec::new(),
         }
     }
 
@@ -802,7 +804,9 @@ impl World {
                     if !self.dest_queues.is_empty()
                         && self.dest_queues[node as usize].is_at_mac(packet)
                     {
-                        self.dest_queues[node as usize].mac_done(now);
+                        if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
+                            self.publish_queue_change(node, dst);
+                        }
                         self.pump(node);
                     }
                     self.refill(node);
@@ -930,6 +934,7 @@ impl World {
                     Control::EtxProbe { seq: out.seq },
                 );
                 self.dsdv_arm_trigger(node);
+                self.publish_route_changes(node);
                 self.refill(node);
             }
             NetTimerKind::DsdvPeriodic => {
@@ -944,6 +949,37 @@ impl World {
                 );
                 if let Some(out) = out {
                     self.send_dsdv_update(node, out);
+                }
+            }
+            NetTimerKind::OlsrTc => {
+                let next = proto.olsr_next_tc(node, false);
+                let tc = proto.olsr_make_tc(node);
+                self.queue.schedule(
+                    now + next,
+                    Event::NetTimer {
+                        node,
+                        kind: NetTimerKind::OlsrTc,
+                    },
+                );
+                if let Some((ansn, bytes)) = tc {
+                    self.control_send(
+                        node,
+                        ansn as u64,
+                        bytes,
+                        Control::OlsrTc { origin: node, ansn },
+                    );
+                }
+            }
+            NetTimerKind::OlsrRelay => {
+                let mut due = std::mem::take(&mut self.relay_scratch);
+                let next = proto.olsr_due_relays(node, now, &mut due);
+                for &(origin, ansn, bytes) in &due {
+                    self.nodes[node as usize].net.ctrl_relayed += 1;
+                    self.control_send(node, ansn as u64, bytes, Control::OlsrTc { origin, ansn });
+                }
+                self.relay_scratch = due;
+                if next.is_some_and(|t| t > now) {
+                    self.olsr_arm_relay(node, next);
                 }
             }
             NetTimerKind::DsdvTrigger => {
@@ -993,7 +1029,55 @@ impl World {
             .and_then(|p| p.nodes[node as usize].dsdv.as_ref())
         {
             Some(d) => d.next_hop(dst).unwrap_or(UNREACHABLE),
-            None => self.routes.next_hop(node, dst),
+            None => match self
+                .proto
+                .as_ref()
+                .and_then(|p| p.nodes[node as usize].olsr.as_ref())
+            {
+                Some(o) => o.next_hop(dst).unwrap_or(UNREACHABLE),
+                None => self.routes.next_hop(node, dst),
+            },
+        }
+    }
+
+    /// Publishes a route-change tuning event if `node`'s routes changed.
+    fn publish_route_changes(&mut self, node: u32) {
+        let Some(st) = self.proto.as_mut().map(|p| &mut p.nodes[node as usize]) else {
+            return;
+        };
+        let changes = st
+            .dsdv
+            .as_mut()
+            .map(|d| d.take_route_changes())
+            .unwrap_or(0)
+            + st.olsr
+                .as_mut()
+                .map(|o| o.take_route_changes())
+                .unwrap_or(0);
+        if changes > 0 && self.events.wants(TuneEventKind::RouteChange) {
+            let now = self.now();
+            self.events
+                .publish(now, node, TuneEventKind::RouteChange, changes as f64);
+        }
+    }
+
+    fn publish_queue_change(&mut self, node: u32, dst: u32) {
+        if self.events.wants(TuneEventKind::QueueChange) {
+            let now = self.now();
+            self.events
+                .publish(now, node, TuneEventKind::QueueChange, dst as f64);
+        }
+    }
+
+    fn olsr_arm_relay(&mut self, node: u32, at: Option<SimTime>) {
+        if let Some(at) = at {
+            self.queue.schedule(
+                at,
+                Event::NetTimer {
+                    node,
+                    kind: NetTimerKind::OlsrRelay,
+                },
+            );
         }
     }
 
@@ -1047,9 +1131,14 @@ impl World {
         };
         match p.control {
             Control::EtxProbe { seq } => proto.on_probe(node, from, seq, now),
+            Control::OlsrTc { origin, ansn } => {
+                let at = proto.on_olsr_tc(node, from, origin, ansn, now);
+                self.olsr_arm_relay(node, at);
+            }
             Control::DsdvUpdate { id, part } => {
                 proto.on_dsdv(node, from, id, part, now);
                 self.dsdv_arm_trigger(node);
+                self.publish_route_changes(node);
                 self.refill(node);
             }
             Control::None => unreachable!("data packets are not control packets"),
@@ -1143,6 +1232,7 @@ impl World {
             }
             return;
         }
+        self.publish_queue_change(node, dst);
         self.pump(node);
     }
 
@@ -1175,7 +1265,9 @@ impl World {
                     n.net.drops_no_route += 1;
                 }
                 self.packets.release(h);
-                self.dest_queues[node as usize].mac_done(now);
+                if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
+                    self.publish_queue_change(node, dst);
+                }
                 continue;
             }
             let level = (p.level as usize).min(n.mac.level_count() - 1);
@@ -1190,7 +1282,9 @@ impl World {
                 return;
             }
             self.packets.release(h);
-            self.dest_queues[node as usize].mac_done(now);
+            if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
+                self.publish_queue_change(node, dst);
+            }
         }
     }
 

@@ -413,6 +413,10 @@ fn every_parameter_reads_back_what_was_set() {
             "user.shutdown" => (1, spec.name.into(), 1.0),
             "app.rate_bps" => (1, "app.rate_bps.2".into(), 200000.0),
             "app.received_bytes" => (2, "app.received_bytes.0".into(), 1.0),
+            // indexed by neighbour / destination (read-only)
+            "net.etx" | "net.next_hop" | "net.next_hop_count" | "net.dest_queue_len" => {
+                (0, format!("{}.1", spec.name), 1.0)
+            }
             n if spec.per_flow => (0, format!("{n}.0"), 1.0),
             n => (0, n.to_string(), 1.0),
         };
@@ -465,7 +469,37 @@ fn every_event_kind_reaches_a_registered_optimizer() {
         .iter()
         .flat_map(|l| l.lock().unwrap().iter().map(|e| e.2).collect::<Vec<_>>())
         .collect();
+    // (Routing and per-destination queue events need those protocols: next test.)
+    let routing_kinds = [TuneEventKind::RouteChange, TuneEventKind::QueueChange];
     for k in TuneEventKind::ALL {
+        assert!(
+            seen.contains(&k) || routing_kinds.contains(&k),
+            "no {} event reached an optimizer",
+            k.name()
+        );
+    }
+}
+
+#[test]
+fn routing_and_per_destination_queue_events_reach_a_registered_optimizer() {
+    // A 3-node chain where node 1 relays (reception range 250 m, nodes 200 m apart).
+    let t = "duration_s = 8.0\n[radio]\ntx_range_m = 250.0\n[net]\nrouting = \"dsdv\"\nqueueing = \"per_destination\"\n\
+             [net.dsdv]\nupdate_interval_s = 2.0\n\
+             [topology]\nkind = \"chain\"\ncount = 3\nspacing_m = 200.0\n\
+             [[flows]]\nsrc = 0\ndst = 2\nstart_s = 4.0\n";
+    let mut s = sim(t);
+    let rec = Recorder::default();
+    let log = rec.log.clone();
+    attach(
+        &mut s.world,
+        1,
+        Box::new(rec),
+        AttachOptions::new("recorder"),
+    )
+    .unwrap();
+    s.run();
+    let seen: Vec<TuneEventKind> = log.lock().unwrap().iter().map(|e| e.2).collect();
+    for k in [TuneEventKind::RouteChange, TuneEventKind::QueueChange] {
         assert!(
             seen.contains(&k),
             "no {} event reached an optimizer",

@@ -52,6 +52,8 @@ pub struct NetStats {
     /// Of those, packets this node was forwarding for others (DiffQ §6.4's "queue drops at
     /// intermediate nodes").
     pub drops_dest_queue_transit: u64,
+    /// Control packets relayed for others (OLSR TC flooding); included in `ctrl_tx`.
+    pub ctrl_relayed: u64,
 }
 
 /// The measured window of a flow.

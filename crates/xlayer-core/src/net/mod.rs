@@ -9,6 +9,7 @@ pub mod diffq;
 pub mod dsdv;
 pub mod etx;
 pub mod linkloss;
+pub mod olsr;
 pub mod proto;
 pub mod queue;
 pub mod routing;
@@ -59,6 +60,9 @@ pub enum Control {
     EtxProbe { seq: u32 },
     /// Part `part` of DSDV update `id` (`net::dsdv`).
     DsdvUpdate { id: u32, part: u32 },
+    /// OLSR topology control message of `origin` numbered `ansn` (`net::olsr`), as sent or
+    /// relayed.
+    OlsrTc { origin: u32, ansn: u32 },
 }
 
 impl Control {

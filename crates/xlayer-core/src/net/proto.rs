@@ -15,6 +15,7 @@ use rand::Rng;
 
 use super::dsdv::{Dsdv, DsdvParams, Entry, ENTRIES_PER_PACKET, ENTRY_BYTES, UPDATE_BASE_BYTES};
 use super::etx::{Etx, EtxParams, PROBE_BASE_BYTES, PROBE_ENTRY_BYTES, STREAM as ETX_STREAM};
+use super::olsr::{Olsr, OlsrParams, TC_BASE_BYTES, TC_ENTRY_BYTES};
 use crate::sim::rng::{stream, Stream};
 use crate::sim::SimTime;
 
@@ -33,7 +34,21 @@ pub struct NodeProto {
     dsdv_entries: Vec<Entry>,
     /// When a triggered-update timer is pending.
     pub dsdv_trigger_timer: Option<SimTime>,
+    pub olsr: Option<Olsr>,
+    rng_olsr: Stream,
+    /// Published with each HELLO (probe): our usable neighbours and our MPR set.
+    hello_links: Vec<u32>,
+    hello_mprs: Vec<u32>,
+    /// Our latest TC: its ANSN and advertised links.
+    tc_ansn: u32,
+    tc_links: Vec<(u32, f64)>,
+    /// TCs waiting for their relay jitter: (origin, ANSN, due).
+    relays: Vec<(u32, u32, SimTime)>,
+    pub relay_timer: Option<SimTime>,
 }
+
+/// Random stream of each node's OLSR jitter (TC period, relays).
+pub const OLSR_STREAM: &str = "net.olsr.jitter";
 
 /// Random stream of each node's DSDV update jitter.
 pub const DSDV_STREAM: &str = "net.dsdv.update";
@@ -71,6 +86,9 @@ pub struct ProbeOut {
 pub struct NetProto {
     pub nodes: Vec<NodeProto>,
     scratch: Vec<Entry>,
+    scratch_ids: Vec<u32>,
+    scratch_mprs: Vec<u32>,
+    scratch_links: Vec<(u32, f64)>,
 }
 
 impl NetProto {
@@ -87,10 +105,122 @@ impl NetProto {
                     dsdv_id: 0,
                     dsdv_entries: Vec::new(),
                     dsdv_trigger_timer: None,
+                    olsr: None,
+                    rng_olsr: stream(seed, i, OLSR_STREAM),
+                    hello_links: Vec::new(),
+                    hello_mprs: Vec::new(),
+                    tc_ansn: 0,
+                    tc_links: Vec::new(),
+                    relays: Vec::new(),
+                    relay_timer: None,
                 })
                 .collect(),
             scratch: Vec::new(),
+            scratch_ids: Vec::new(),
+            scratch_mprs: Vec::new(),
+            scratch_links: Vec::new(),
         }
+    }
+
+    /// Runs the OLSR-like protocol on every node.
+    pub fn enable_olsr(&mut self, params: OlsrParams) {
+        let n = self.nodes.len();
+        for (i, st) in self.nodes.iter_mut().enumerate() {
+            st.olsr = Some(Olsr::new(i as u32, n, params));
+        }
+    }
+
+    /// Delay until `node`'s next TC (first: uniform over an interval; then the interval less a
+    /// jitter of up to `max_jitter`, RFC 3626 §18.3).
+    pub fn olsr_next_tc(&mut self, node: u32, first: bool) -> SimTime {
+        let st = &mut self.nodes[node as usize];
+        let Some(o) = st.olsr.as_ref() else {
+            return SimTime::MAX;
+        };
+        let p = o.params.tc_interval.ns();
+        let j = o.params.max_jitter.ns().min(p / 2).max(1);
+        SimTime(if first {
+            st.rng_olsr.gen_range(0..p)
+        } else {
+            p - st.rng_olsr.gen_range(0..j)
+        })
+    }
+
+    /// `node` originates a TC: returns its ANSN and size, if it has links to advertise.
+    pub fn olsr_make_tc(&mut self, node: u32) -> Option<(u32, u32)> {
+        let st = &mut self.nodes[node as usize];
+        let o = st.olsr.as_mut()?;
+        let ansn = o.make_tc(&st.etx, &mut st.tc_links);
+        st.tc_ansn = ansn;
+        if st.tc_links.is_empty() {
+            return None;
+        }
+        Some((
+            ansn,
+            TC_BASE_BYTES + TC_ENTRY_BYTES * st.tc_links.len() as u32,
+        ))
+    }
+
+    /// `node` received TC `ansn` of `origin` from `from`. Returns when a relay timer is needed.
+    pub fn on_olsr_tc(
+        &mut self,
+        node: u32,
+        from: u32,
+        origin: u32,
+        ansn: u32,
+        now: SimTime,
+    ) -> Option<SimTime> {
+        let o = &self.nodes[origin as usize];
+        if o.tc_ansn != ansn {
+            return None; // superseded while it travelled: its contents are gone
+        }
+        self.scratch_links.clear();
+        self.scratch_links.extend_from_slice(&o.tc_links);
+        let st = &mut self.nodes[node as usize];
+        let olsr = st.olsr.as_mut()?;
+        if !olsr.on_tc(now, origin, ansn, from, &self.scratch_links) {
+            return None;
+        }
+        let jitter = olsr.params.max_jitter.ns().max(1);
+        let due = now + SimTime(st.rng_olsr.gen_range(0..jitter));
+        st.relays.push((origin, ansn, due));
+        if st.relay_timer.is_some_and(|t| t <= due) {
+            return None;
+        }
+        st.relay_timer = Some(due);
+        Some(due)
+    }
+
+    /// TCs `node` relays now: (origin, ANSN, size), written to `out`; returns when the next
+    /// relay is due.
+    pub fn olsr_due_relays(
+        &mut self,
+        node: u32,
+        now: SimTime,
+        out: &mut Vec<(u32, u32, u32)>,
+    ) -> Option<SimTime> {
+        out.clear();
+        let (nodes, i) = (&mut self.nodes, node as usize);
+        let mut k = 0;
+        while k < nodes[i].relays.len() {
+            let (origin, ansn, due) = nodes[i].relays[k];
+            if due <= now {
+                nodes[i].relays.swap_remove(k);
+                let o = &nodes[origin as usize];
+                if o.tc_ansn == ansn {
+                    out.push((
+                        origin,
+                        ansn,
+                        TC_BASE_BYTES + TC_ENTRY_BYTES * o.tc_links.len() as u32,
+                    ));
+                }
+            } else {
+                k += 1;
+            }
+        }
+        let st = &mut nodes[i];
+        st.relay_timer = st.relays.iter().map(|r| r.2).min();
+        st.relay_timer
     }
 
     /// Runs DSDV on every node.
@@ -186,6 +316,13 @@ impl NetProto {
         if let Some(d) = st.dsdv.as_mut() {
             d.on_links_changed(now, &st.etx);
         }
+        if let Some(o) = st.olsr.as_mut() {
+            o.on_tick(now, &st.etx);
+            st.hello_links.clear();
+            st.hello_links.extend(st.etx.links().map(|(v, _)| v));
+            st.hello_mprs.clear();
+            st.hello_mprs.extend_from_slice(&o.mprs);
+        }
         ProbeOut {
             seq,
             bytes: PROBE_BASE_BYTES + PROBE_ENTRY_BYTES * st.probe_entries.len() as u32,
@@ -208,8 +345,17 @@ impl NetProto {
         } else {
             None
         };
-        self.nodes[node as usize]
-            .etx
-            .on_probe(now, from, seq, reported);
+        let fresh = sender.probe_seq == seq;
+        if fresh && sender.olsr.is_some() {
+            self.scratch_ids.clear();
+            self.scratch_ids.extend_from_slice(&sender.hello_links);
+            self.scratch_mprs.clear();
+            self.scratch_mprs.extend_from_slice(&sender.hello_mprs);
+        }
+        let st = &mut self.nodes[node as usize];
+        st.etx.on_probe(now, from, seq, reported);
+        if let (true, Some(o)) = (fresh, st.olsr.as_mut()) {
+            o.on_hello(now, from, &self.scratch_ids, &self.scratch_mprs);
+        }
     }
 }

@@ -95,9 +95,9 @@ impl PerDestQueues {
     }
 
     fn record(&mut self, now: SimTime, dst: u32) {
-        if self.log.is_some() {
-            let len = self.len(dst);
-            self.log.as_mut().unwrap().push((now, dst, len));
+        let len = self.len(dst);
+        if let Some(log) = self.log.as_mut() {
+            log.push((now, dst, len));
         }
     }
 
@@ -179,11 +179,12 @@ impl PerDestQueues {
         Some((h, dst))
     }
 
-    /// The MAC is done with its packet (sent, dropped, or refused).
-    pub fn mac_done(&mut self, now: SimTime) {
-        if let Some((_, dst)) = self.at_mac.take() {
-            self.record(now, dst);
-        }
+    /// The MAC is done with its packet (sent, dropped, or refused); returns its destination,
+    /// whose queue just shrank.
+    pub fn mac_done(&mut self, now: SimTime) -> Option<u32> {
+        let (_, dst) = self.at_mac.take()?;
+        self.record(now, dst);
+        Some(dst)
     }
 }
 

@@ -329,12 +329,45 @@ pub struct NetConfig {
     /// DSDV settings, with `routing = "dsdv"` (`net::dsdv`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsdv: Option<DsdvConfig>,
+    /// OLSR settings, with `routing = "olsr"` (`net::olsr`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub olsr: Option<OlsrConfig>,
     /// "fifo" (absent) or "per_destination" (`net::queue`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queueing: Option<String>,
     /// Capacity of each per-destination queue (DPCLO Table I: 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dest_queue_packets: Option<u32>,
+}
+
+/// OLSR settings (RFC 3626 constants; see `net::olsr`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OlsrConfig {
+    #[serde(default = "OlsrConfig::default_tc")]
+    pub tc_interval_s: f64,
+    #[serde(default = "OlsrConfig::default_jitter")]
+    pub max_jitter_s: f64,
+    #[serde(default = "OlsrConfig::default_hold")]
+    pub neighb_hold_s: f64,
+}
+
+impl OlsrConfig {
+    fn default_tc() -> f64 {
+        5.0
+    }
+    fn default_jitter() -> f64 {
+        0.5
+    }
+    fn default_hold() -> f64 {
+        6.0
+    }
+}
+
+impl Default for OlsrConfig {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("olsr defaults")
+    }
 }
 
 /// DSDV settings (ns-2 `Agent/DSDV` defaults; see `net::dsdv`).
@@ -875,6 +908,25 @@ impl Scenario {
                 format!("only used with routing = \"dsdv\" (routing is \"{routing}\")"),
             ));
         }
+        if routing == "olsr" {
+            self.net.olsr.get_or_insert_with(OlsrConfig::default);
+            self.net.etx.get_or_insert_with(EtxConfig::default);
+        } else if self.net.olsr.is_some() {
+            return Err(bad(
+                "net.olsr",
+                format!("only used with routing = \"olsr\" (routing is \"{routing}\")"),
+            ));
+        }
+        if let Some(o) = &self.net.olsr {
+            positive("net.olsr.tc_interval_s", o.tc_interval_s)?;
+            positive("net.olsr.neighb_hold_s", o.neighb_hold_s)?;
+            if !(o.max_jitter_s.is_finite() && o.max_jitter_s >= 0.0) {
+                return Err(bad(
+                    "net.olsr.max_jitter_s",
+                    format!("must be >= 0, found {}", o.max_jitter_s),
+                ));
+            }
+        }
         if let Some(d) = &self.net.dsdv {
             positive("net.dsdv.update_interval_s", d.update_interval_s)?;
             if d.k_next_hops == 0 || d.k_next_hops > 16 {
@@ -1093,11 +1145,11 @@ impl Scenario {
         }
         self.validate_radio()?;
         self.validate_mac()?;
-        if !["static", "dsdv"].contains(&self.net.routing.as_str()) {
+        if !["static", "dsdv", "olsr"].contains(&self.net.routing.as_str()) {
             return Err(bad(
                 "net.routing",
                 format!(
-                    "unknown routing \"{}\"; allowed: \"static\", \"dsdv\"",
+                    "unknown routing \"{}\"; allowed: \"static\", \"dsdv\", \"olsr\"",
                     self.net.routing
                 ),
             ));

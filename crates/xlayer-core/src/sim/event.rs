@@ -27,6 +27,10 @@ pub enum NetTimerKind {
     DsdvPeriodic,
     /// A triggered DSDV update may be due.
     DsdvTrigger,
+    /// Periodic OLSR topology control message.
+    OlsrTc,
+    /// OLSR TC relays whose jitter has run out.
+    OlsrRelay,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -341,8 +341,18 @@ pub fn event_info(kind: TuneEventKind) -> (&'static str, &'static str, &'static 
         ),
         TuneEventKind::QueueOverflow => (
             "net",
-            "a full interface queue refused a packet: the priority level",
+            "a full interface queue refused a packet: the priority level (per-destination queueing: the destination)",
             "level",
+        ),
+        TuneEventKind::RouteChange => (
+            "net",
+            "routes changed next hop or reachability (DSDV, OLSR): how many destinations",
+            "destinations",
+        ),
+        TuneEventKind::QueueChange => (
+            "net",
+            "a per-destination queue grew or shrank: the destination (net.dest_queue_len.<destination>)",
+            "node",
         ),
         TuneEventKind::TcpLoss => (
             "transport",

@@ -3,7 +3,11 @@
 //!
 //! [`PARAMS`] declares every tunable once — name, layer, doc, unit, range — the way ns-3's
 //! `GetTypeId` declares attributes; [`get`] and [`set`] are the only way in, never the layers'
-//! fields. Per-level MAC parameters are addressed as `mac.cw_min.<level>`.
+//! fields. Per-level MAC parameters are addressed as `mac.cw_min.<level>`; indexed network
+//! parameters take a neighbour or destination id the same way (`net.etx.<neighbour>`,
+//! `net.next_hop.<destination>`). Lists that do not fit one number — the K next hops, the
+//! neighbours' queue lengths as heard — are read with [`next_hops`], [`etx_links`],
+//! [`dest_queue_lengths`] and [`overheard_queues`].
 //!
 //! Events are buffered in the [`EventBus`] only for kinds someone subscribed to, so an
 //! unobserved event costs one branch; they are delivered after the data path has done its work
@@ -151,6 +155,46 @@ pub const PARAMS: &[ParamSpec] = &[
         false,
     ),
     p(
+        "net.etx",
+        "net",
+        "ETX of the link to a neighbour (index: neighbour id), as this node estimates it; infinite if no usable link",
+        "transmissions",
+        1.0,
+        f64::INFINITY,
+        true,
+        true,
+    ),
+    p(
+        "net.next_hop",
+        "net",
+        "best next hop towards a destination (index: destination id); -1 if none",
+        "node",
+        -1.0,
+        f64::MAX,
+        true,
+        true,
+    ),
+    p(
+        "net.next_hop_count",
+        "net",
+        "how many of the K best next hops towards a destination are known (DSDV; 1 or 0 otherwise)",
+        "nodes",
+        0.0,
+        16.0,
+        true,
+        true,
+    ),
+    p(
+        "net.dest_queue_len",
+        "net",
+        "packets in this node's per-destination queue (index: destination id)",
+        "packets",
+        0.0,
+        f64::MAX,
+        true,
+        true,
+    ),
+    p(
         "phy.data_rate_mbps",
         "phy",
         "data rate of unicast frames (a rate of the standard)",
@@ -225,7 +269,8 @@ pub const PARAMS: &[ParamSpec] = &[
 pub enum TuneEventKind {
     /// A MAC exchange finished: value 1 = acknowledged, 0 = dropped at the retry limit.
     MacTxOutcome,
-    /// A packet was refused by a full queue: value = priority level.
+    /// A packet was refused by a full queue: value = priority level (FIFO queueing) or
+    /// destination (per-destination queueing).
     QueueOverflow,
     /// A TCP sender detected a loss: value 0 = three duplicate ACKs (or SACK), 1 = timeout.
     TcpLoss,
@@ -245,10 +290,15 @@ pub enum TuneEventKind {
     AppRate,
     /// A MAC priority level's queue grew or shrank by one packet: value = its new length.
     MacQueueLen,
+    /// Routes changed (next hop or reachability): value = how many destinations changed.
+    RouteChange,
+    /// A per-destination queue grew or shrank: value = the destination (read its length with
+    /// `net.dest_queue_len.<destination>`).
+    QueueChange,
 }
 
 impl TuneEventKind {
-    pub const ALL: [TuneEventKind; 10] = [
+    pub const ALL: [TuneEventKind; 12] = [
         TuneEventKind::MacTxOutcome,
         TuneEventKind::QueueOverflow,
         TuneEventKind::TcpLoss,
@@ -259,6 +309,8 @@ impl TuneEventKind {
         TuneEventKind::TcpSegmentRx,
         TuneEventKind::AppRate,
         TuneEventKind::MacQueueLen,
+        TuneEventKind::RouteChange,
+        TuneEventKind::QueueChange,
     ];
 
     pub fn name(self) -> &'static str {
@@ -273,6 +325,8 @@ impl TuneEventKind {
             TuneEventKind::TcpSegmentRx => "transport.segment_rx",
             TuneEventKind::AppRate => "app.rate",
             TuneEventKind::MacQueueLen => "mac.queue_len",
+            TuneEventKind::RouteChange => "net.route_change",
+            TuneEventKind::QueueChange => "net.queue_change",
         }
     }
 
@@ -455,9 +509,91 @@ fn tcp_conn(
     Ok(c as usize)
 }
 
+/// The K best next hops of `node` towards `dst`, best first (one under OLSR and static
+/// routing; empty if none).
+pub fn next_hops(w: &World, node: u32, dst: u32) -> Vec<u32> {
+    let Some(st) = w.proto.as_ref().and_then(|p| p.nodes.get(node as usize)) else {
+        let v = w.routes.next_hop(node, dst);
+        return if v == crate::net::routing::UNREACHABLE {
+            vec![]
+        } else {
+            vec![v]
+        };
+    };
+    if let Some(d) = &st.dsdv {
+        return d
+            .route(dst)
+            .map(|r| r.next_hops.clone())
+            .unwrap_or_default();
+    }
+    if let Some(o) = &st.olsr {
+        return o.next_hop(dst).into_iter().collect();
+    }
+    let v = w.routes.next_hop(node, dst);
+    if v == crate::net::routing::UNREACHABLE {
+        vec![]
+    } else {
+        vec![v]
+    }
+}
+
+/// Usable neighbours of `node` and its ETX to each (empty without ETX probing).
+pub fn etx_links(w: &World, node: u32) -> Vec<(u32, f64)> {
+    w.proto
+        .as_ref()
+        .and_then(|p| p.nodes.get(node as usize))
+        .map(|st| st.etx.links().collect())
+        .unwrap_or_default()
+}
+
+/// `node`'s per-destination queues: (destination, length).
+pub fn dest_queue_lengths(w: &World, node: u32) -> Vec<(u32, u32)> {
+    w.dest_queues
+        .get(node as usize)
+        .map(|q| q.lengths().collect())
+        .unwrap_or_default()
+}
+
+/// What `node` overheard of its neighbours' queues: (neighbour, destination, length, when heard).
+pub fn overheard_queues(w: &World, node: u32) -> Vec<(u32, u32, u32, SimTime)> {
+    w.overheard
+        .get(node as usize)
+        .map(|o| {
+            o.entries
+                .iter()
+                .map(|e| (e.neighbour, e.dst, e.queue_len, e.heard))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Reads a parameter of a node.
 pub fn get(w: &mut World, node: u32, name: &str) -> Result<f64, XlError> {
     let (spec, level) = split(name)?;
+    if spec.layer == "net" && spec.per_level {
+        if node as usize >= w.nodes.len() {
+            node_mut(w, node)?;
+        }
+        let i = level.unwrap_or(0) as u32;
+        return Ok(match spec.name {
+            "net.etx" => w
+                .proto
+                .as_ref()
+                .and_then(|p| p.nodes[node as usize].etx.etx(i))
+                .unwrap_or(f64::INFINITY),
+            "net.next_hop" => next_hops(w, node, i)
+                .first()
+                .map(|&v| v as f64)
+                .unwrap_or(-1.0),
+            "net.next_hop_count" => next_hops(w, node, i).len() as f64,
+            "net.dest_queue_len" => w
+                .dest_queues
+                .get(node as usize)
+                .map(|q| q.len(i) as f64)
+                .unwrap_or(0.0),
+            _ => unreachable!("every declared parameter is handled"),
+        });
+    }
     if layers::owns(spec) {
         return layers::get(w, node, spec, level, name);
     }
