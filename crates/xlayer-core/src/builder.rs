@@ -465,6 +465,18 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     } else {
         None
     };
+    // DPCLO sources are UDP sources at their adapted rate, starting at the configured one.
+    let dpclo = if sc.stack.preset.starts_with("dpclo") {
+        let d = sc.stack.dpclo.clone().unwrap_or_default();
+        for f in flows.iter_mut() {
+            f.kind = SourceKind::Cbr {
+                interval: SimTime::from_secs_f64(1.0 / d.initial_rate_pps),
+            };
+        }
+        Some(d)
+    } else {
+        None
+    };
     let mut world = World::new(
         cfg,
         nodes,
@@ -527,6 +539,37 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         });
     }
     build_zmac(sc, &mut world);
+    if let Some(d) = dpclo {
+        use crate::net::dpclo::SourceRate;
+        let levels = sc.mac_levels().len();
+        // A source never offers more than its packets at the data rate.
+        let max_pps = r.data_rate() * 1e6 / 8.0;
+        let interval = SimTime::from_secs_f64(d.update_interval_s);
+        world.dpclo = Some(crate::world::DpcloState {
+            l_lowmark: d.l_lowmark,
+            l_highmark: d.l_highmark,
+            beta: d.beta,
+            cap: sc.net.dest_queue_packets.unwrap_or(3),
+            k: vec![Vec::new(); n],
+            rates: world
+                .flows
+                .iter()
+                .map(|f| {
+                    SourceRate::new(
+                        d.initial_rate_pps,
+                        d.delta_pps,
+                        d.update_interval_s,
+                        max_pps / f.payload_bytes as f64,
+                    )
+                })
+                .collect(),
+            interval,
+            level_use: vec![0; levels],
+            holds: 0,
+            expiry: SimTime::from_secs_f64(1.0),
+        });
+        world.queue.schedule(interval, Event::BackpressureTick);
+    }
     crate::tune::optimizer::attach_from_scenario(&mut world, &sc.optimizers)?;
     Ok(world)
 }

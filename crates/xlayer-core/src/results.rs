@@ -252,14 +252,19 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             Str(w
                 .diffq
                 .as_ref()
-                .map(|d| {
-                    d.level_use
-                        .iter()
+                .map(|d| &d.level_use)
+                .or(w.dpclo.as_ref().map(|d| &d.level_use))
+                .map(|u| {
+                    u.iter()
                         .map(|n| n.to_string())
                         .collect::<Vec<_>>()
                         .join("/")
                 })
                 .unwrap_or_default()),
+        ),
+        (
+            "backpressure_holds",
+            Int(w.dpclo.as_ref().map(|d| d.holds as i64).unwrap_or(0)),
         ),
         (
             "events",

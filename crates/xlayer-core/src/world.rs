@@ -118,6 +118,28 @@ pub struct DiffqState {
     pub expiry: SimTime,
 }
 
+/// DPCLO at every node (`stack.preset = "dpclo-zmacplus" | "dpclo-80211e"`;
+/// `crate::net::dpclo`).
+#[derive(Debug)]
+pub struct DpcloState {
+    pub l_lowmark: u32,
+    pub l_highmark: u32,
+    pub beta: f64,
+    /// The per-destination queue size.
+    pub cap: u32,
+    /// K per node and destination, `(destination, k)` sorted by destination.
+    pub k: Vec<Vec<(u32, u32)>>,
+    /// Each flow's source rate (packets/s).
+    pub rates: Vec<crate::net::dpclo::SourceRate>,
+    pub interval: SimTime,
+    /// Packets sent per MAC level, by level.
+    pub level_use: Vec<u64>,
+    /// Scheduling decisions that held every packet back (no positive price).
+    pub holds: u64,
+    /// Overheard queue lengths older than this count as 0 (as for DiffQ).
+    pub expiry: SimTime,
+}
+
 /// A TFRC connection, with the times of its pending timer events (each timer keeps at most one
 /// event in the queue that matters; stale ones find nothing due).
 #[derive(Debug)]
@@ -226,6 +248,8 @@ pub struct World {
     pub dest_queues: Vec<PerDestQueues>,
     /// DiffQ, when the scenario runs it.
     pub diffq: Option<DiffqState>,
+    /// DPCLO, when the scenario runs it.
+    pub dpclo: Option<DpcloState>,
     /// What every node overheard of its neighbours' per-destination queues.
     pub overheard: Vec<NeighbourQueues>,
     /// ECLAIR's optimizing subsystem (optimizers, their timers and records; UTL state).
@@ -299,6 +323,7 @@ impl World {
             proto: None,
             dest_queues: Vec::new(),
             diffq: None,
+            dpclo: None,
             overheard: Vec::new(),
             optimizers: Default::default(),
             relay_scratch: Vec::new(),
@@ -362,6 +387,7 @@ impl World {
                 n.mac.phy_changed(now, busy, &mut self.queue);
             }
             Event::SignalEnd { tx, index } => {
+                let mut repump = false;
                 let info = self.txs[tx as usize].phy;
                 let links = &self.links[info.src as usize];
                 let node = links[index as usize].to;
@@ -405,6 +431,9 @@ impl World {
                             sent: info.start,
                             heard: now,
                         });
+                        // A DPCLO node holding packets reconsiders them on news of a
+                        // neighbour's queue (after this reception is handled).
+                        repump = self.dpclo.is_some();
                     }
                 }
                 match outcome {
@@ -443,6 +472,12 @@ impl World {
                 }
                 if last {
                     self.tx_free.push(tx);
+                }
+                if repump {
+                    let q = &self.dest_queues[node as usize];
+                    if !q.mac_busy() && q.waiting().next().is_some() {
+                        self.pump(node);
+                    }
                 }
             }
             Event::MacTimer {
@@ -549,6 +584,7 @@ impl World {
             Event::ScenarioChange { index } => self.scenario_change(index),
             Event::NetTimer { node, kind } => self.net_timer(node, kind),
             Event::Optimizer { slot, tag } => self.optimizers.fired(slot, tag),
+            Event::BackpressureTick => self.backpressure_tick(),
         }
     }
 
@@ -1241,7 +1277,15 @@ impl World {
     fn pump(&mut self, node: u32) {
         let now = self.now();
         loop {
-            let (choice, level) = self.diffq_choice(node);
+            let mut next_override = None;
+            let (choice, level) = match self.dpclo_choice(node) {
+                Some(Some((d, j, l))) => {
+                    next_override = Some(j);
+                    (Some(d), Some(l))
+                }
+                Some(None) => break,
+                None => self.diffq_choice(node),
+            };
             let taken = match choice {
                 Some(d) => self.dest_queues[node as usize].take_for_mac(d),
                 None => self.dest_queues[node as usize].next_for_mac(),
@@ -1254,8 +1298,11 @@ impl World {
                 if let Some(dq) = self.diffq.as_mut() {
                     dq.level_use[l as usize] += 1;
                 }
+                if let Some(dp) = self.dpclo.as_mut() {
+                    dp.level_use[l as usize] += 1;
+                }
             }
-            let next = self.next_hop(node, dst);
+            let next = next_override.unwrap_or_else(|| self.next_hop(node, dst));
             let p = *self.packets.get(h);
             let n = &mut self.nodes[node as usize];
             if next == UNREACHABLE || n.off {
@@ -1336,6 +1383,108 @@ impl World {
                 (Some(dst), Some(level))
             }
             None => (None, None),
+        }
+    }
+
+    /// DPCLO's choice at `node` (§IV-B, D, E): over the destinations with packets waiting and
+    /// their K best DSDV-ETX next hops, the pair with the largest differential congestion price
+    /// (eq. 7), if it is positive, with its MAC priority. `None` without DPCLO; `Some(None)`:
+    /// nothing to send now (flow control holds the packets, or the MAC is busy).
+    fn dpclo_choice(&mut self, node: u32) -> Option<Option<(u32, u32, u8)>> {
+        use crate::net::dpclo::{adapt_k, price, priority};
+        let dp = self.dpclo.as_mut()?;
+        if self.dest_queues[node as usize].mac_busy() {
+            return Some(None);
+        }
+        let Some(np) = self.proto.as_ref().map(|p| &p.nodes[node as usize]) else {
+            return Some(None);
+        };
+        let Some(dsdv) = np.dsdv.as_ref() else {
+            return Some(None);
+        };
+        let now = self.queue.now();
+        let overheard = &self.overheard[node as usize];
+        let theirs = |j: u32, dst: u32| -> u32 {
+            if j == dst {
+                return 0;
+            }
+            overheard
+                .get(j, dst)
+                .filter(|o| now.saturating_sub(o.heard) <= dp.expiry)
+                .map(|o| o.queue_len)
+                .unwrap_or(0)
+        };
+        let n_neighbours = self.neighbors[node as usize].len() as f64;
+        let cap_k = ((dp.beta * n_neighbours).ceil() as u32).max(1);
+        let ks = &mut dp.k[node as usize];
+        let mut best: Option<(u32, u32, f64)> = None;
+        for (dst, own) in self.dest_queues[node as usize].waiting() {
+            let Some(route) = dsdv.route(dst) else {
+                continue;
+            };
+            if route.next_hops.is_empty() {
+                continue;
+            }
+            let slot = match ks.binary_search_by_key(&dst, |e| e.0) {
+                Ok(i) => i,
+                Err(i) => {
+                    ks.insert(i, (dst, 1));
+                    i
+                }
+            };
+            let k = ks[slot].1.min(route.next_hops.len() as u32);
+            let k = adapt_k(
+                k,
+                route.next_hops[..k as usize]
+                    .iter()
+                    .map(|&j| theirs(j, dst)),
+                dp.l_lowmark,
+                dp.l_highmark,
+                cap_k.min(route.next_hops.len() as u32),
+            );
+            ks[slot].1 = k;
+            for &j in &route.next_hops[..k as usize] {
+                let Some(etx) = np.etx.etx(j) else {
+                    continue;
+                };
+                let c = price(own, theirs(j, dst), etx);
+                if best.is_none_or(|b| c > b.2) {
+                    best = Some((dst, j, c));
+                }
+            }
+        }
+        match best {
+            Some((d, j, c)) if c > 0.0 => Some(Some((d, j, priority(c, dp.cap)))),
+            Some(_) => {
+                dp.holds += 1;
+                Some(None)
+            }
+            None => Some(None),
+        }
+    }
+
+    /// DPCLO's tick: every source samples its own queue and sets its rate (§IV-C), and nodes
+    /// holding packets back reconsider them (their neighbours' queues may have drained).
+    fn backpressure_tick(&mut self) {
+        let now = self.now();
+        let Some(dp) = self.dpclo.as_mut() else {
+            return;
+        };
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.emitting(now) {
+                let own = self.dest_queues[f.src as usize].len(f.dst);
+                dp.rates[i].sample(own);
+            }
+        }
+        let interval = dp.interval;
+        for node in 0..self.nodes.len() as u32 {
+            let q = &self.dest_queues[node as usize];
+            if !q.mac_busy() && q.waiting().next().is_some() {
+                self.pump(node);
+            }
+        }
+        if now + interval < self.end {
+            self.queue.schedule(now + interval, Event::BackpressureTick);
         }
     }
 
@@ -1474,6 +1623,10 @@ impl World {
             let own = self.dest_queues[f.src as usize].len(f.dst);
             let rate = dq.rates[flow as usize].on_packet(own);
             interval = crate::app::cbr_interval(f.payload_bytes, rate);
+        }
+        if let Some(dp) = self.dpclo.as_ref() {
+            // DPCLO sources send at their adapted rate (packets/s).
+            interval = SimTime::from_secs_f64(1.0 / dp.rates[flow as usize].rate_pps);
         }
         let next = now + interval;
         if next < self.flows[flow as usize].stop {

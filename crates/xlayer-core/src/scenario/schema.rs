@@ -469,7 +469,7 @@ impl Default for NetConfig {
 }
 
 /// Protocol stacks a scenario can name in `stack.preset`.
-pub const PRESETS: [&str; 11] = [
+pub const PRESETS: [&str; 13] = [
     "udp-dcf",
     "udp",
     "tcp-reno",
@@ -481,6 +481,8 @@ pub const PRESETS: [&str; 11] = [
     "tfrc-ecn",
     "diffq-udp",
     "diffq-tcp",
+    "dpclo-zmacplus",
+    "dpclo-80211e",
 ];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -491,7 +493,61 @@ pub struct Stack {
     /// DiffQ settings (`stack.diffq`), with the `diffq-udp` and `diffq-tcp` presets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diffq: Option<DiffqOptions>,
+    /// DPCLO settings (`stack.dpclo`), with the `dpclo-zmacplus` and `dpclo-80211e` presets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpclo: Option<DpcloOptions>,
 }
+
+/// DPCLO's parameters (`net::dpclo`): Table I's values where it gives them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DpcloOptions {
+    /// L_lowmark and L_highmark (Table I: 2 and 2 packets).
+    #[serde(default = "DpcloOptions::default_mark")]
+    pub l_lowmark: u32,
+    #[serde(default = "DpcloOptions::default_mark")]
+    pub l_highmark: u32,
+    /// β of K's cap `ceil(β·N)` (Table I: 0.1).
+    #[serde(default = "DpcloOptions::default_beta")]
+    pub beta: f64,
+    /// The source's queue sampling interval (not in the document: 0.1 s).
+    #[serde(default = "DpcloOptions::default_interval")]
+    pub update_interval_s: f64,
+    /// δ, the additive probe per sample with an unchanged queue (not in the document: 10
+    /// packets/s, a tenth of a 200-byte source's share of 2 Mbit/s among a few flows).
+    #[serde(default = "DpcloOptions::default_delta")]
+    pub delta_pps: f64,
+    /// A source's starting rate (packets/s).
+    #[serde(default = "DpcloOptions::default_initial")]
+    pub initial_rate_pps: f64,
+}
+
+impl DpcloOptions {
+    fn default_mark() -> u32 {
+        2
+    }
+    fn default_beta() -> f64 {
+        0.1
+    }
+    fn default_interval() -> f64 {
+        0.1
+    }
+    fn default_delta() -> f64 {
+        10.0
+    }
+    fn default_initial() -> f64 {
+        10.0
+    }
+}
+
+impl Default for DpcloOptions {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("dpclo defaults")
+    }
+}
+
+/// DSDV next hops kept per destination under the DPCLO presets: K adapts within them.
+pub const DPCLO_DSDV_NEXT_HOPS: u32 = 4;
 
 /// DiffQ's parameters (`net::diffq`); defaults from the document where it gives them.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -568,6 +624,7 @@ impl Default for Stack {
         Stack {
             preset: Stack::default_preset(),
             diffq: None,
+            dpclo: None,
         }
     }
 }
@@ -1270,6 +1327,12 @@ impl Scenario {
                 "only used with the \"diffq-udp\" and \"diffq-tcp\" presets",
             ));
         }
+        if self.stack.dpclo.is_some() && !self.stack.preset.starts_with("dpclo") {
+            return Err(bad(
+                "stack.dpclo",
+                "only used with the \"dpclo-zmacplus\" and \"dpclo-80211e\" presets",
+            ));
+        }
         let preset = self.stack.preset.clone();
         let t: (&str, Option<&str>, bool) = match preset.as_str() {
             "udp-dcf" => return Ok(()),
@@ -1285,6 +1348,42 @@ impl Scenario {
             // DiffQ: per-destination queues, 8-level MAC, source rate control; DiffQ-TCP keeps
             // TCP's reliability (with SACK, as the testbed's Linux TCP) without its congestion
             // control.
+            // DPCLO: per-destination queues of Table I's 3 packets, DSDV with the ETX metric and
+            // several next hops per destination, price-based scheduling with hop-by-hop flow
+            // control, source rate adaptation (UDP: the document leaves reliability to a
+            // separate mechanism), over ZMAC+ or 802.11e.
+            "dpclo-zmacplus" | "dpclo-80211e" => {
+                let d = self.stack.dpclo.get_or_insert_with(DpcloOptions::default);
+                if !(d.beta > 0.0 && d.beta < 1.0) {
+                    return Err(bad(
+                        "stack.dpclo.beta",
+                        format!("must be between 0 and 1, found {}", d.beta),
+                    ));
+                }
+                if d.l_lowmark > d.l_highmark {
+                    return Err(bad(
+                        "stack.dpclo.l_lowmark",
+                        format!(
+                            "must not exceed l_highmark ({}), found {}",
+                            d.l_highmark, d.l_lowmark
+                        ),
+                    ));
+                }
+                positive("stack.dpclo.update_interval_s", d.update_interval_s)?;
+                positive("stack.dpclo.delta_pps", d.delta_pps)?;
+                positive("stack.dpclo.initial_rate_pps", d.initial_rate_pps)?;
+                self.mac.access = if preset == "dpclo-zmacplus" {
+                    "zmacplus".into()
+                } else {
+                    "802.11e".into()
+                };
+                self.net.routing = "dsdv".into();
+                let dsdv = self.net.dsdv.get_or_insert_with(DsdvConfig::default);
+                dsdv.k_next_hops = dsdv.k_next_hops.max(DPCLO_DSDV_NEXT_HOPS);
+                self.net.queueing = Some("per_destination".into());
+                self.net.dest_queue_packets.get_or_insert(3);
+                ("udp", None, false)
+            }
             "diffq-udp" | "diffq-tcp" => {
                 let d = self.stack.diffq.get_or_insert_with(DiffqOptions::default);
                 const MODES: [&str; 3] = ["full", "rate_scheduling", "rate_only"];

@@ -65,4 +65,6 @@ pub enum Event {
     /// An optimizer's timer (`tag`) or the delivery of its delayed events (`tag` = u32::MAX);
     /// no data-path work: the callback runs when the instant ends (`crate::tune::optimizer`).
     Optimizer { slot: u32, tag: u32 },
+    /// DPCLO's periodic work: sources sample their queues, held packets are reconsidered.
+    BackpressureTick,
 }
