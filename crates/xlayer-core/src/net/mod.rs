@@ -8,6 +8,7 @@
 pub mod diffq;
 pub mod dsdv;
 pub mod etx;
+pub mod fusion;
 pub mod linkloss;
 pub mod olsr;
 pub mod proto;

@@ -469,7 +469,7 @@ impl Default for NetConfig {
 }
 
 /// Protocol stacks a scenario can name in `stack.preset`.
-pub const PRESETS: [&str; 11] = [
+pub const PRESETS: [&str; 12] = [
     "udp-dcf",
     "udp",
     "tcp-reno",
@@ -481,6 +481,7 @@ pub const PRESETS: [&str; 11] = [
     "tfrc-ecn",
     "diffq-udp",
     "diffq-tcp",
+    "fusion",
 ];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -491,6 +492,62 @@ pub struct Stack {
     /// DiffQ settings (`stack.diffq`), with the `diffq-udp` and `diffq-tcp` presets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diffq: Option<DiffqOptions>,
+    /// Fusion settings (`stack.fusion`), with the `fusion` preset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<FusionOptions>,
+}
+
+/// Fusion's parameters (`net::fusion`; Hull et al., SenSys 2004, as the DPCLO document
+/// summarises it).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FusionOptions {
+    /// Hop-by-hop flow control by the congestion bit.
+    #[serde(default = "yes")]
+    pub flow_control: bool,
+    /// Source rate limiting when transit traffic exists.
+    #[serde(default = "yes")]
+    pub rate_limit: bool,
+    /// Congested nodes contend with a quarter of the contention window.
+    #[serde(default = "yes")]
+    pub prioritized_mac: bool,
+    /// Congested while the interface queue holds at least this fraction of `mac.queue_packets`
+    /// (Hull et al.: the free fraction falls below a high-water mark; 0.75 = a quarter free).
+    #[serde(default = "FusionOptions::default_threshold")]
+    pub queue_threshold: f64,
+    /// A neighbour's overheard congestion bit counts as clear after this long unheard.
+    #[serde(default = "FusionOptions::default_one_second")]
+    pub bit_expiry_s: f64,
+    /// Window over which a node counts the distinct sources it forwards for.
+    #[serde(default = "FusionOptions::default_one_second")]
+    pub source_window_s: f64,
+    /// Token bucket depth of a source's own packets.
+    #[serde(default = "FusionOptions::default_bucket")]
+    pub token_bucket: f64,
+    /// Contention window divisor of a congested node (Hull et al.: 4).
+    #[serde(default = "FusionOptions::default_divisor")]
+    pub cw_divisor: u32,
+}
+
+impl FusionOptions {
+    fn default_threshold() -> f64 {
+        0.75
+    }
+    fn default_one_second() -> f64 {
+        1.0
+    }
+    fn default_bucket() -> f64 {
+        2.0
+    }
+    fn default_divisor() -> u32 {
+        4
+    }
+}
+
+impl Default for FusionOptions {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("fusion defaults")
+    }
 }
 
 /// DiffQ's parameters (`net::diffq`); defaults from the document where it gives them.
@@ -568,6 +625,7 @@ impl Default for Stack {
         Stack {
             preset: Stack::default_preset(),
             diffq: None,
+            fusion: None,
         }
     }
 }
@@ -1270,6 +1328,9 @@ impl Scenario {
                 "only used with the \"diffq-udp\" and \"diffq-tcp\" presets",
             ));
         }
+        if self.stack.fusion.is_some() && self.stack.preset != "fusion" {
+            return Err(bad("stack.fusion", "only used with the \"fusion\" preset"));
+        }
         let preset = self.stack.preset.clone();
         let t: (&str, Option<&str>, bool) = match preset.as_str() {
             "udp-dcf" => return Ok(()),
@@ -1327,6 +1388,29 @@ impl Scenario {
                 } else {
                     ("tcp", Some("paced"), true)
                 }
+            }
+            // Fusion: UDP sources (saturating unless they give a rate) over DCF with Fusion's
+            // interface queue, congestion bit, rate limiting and prioritized MAC.
+            "fusion" => {
+                let f = self.stack.fusion.get_or_insert_with(FusionOptions::default);
+                if !(f.queue_threshold > 0.0 && f.queue_threshold <= 1.0) {
+                    return Err(bad(
+                        "stack.fusion.queue_threshold",
+                        format!("must be in (0, 1], found {}", f.queue_threshold),
+                    ));
+                }
+                positive("stack.fusion.bit_expiry_s", f.bit_expiry_s)?;
+                positive("stack.fusion.source_window_s", f.source_window_s)?;
+                if !(f.token_bucket >= 1.0) {
+                    return Err(bad(
+                        "stack.fusion.token_bucket",
+                        format!("must be at least 1 token, found {}", f.token_bucket),
+                    ));
+                }
+                if f.cw_divisor == 0 {
+                    return Err(bad("stack.fusion.cw_divisor", "must be at least 1"));
+                }
+                ("udp", None, false)
             }
             other => {
                 return Err(bad(
