@@ -427,7 +427,7 @@ impl World {
                     (Some(RxOutcome::Ok { .. }), true) => self.txs[tx as usize]
                         .packet
                         .filter(|p| !p.control.is_control())
-                        .map(|_| (info.src, self.txs[tx as usize].congestion_bit)),
+                        .map(|p| (info.src, self.txs[tx as usize].congestion_bit, p)),
                     _ => None,
                 };
                 match outcome {
@@ -464,8 +464,8 @@ impl World {
                         n.mac.phy_changed(now, busy, &mut self.queue);
                     }
                 }
-                if let Some((from, bit)) = fusion_heard {
-                    self.fusion_hear(node, from, bit);
+                if let Some((from, bit, p)) = fusion_heard {
+                    self.fusion_hear(node, from, bit, &p);
                 }
                 if last {
                     self.tx_free.push(tx);
@@ -1660,12 +1660,23 @@ impl World {
         self.fusion_pump(node);
     }
 
-    /// Fusion: `node` decoded a data frame of `from` carrying congestion bit `bit`.
-    fn fusion_hear(&mut self, node: u32, from: u32, bit: bool) {
+    /// Fusion: `node` decoded data packet `p` from `from` carrying congestion bit `bit`. If
+    /// `from` is the node's next hop towards the packet's destination (its parent), the packet
+    /// clocks the node's source tokens (Hull et al.'s rate limiting).
+    fn fusion_hear(&mut self, node: u32, from: u32, bit: bool, p: &Packet) {
         let now = self.now();
+        let parent = p.dst != node && self.next_hop(node, p.dst) == from;
         let f = self.fusion.as_mut().expect("fusion");
-        if f.nodes[node as usize].hear(from, bit, now) {
+        let params = f.params;
+        let st = &mut f.nodes[node as usize];
+        let cleared = st.hear(from, bit, now);
+        let token =
+            parent && params.rate_limit && st.on_parent_forward(p.src, p.flow, p.seq, now, &params);
+        if cleared {
             self.fusion_pump(node);
+        }
+        if token {
+            self.refill(node);
         }
     }
 

@@ -63,48 +63,46 @@ fn throughputs(r: &Results) -> Vec<f64> {
 
 #[test]
 fn fusion_cuts_relay_drops_and_raises_fairness_on_a_funnel() {
-    let dcf = funnel("udp-dcf", "", 1);
-    let fus = funnel("fusion", "", 1);
-    let (d0, d1) = (relay_queue_drops(&dcf), relay_queue_drops(&fus));
-    let (j0, j1) = (dcf.summary_f64("jain_index"), fus.summary_f64("jain_index"));
-    let (a0, a1) = (
-        dcf.summary_f64("aggregate_throughput_bps"),
-        fus.summary_f64("aggregate_throughput_bps"),
-    );
-    eprintln!(
-        "udp-dcf: relay queue drops {d0}, Jain {j0:.3}, aggregate {a0:.0} bit/s, flows {:?}",
-        throughputs(&dcf)
-            .iter()
-            .map(|t| t.round())
-            .collect::<Vec<_>>()
-    );
-    eprintln!(
-        "fusion:  relay queue drops {d1}, Jain {j1:.3}, aggregate {a1:.0} bit/s, flows {:?}",
-        throughputs(&fus)
-            .iter()
-            .map(|t| t.round())
-            .collect::<Vec<_>>()
-    );
-    for n in &fus.nodes {
-        eprintln!(
-            "  node {}: congested {:.2} s, blocked {}, rate-limited {}, drops {} (transit {})",
-            col(n, "node"),
-            col(n, "fusion_congested_s"),
-            col(n, "fusion_blocked"),
-            col(n, "fusion_rate_limited"),
-            col(n, "drops_queue"),
-            col(n, "fusion_drops_queue_transit"),
+    for seed in [1, 2] {
+        let dcf = funnel("udp-dcf", "", seed);
+        let fus = funnel("fusion", "", seed);
+        let (d0, d1) = (relay_queue_drops(&dcf), relay_queue_drops(&fus));
+        let (j0, j1) = (dcf.summary_f64("jain_index"), fus.summary_f64("jain_index"));
+        let (a0, a1) = (
+            dcf.summary_f64("aggregate_throughput_bps"),
+            fus.summary_f64("aggregate_throughput_bps"),
         );
+        let kbps = |r: &Results| {
+            throughputs(r)
+                .iter()
+                .map(|t| (t / 1000.0).round())
+                .collect::<Vec<_>>()
+        };
+        eprintln!(
+            "seed {seed} udp-dcf: relay queue drops {d0}, Jain {j0:.3}, aggregate {a0:.0} bit/s, flows {:?} kbit/s",
+            kbps(&dcf)
+        );
+        eprintln!(
+            "seed {seed} fusion:  relay queue drops {d1}, Jain {j1:.3}, aggregate {a1:.0} bit/s, flows {:?} kbit/s",
+            kbps(&fus)
+        );
+        for n in &fus.nodes {
+            eprintln!(
+                "  node {}: congested {:.2} s, blocked {}, rate-limited {}, drops {} (transit {})",
+                col(n, "node"),
+                col(n, "fusion_congested_s"),
+                col(n, "fusion_blocked"),
+                col(n, "fusion_rate_limited"),
+                col(n, "drops_queue"),
+                col(n, "fusion_drops_queue_transit"),
+            );
+        }
+        // Measured, seed 1: udp-dcf 11712 relay drops, Jain 0.250 (only the sink's two
+        // neighbours get through), 308 kbit/s; Fusion 29 drops, Jain 0.977, 695 kbit/s.
+        assert!(d1 * 20.0 < d0, "seed {seed}: relay drops {d0} -> {d1}");
+        assert!(j0 < 0.4 && j1 > 0.85, "seed {seed}: Jain {j0} -> {j1}");
+        assert!(a1 > 1.5 * a0, "seed {seed}: aggregate {a0} -> {a1}");
     }
-    // Measured (seed 1): udp-dcf 11712 relay drops, Jain 0.250 (only the sink's neighbours get
-    // through); Fusion 932 drops, Jain 0.606, twice the aggregate.
-    assert!(d1 * 6.0 < d0, "relay drops {d0} -> {d1}");
-    assert!(j1 > j0 + 0.25, "Jain {j0} -> {j1}");
-    assert!(a1 > a0, "aggregate {a0} -> {a1}");
-    assert!(
-        throughputs(&fus).iter().all(|&t| t > 10_000.0),
-        "a flow starves"
-    );
 }
 
 #[test]

@@ -17,16 +17,17 @@
 //!   next hop permitting), which is how it drains and how its neighbours learn the bit cleared.
 //!   The bit is soft state: unheard for `bit_expiry` it counts as clear, so a lost last packet
 //!   cannot block a sender for ever (xlayer's choice; the summary does not say).
-//! - **Source rate limiting when transit traffic exists**: a node that forwards packets of other
-//!   sources earns `1/D` token per packet it forwards, `D` being the number of distinct sources
-//!   it forwarded for within `source_window`; each packet of its own costs one token, and the
-//!   bucket holds at most `token_bucket` tokens ([`FusionNode::on_forward`],
-//!   [`FusionNode::take_token`]). So a source sends at most as many of its own packets as it
-//!   forwards for each source upstream of it. Without transit traffic it is not limited.
-//!   Simplification: Hull et al. clock the tokens by the *parent's* forwarded packets (one token
-//!   per `N` packets the parent forwards, `N` the sources routed through the parent); xlayer
-//!   clocks them by the node's own forwarding, which needs no overhearing and also limits the
-//!   sink's neighbours (whose parent, the sink, forwards nothing).
+//! - **Source rate limiting when transit traffic exists** (Hull et al.'s token bucket): a node
+//!   overhearing its parent (its next hop towards the packet's destination) send a packet earns
+//!   `1/N` token, `N` the distinct sources the parent sent for within `source_window` (the node
+//!   itself included); each packet of its own costs one token; the bucket holds at most
+//!   `token_bucket` ([`FusionNode::on_parent_forward`], [`FusionNode::take_token`]). So a source
+//!   sends about as fast as each source its parent forwards for. A node whose parent was not
+//!   overheard forwarding in the window — the sink's neighbours: the sink forwards nothing —
+//!   is clocked instead by its own forwarding: `1/D` token per packet it forwards, `D` the
+//!   distinct sources it forwarded for ([`FusionNode::on_forward`]; xlayer's extension, the
+//!   summary's "rate limiting source traffic when transit traffic exists"). With neither clock
+//!   running it is not limited. MAC retries of one packet count once.
 //! - **Prioritized MAC**: a congested node contends with a window a quarter of the normal
 //!   ([`quarter_window`]: `CW' = (CW + 1)/4 - 1`, so 31 → 7, 1023 → 255), Hull et al.'s
 //!   "backoff window one-fourth the size of a non-congested node's".
@@ -85,6 +86,10 @@ pub struct FusionNode {
     neighbours: Vec<NeighbourBit>,
     /// (source, last forwarded) of the transit sources.
     transit: Vec<(u32, SimTime)>,
+    /// (source, last overheard) of the packets the node's parent forwarded.
+    parent_sources: Vec<(u32, SimTime)>,
+    /// (flow, sequence number) of the parent's last overheard packet (MAC retries count once).
+    parent_last: Option<(u32, u64)>,
     tokens: f64,
     /// Whether the head packet was already counted as blocked.
     head_blocked: bool,
@@ -207,23 +212,46 @@ impl FusionNode {
             .count()
     }
 
-    /// This node forwarded a packet of `source`: earns `1/D` token.
+    /// Whether the parent was overheard forwarding within the window (its clock then rules).
+    fn parent_clocked(&self, now: SimTime, p: &FusionParams) -> bool {
+        self.parent_sources
+            .iter()
+            .any(|(_, t)| now.saturating_sub(*t) <= p.source_window)
+    }
+
+    /// This node forwarded a packet of `source`: earns `1/D` token, unless its parent's
+    /// forwarding clocks it.
     pub fn on_forward(&mut self, source: u32, now: SimTime, p: &FusionParams) {
-        let window = p.source_window;
-        self.transit
-            .retain(|(_, t)| now.saturating_sub(*t) <= window);
-        match self.transit.iter_mut().find(|(s, _)| *s == source) {
-            Some(e) => e.1 = now,
-            None => self.transit.push((source, now)),
+        let d = note_source(&mut self.transit, source, now, p.source_window);
+        if !self.parent_clocked(now, p) {
+            self.tokens = (self.tokens + 1.0 / d as f64).min(p.token_bucket);
         }
-        let d = self.transit.len() as f64;
-        self.tokens = (self.tokens + 1.0 / d).min(p.token_bucket);
+    }
+
+    /// The node overheard its parent send packet `(flow, seq)` of `source` (Hull et al.'s
+    /// clock): earns `1/N` token, `N` the distinct sources the parent sent for within the
+    /// window (this node included). Returns whether a token was earned (not a MAC retry).
+    pub fn on_parent_forward(
+        &mut self,
+        source: u32,
+        flow: u32,
+        seq: u64,
+        now: SimTime,
+        p: &FusionParams,
+    ) -> bool {
+        if self.parent_last == Some((flow, seq)) {
+            return false;
+        }
+        self.parent_last = Some((flow, seq));
+        let n = note_source(&mut self.parent_sources, source, now, p.source_window);
+        self.tokens = (self.tokens + 1.0 / n as f64).min(p.token_bucket);
+        true
     }
 
     /// Whether an own packet may go now (takes the token if so). Without transit traffic in
     /// the window every packet may go.
     pub fn take_token(&mut self, now: SimTime, p: &FusionParams) -> bool {
-        if self.transit_sources(now, p) == 0 {
+        if self.transit_sources(now, p) == 0 && !self.parent_clocked(now, p) {
             self.tokens = p.token_bucket;
             self.source_waiting = false;
             return true;
@@ -238,7 +266,7 @@ impl FusionNode {
 
     /// Whether an own packet would get a token now (does not take it).
     pub fn token_available(&self, now: SimTime, p: &FusionParams) -> bool {
-        self.tokens >= 1.0 || self.transit_sources(now, p) == 0
+        self.tokens >= 1.0 || (self.transit_sources(now, p) == 0 && !self.parent_clocked(now, p))
     }
 
     /// A saturating source waits for a token: counts the wait once.
@@ -251,8 +279,28 @@ impl FusionNode {
 
     /// When the oldest transit source leaves the window (a waiting source may then go).
     pub fn transit_expiry(&self, p: &FusionParams) -> Option<SimTime> {
-        self.transit.iter().map(|(_, t)| *t + p.source_window).max()
+        self.transit
+            .iter()
+            .chain(&self.parent_sources)
+            .map(|(_, t)| *t + p.source_window)
+            .max()
     }
+}
+
+/// Records `source` as seen at `now` in a window list; returns the distinct sources within the
+/// window.
+fn note_source(
+    list: &mut Vec<(u32, SimTime)>,
+    source: u32,
+    now: SimTime,
+    window: SimTime,
+) -> usize {
+    list.retain(|(_, t)| now.saturating_sub(*t) <= window);
+    match list.iter_mut().find(|(s, _)| *s == source) {
+        Some(e) => e.1 = now,
+        None => list.push((source, now)),
+    }
+    list.len()
 }
 
 #[cfg(test)]
@@ -338,6 +386,27 @@ mod tests {
         assert!((50..=52).contains(&own), "own {own}");
         // Transit traffic gone for longer than the window: unlimited again.
         assert!(n.take_token(SimTime::from_secs_f64(1.2), &p));
+    }
+
+    #[test]
+    fn a_child_sends_one_own_packet_per_n_its_parent_forwards() {
+        let p = params();
+        let mut n = FusionNode::new(p.token_bucket);
+        let t = SimTime::from_secs_f64(0.1);
+        let mut own = 0;
+        // The parent forwards for three sources (this node, 7 and 9) in turn; a MAC retry of
+        // the same packet earns nothing.
+        for i in 0..90u64 {
+            let src = [5, 7, 9][i as usize % 3];
+            assert!(n.on_parent_forward(src, src, i, t, &p));
+            assert!(!n.on_parent_forward(src, src, i, t, &p));
+            // Its own forwarding does not add tokens while the parent clocks it.
+            n.on_forward(11, t, &p);
+            while n.take_token(t, &p) {
+                own += 1;
+            }
+        }
+        assert!((30..=32).contains(&own), "own {own}");
     }
 
     #[test]
