@@ -1429,8 +1429,9 @@ impl World {
             if f.params.rate_limit {
                 f.nodes[node as usize].on_forward(src, now, &f.params);
             }
-            // A token earned may let this node's own saturating sources go on.
+            // A token earned may let this node's own sources go on.
             self.net_send(node, h);
+            self.fusion_drain_cbr(node);
             self.refill(node);
             return;
         }
@@ -1535,10 +1536,24 @@ impl World {
             return;
         }
         let src = f.src;
-        if self.fusion_token(src) {
-            self.originate(flow);
-        } else if let Some(fu) = self.fusion.as_mut() {
-            fu.nodes[src as usize].rate_limited += 1;
+        match self.fusion.as_mut() {
+            Some(fu) if fu.params.rate_limit => {
+                // Fusion: the packet waits for a token behind the flows' earlier ones (the
+                // oldest is dropped beyond `queue_packets` waiting).
+                let params = fu.params;
+                let st = &mut fu.nodes[src as usize];
+                if st.cbr_waiting.is_empty() && st.take_token(now, &params) {
+                    self.originate(flow);
+                } else {
+                    st.rate_limited += 1;
+                    if st.cbr_waiting.len() >= params.queue_packets as usize {
+                        st.cbr_waiting.pop_front();
+                    }
+                    st.cbr_waiting.push_back(flow);
+                    self.fusion_drain_cbr(src);
+                }
+            }
+            _ => self.originate(flow),
         }
         let mut interval = interval;
         if let Some(dq) = self.diffq.as_mut() {
@@ -1676,6 +1691,7 @@ impl World {
             self.fusion_pump(node);
         }
         if token {
+            self.fusion_drain_cbr(node);
             self.refill(node);
         }
     }
@@ -1708,7 +1724,32 @@ impl World {
             st.retry_at = None;
         }
         self.fusion_pump(node);
+        self.fusion_drain_cbr(node);
         self.refill(node);
+    }
+
+    /// Fusion: sends the CBR packets waiting at `node` while tokens last; retries when the
+    /// transit traffic leaves the window if some still wait.
+    fn fusion_drain_cbr(&mut self, node: u32) {
+        let now = self.now();
+        loop {
+            let f = self.fusion.as_mut().expect("fusion");
+            let st = &mut f.nodes[node as usize];
+            let Some(&flow) = st.cbr_waiting.front() else {
+                return;
+            };
+            if !st.take_token(now, &f.params) {
+                if let Some(at) = st.transit_expiry(&f.params) {
+                    let at = at + SimTime(1);
+                    self.fusion_arm_retry(node, at);
+                }
+                return;
+            }
+            st.cbr_waiting.pop_front();
+            if self.flows[flow as usize].emitting(now) {
+                self.originate(flow);
+            }
+        }
     }
 
     /// Fusion's rate limiting for one packet of a source at `node`: takes a token (true

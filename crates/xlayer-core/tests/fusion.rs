@@ -136,3 +136,19 @@ fn fusion_options_are_checked_by_field() {
         .to_string();
     assert!(e.contains("stack.fusion"), "{e}");
 }
+
+#[test]
+fn fusion_keeps_a_given_rate_for_cbr_sources() {
+    // The same funnel with every source at 40 kbit/s (320 kbit/s offered in all, about what the
+    // funnel carries): sources stay CBR sources and deliver close to their rate.
+    let text = FUNNEL.replace("rate_bps = \"saturate\"", "rate_bps = 40000.0");
+    let mut sim = Simulation::from_toml(&text).expect("scenario");
+    sim.run();
+    let r = sim.results();
+    let t = throughputs(&r);
+    eprintln!(
+        "CBR 40 kbit/s under Fusion: {:?}",
+        t.iter().map(|x| x.round()).collect::<Vec<_>>()
+    );
+    assert!(t.iter().all(|&x| x > 20_000.0 && x <= 40_100.0), "{t:?}");
+}

@@ -27,7 +27,8 @@
 //!   is clocked instead by its own forwarding: `1/D` token per packet it forwards, `D` the
 //!   distinct sources it forwarded for ([`FusionNode::on_forward`]; xlayer's extension, the
 //!   summary's "rate limiting source traffic when transit traffic exists"). With neither clock
-//!   running it is not limited. MAC retries of one packet count once.
+//!   running it is not limited. MAC retries of one packet count once. A saturating source
+//!   waits for a token; a CBR source's packets wait in line for one ([`FusionNode::cbr_waiting`]).
 //! - **Prioritized MAC**: a congested node contends with a window a quarter of the normal
 //!   ([`quarter_window`]: `CW' = (CW + 1)/4 - 1`, so 31 → 7, 1023 → 255), Hull et al.'s
 //!   "backoff window one-fourth the size of a non-congested node's".
@@ -95,12 +96,14 @@ pub struct FusionNode {
     head_blocked: bool,
     /// Whether a source at this node is already counted as waiting for a token.
     source_waiting: bool,
+    /// CBR packets (their flows) waiting for a token, oldest first, at most `queue_packets`.
+    pub cbr_waiting: VecDeque<u32>,
     /// The pending retry timer, if any.
     pub retry_at: Option<SimTime>,
     /// Packets held back because their next hop was congested (once per packet).
     pub blocked: u64,
-    /// Own packets held back (saturating sources: once per wait) or not sent (CBR) for want of
-    /// a token.
+    /// Own packets held back for want of a token (saturating sources: once per wait; CBR
+    /// sources: once per packet that had to wait).
     pub rate_limited: u64,
     /// Interface queue overflows, and those of packets in transit.
     pub drops: u64,

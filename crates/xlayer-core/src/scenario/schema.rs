@@ -1401,7 +1401,7 @@ impl Scenario {
                 }
                 positive("stack.fusion.bit_expiry_s", f.bit_expiry_s)?;
                 positive("stack.fusion.source_window_s", f.source_window_s)?;
-                if !(f.token_bucket >= 1.0) {
+                if f.token_bucket.is_nan() || f.token_bucket < 1.0 {
                     return Err(bad(
                         "stack.fusion.token_bucket",
                         format!("must be at least 1 token, found {}", f.token_bucket),
