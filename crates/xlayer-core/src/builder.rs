@@ -538,6 +538,26 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             expiry: SimTime::from_secs_f64(d.neighbour_expiry_s),
         });
     }
+    if sc.stack.preset == "fusion" {
+        use crate::net::fusion::{FusionNode, FusionParams};
+        let o = sc.stack.fusion.clone().unwrap_or_default();
+        let params = FusionParams {
+            flow_control: o.flow_control,
+            rate_limit: o.rate_limit,
+            prioritized_mac: o.prioritized_mac,
+            queue_packets: sc.mac.queue_packets,
+            queue_threshold: o.queue_threshold,
+            bit_expiry: SimTime::from_secs_f64(o.bit_expiry_s),
+            source_window: SimTime::from_secs_f64(o.source_window_s),
+            token_bucket: o.token_bucket,
+            cw_divisor: o.cw_divisor,
+        };
+        world.fusion = Some(crate::world::FusionState {
+            params,
+            nodes: (0..n).map(|_| FusionNode::new(o.token_bucket)).collect(),
+            base_levels: sc.mac_levels(),
+        });
+    }
     build_zmac(sc, &mut world);
     if let Some(d) = dpclo {
         use crate::net::dpclo::SourceRate;

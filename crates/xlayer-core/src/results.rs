@@ -211,6 +211,21 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             if let Some(z) = n.mac.zmac() {
                 row.extend(crate::mac::zmac::node_columns(z));
             }
+            if let Some(f) = w.fusion.as_ref() {
+                // Fusion (`net::fusion`): time with the congestion bit set, packets held for a
+                // congested next hop, own packets held for want of a token, interface queue
+                // overflows of packets in transit (all overflows are in `drops_queue`).
+                let st = &f.nodes[n.id as usize];
+                row.extend([
+                    (
+                        "fusion_congested_s",
+                        Float(st.congested_time(w.now()).as_secs_f64()),
+                    ),
+                    ("fusion_blocked", Int(st.blocked as i64)),
+                    ("fusion_rate_limited", Int(st.rate_limited as i64)),
+                    ("fusion_drops_queue_transit", Int(st.drops_transit as i64)),
+                ]);
+            }
             row
         })
         .collect();

@@ -86,6 +86,8 @@ struct TxSlot {
     frame: Frame,
     /// The carried packet as it was sent (receivers copy it).
     packet: Option<Packet>,
+    /// Fusion: the congestion bit of the carried data packet.
+    congestion_bit: bool,
     /// Received power at each receiver of the sender's link list (fading drawn at the start).
     /// The vector is kept when the slot is recycled, so steady state allocates nothing.
     powers: Vec<f64>,
@@ -138,6 +140,15 @@ pub struct DpcloState {
     pub holds: u64,
     /// Overheard queue lengths older than this count as 0 (as for DiffQ).
     pub expiry: SimTime,
+}
+
+/// Fusion at every node (`stack.preset = "fusion"`; `crate::net::fusion`).
+#[derive(Debug)]
+pub struct FusionState {
+    pub params: crate::net::fusion::FusionParams,
+    pub nodes: Vec<crate::net::fusion::FusionNode>,
+    /// Each node's MAC levels as configured (a congested node divides their windows).
+    pub base_levels: Vec<crate::scenario::EdcaLevel>,
 }
 
 /// A TFRC connection, with the times of its pending timer events (each timer keeps at most one
@@ -252,6 +263,8 @@ pub struct World {
     pub dpclo: Option<DpcloState>,
     /// What every node overheard of its neighbours' per-destination queues.
     pub overheard: Vec<NeighbourQueues>,
+    /// Fusion, when the scenario runs it.
+    pub fusion: Option<FusionState>,
     /// ECLAIR's optimizing subsystem (optimizers, their timers and records; UTL state).
     pub optimizers: crate::tune::optimizer::OptimizerHost,
     relay_scratch: Vec<(u32, u32, u32)>,
@@ -325,6 +338,7 @@ impl World {
             diffq: None,
             dpclo: None,
             overheard: Vec::new(),
+            fusion: None,
             optimizers: Default::default(),
             relay_scratch: Vec::new(),
         }
@@ -436,6 +450,15 @@ impl World {
                         repump = self.dpclo.is_some();
                     }
                 }
+                // Fusion: the congestion bit of a decoded data frame, acted on once the MAC has
+                // seen the frame.
+                let fusion_heard = match (outcome, self.fusion.is_some()) {
+                    (Some(RxOutcome::Ok { .. }), true) => self.txs[tx as usize]
+                        .packet
+                        .filter(|p| !p.control.is_control())
+                        .map(|p| (info.src, self.txs[tx as usize].congestion_bit, p)),
+                    _ => None,
+                };
                 match outcome {
                     Some(RxOutcome::Ok { .. }) => {
                         let slot = &self.txs[tx as usize];
@@ -469,6 +492,9 @@ impl World {
                         let busy = n.phy.busy(&self.cfg);
                         n.mac.phy_changed(now, busy, &mut self.queue);
                     }
+                }
+                if let Some((from, bit, p)) = fusion_heard {
+                    self.fusion_hear(node, from, bit, &p);
                 }
                 if last {
                     self.tx_free.push(tx);
@@ -845,6 +871,13 @@ impl World {
                         }
                         self.pump(node);
                     }
+                    if self
+                        .fusion
+                        .as_ref()
+                        .is_some_and(|f| f.nodes[node as usize].at_mac == Some(packet))
+                    {
+                        self.fusion_dequeued(node);
+                    }
                     self.refill(node);
                 }
             }
@@ -868,6 +901,10 @@ impl World {
                     .min(u16::MAX as u32) as u16;
             }
         }
+        let congestion_bit = match self.fusion.as_ref() {
+            Some(f) => f.nodes[node as usize].congested(),
+            None => false,
+        };
         let n = &mut self.nodes[node as usize];
         if packet.is_some_and(|p| p.control.is_control()) && !n.off {
             n.net.ctrl_airtime_ns += timing.total.ns();
@@ -896,6 +933,7 @@ impl World {
                 slot.phy = phy;
                 slot.frame = frame;
                 slot.packet = packet;
+                slot.congestion_bit = congestion_bit;
                 slot.powers.clear();
                 i
             }
@@ -904,6 +942,7 @@ impl World {
                     phy,
                     frame,
                     packet,
+                    congestion_bit,
                     powers: Vec::new(),
                 });
                 (self.txs.len() - 1) as u32
@@ -950,6 +989,9 @@ impl World {
 
     fn net_timer(&mut self, node: u32, kind: NetTimerKind) {
         let now = self.now();
+        if kind == NetTimerKind::FusionRetry {
+            return self.fusion_retry(node);
+        }
         let Some(proto) = self.proto.as_mut() else {
             return;
         };
@@ -1006,6 +1048,7 @@ impl World {
                     );
                 }
             }
+            NetTimerKind::FusionRetry => unreachable!("handled above"),
             NetTimerKind::OlsrRelay => {
                 let mut due = std::mem::take(&mut self.relay_scratch);
                 let next = proto.olsr_due_relays(node, now, &mut due);
@@ -1209,6 +1252,10 @@ impl World {
         }
         if !self.dest_queues.is_empty() {
             self.dest_enqueue(node, h);
+            return;
+        }
+        if self.fusion.is_some() && next != UNREACHABLE {
+            self.fusion_enqueue(node, h);
             return;
         }
         if next == UNREACHABLE {
@@ -1490,6 +1537,17 @@ impl World {
 
     /// Whether a source at `node` may queue one more packet for `dst` at `level`.
     fn source_has_room(&self, node: u32, level: usize, dst: u32) -> bool {
+        if let Some(f) = self.fusion.as_ref() {
+            // Fusion: the application's backlog stays above the interface queue, which a
+            // saturating source fills only up to below the congestion threshold.
+            // It never makes its own node congested: only transit traffic sets the bit.
+            let st = &f.nodes[node as usize];
+            return !crate::net::fusion::is_congested(
+                st.occupancy() + 1,
+                f.params.queue_packets,
+                f.params.queue_threshold,
+            );
+        }
         if self.dest_queues.is_empty() {
             self.nodes[node as usize].mac.queue_has_room(level)
         } else {
@@ -1515,6 +1573,17 @@ impl World {
             return;
         }
         self.nodes[node as usize].net.forwarded += 1;
+        if let Some(f) = self.fusion.as_mut() {
+            let src = self.packets.get(h).src;
+            if f.params.rate_limit {
+                f.nodes[node as usize].on_forward(src, now, &f.params);
+            }
+            // A token earned may let this node's own sources go on.
+            self.net_send(node, h);
+            self.fusion_drain_cbr(node);
+            self.refill(node);
+            return;
+        }
         self.net_send(node, h);
     }
 
@@ -1615,7 +1684,26 @@ impl World {
         if !f.emitting(now) {
             return;
         }
-        self.originate(flow);
+        let src = f.src;
+        match self.fusion.as_mut() {
+            Some(fu) if fu.params.rate_limit => {
+                // Fusion: the packet waits for a token behind the flows' earlier ones (the
+                // oldest is dropped beyond `queue_packets` waiting).
+                let params = fu.params;
+                let st = &mut fu.nodes[src as usize];
+                if st.cbr_waiting.is_empty() && st.take_token(now, &params) {
+                    self.originate(flow);
+                } else {
+                    st.rate_limited += 1;
+                    if st.cbr_waiting.len() >= params.queue_packets as usize {
+                        st.cbr_waiting.pop_front();
+                    }
+                    st.cbr_waiting.push_back(flow);
+                    self.fusion_drain_cbr(src);
+                }
+            }
+            _ => self.originate(flow),
+        }
         let mut interval = interval;
         if let Some(dq) = self.diffq.as_mut() {
             // DiffQ-UDP: the source's rate follows its own destination queue (§4.1).
@@ -1632,6 +1720,216 @@ impl World {
         if next < self.flows[flow as usize].stop {
             self.queue.schedule(next, Event::AppSend { flow });
         }
+    }
+
+    /// Fusion: queues a data packet in `node`'s interface queue (drop-tail; overflows count in
+    /// the MAC's `drops_queue`, the same queue under another layer), then feeds the MAC.
+    fn fusion_enqueue(&mut self, node: u32, h: u32) {
+        let now = self.now();
+        let transit = self.packets.get(h).src != node;
+        let f = self.fusion.as_mut().expect("fusion");
+        let st = &mut f.nodes[node as usize];
+        if !st.has_room(&f.params) {
+            st.drops += 1;
+            st.drops_transit += transit as u64;
+            self.nodes[node as usize].mac.stats.drops_queue += 1;
+            self.packets.release(h);
+            if self.events.wants(TuneEventKind::QueueOverflow) {
+                self.events
+                    .publish(now, node, TuneEventKind::QueueOverflow, 0.0);
+            }
+            return;
+        }
+        st.queue.push_back(h);
+        self.fusion_update(node);
+        self.fusion_pump(node);
+    }
+
+    /// Fusion: re-evaluates `node`'s congestion bit; a congested node contends with
+    /// `CW / cw_divisor` (prioritized MAC).
+    fn fusion_update(&mut self, node: u32) {
+        let now = self.now();
+        let f = self.fusion.as_mut().expect("fusion");
+        let Some(congested) = f.nodes[node as usize].update_congestion(now, &f.params) else {
+            return;
+        };
+        if !f.params.prioritized_mac {
+            return;
+        }
+        let mac = &mut self.nodes[node as usize].mac;
+        for (l, base) in f.base_levels.iter().enumerate().take(mac.level_count()) {
+            let mut p = *base;
+            if congested {
+                p.cw_min = crate::net::fusion::quarter_window(base.cw_min, f.params.cw_divisor);
+                p.cw_max = crate::net::fusion::quarter_window(base.cw_max, f.params.cw_divisor);
+            }
+            mac.set_level_params(l, p);
+        }
+    }
+
+    /// Fusion: hands the MAC `node`'s head packet if the MAC holds none of its packets and the
+    /// next hop's congestion bit allows (hop-by-hop flow control).
+    fn fusion_pump(&mut self, node: u32) {
+        let now = self.now();
+        let f = self.fusion.as_ref().expect("fusion");
+        let st = &f.nodes[node as usize];
+        if st.at_mac.is_some() {
+            return;
+        }
+        let Some(&h) = st.queue.front() else {
+            return;
+        };
+        let p = *self.packets.get(h);
+        let next = self.next_hop(node, p.dst);
+        if f.params.flow_control && next != p.dst {
+            if let Some(until) = st.next_hop_congested(next, now, &f.params) {
+                let f = self.fusion.as_mut().expect("fusion");
+                f.nodes[node as usize].note_blocked();
+                self.fusion_arm_retry(node, until);
+                return;
+            }
+        }
+        let f = self.fusion.as_mut().expect("fusion");
+        let st = &mut f.nodes[node as usize];
+        st.queue.pop_front();
+        st.head_sent();
+        let n = &mut self.nodes[node as usize];
+        if next == UNREACHABLE || n.off {
+            if n.off {
+                n.net.drops_node_off += 1;
+            } else {
+                n.net.drops_no_route += 1;
+            }
+            self.packets.release(h);
+            self.fusion_update(node);
+            return self.fusion_pump(node);
+        }
+        let level = (p.level as usize).min(n.mac.level_count() - 1);
+        let item = QueuedPacket {
+            packet: h,
+            bytes: p.bytes(),
+            next_hop: next,
+        };
+        if n.mac
+            .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
+        {
+            st.at_mac = Some(h);
+        } else {
+            self.packets.release(h);
+            self.fusion_update(node);
+        }
+    }
+
+    /// Fusion: `node`'s packet left the MAC.
+    fn fusion_dequeued(&mut self, node: u32) {
+        let f = self.fusion.as_mut().expect("fusion");
+        f.nodes[node as usize].at_mac = None;
+        self.fusion_update(node);
+        self.fusion_pump(node);
+    }
+
+    /// Fusion: `node` decoded data packet `p` from `from` carrying congestion bit `bit`. If
+    /// `from` is the node's next hop towards the packet's destination (its parent), the packet
+    /// clocks the node's source tokens (Hull et al.'s rate limiting).
+    fn fusion_hear(&mut self, node: u32, from: u32, bit: bool, p: &Packet) {
+        let now = self.now();
+        let parent = p.dst != node && self.next_hop(node, p.dst) == from;
+        let f = self.fusion.as_mut().expect("fusion");
+        let params = f.params;
+        let st = &mut f.nodes[node as usize];
+        let cleared = st.hear(from, bit, now);
+        let token =
+            parent && params.rate_limit && st.on_parent_forward(p.src, p.flow, p.seq, now, &params);
+        if cleared {
+            self.fusion_pump(node);
+        }
+        if token {
+            self.fusion_drain_cbr(node);
+            self.refill(node);
+        }
+    }
+
+    /// Fusion: schedules a retry of `node`'s pump and sources at `at` (one pending at a time,
+    /// the earliest kept).
+    fn fusion_arm_retry(&mut self, node: u32, at: SimTime) {
+        let f = self.fusion.as_mut().expect("fusion");
+        let st = &mut f.nodes[node as usize];
+        if st.retry_at.is_some_and(|t| t <= at) {
+            return;
+        }
+        st.retry_at = Some(at);
+        self.queue.schedule(
+            at,
+            Event::NetTimer {
+                node,
+                kind: NetTimerKind::FusionRetry,
+            },
+        );
+    }
+
+    fn fusion_retry(&mut self, node: u32) {
+        let now = self.now();
+        let Some(f) = self.fusion.as_mut() else {
+            return;
+        };
+        let st = &mut f.nodes[node as usize];
+        if st.retry_at.is_some_and(|t| t <= now) {
+            st.retry_at = None;
+        }
+        self.fusion_pump(node);
+        self.fusion_drain_cbr(node);
+        self.refill(node);
+    }
+
+    /// Fusion: sends the CBR packets waiting at `node` while tokens last; retries when the
+    /// transit traffic leaves the window if some still wait.
+    fn fusion_drain_cbr(&mut self, node: u32) {
+        let now = self.now();
+        loop {
+            let f = self.fusion.as_mut().expect("fusion");
+            let st = &mut f.nodes[node as usize];
+            let Some(&flow) = st.cbr_waiting.front() else {
+                return;
+            };
+            if !st.take_token(now, &f.params) {
+                if let Some(at) = st.transit_expiry(&f.params) {
+                    let at = at + SimTime(1);
+                    self.fusion_arm_retry(node, at);
+                }
+                return;
+            }
+            st.cbr_waiting.pop_front();
+            if self.flows[flow as usize].emitting(now) {
+                self.originate(flow);
+            }
+        }
+    }
+
+    /// Fusion's rate limiting for one packet of a source at `node`: takes a token (true
+    /// without Fusion or without rate limiting).
+    fn fusion_token(&mut self, node: u32) -> bool {
+        let now = self.now();
+        match self.fusion.as_mut() {
+            Some(f) if f.params.rate_limit => f.nodes[node as usize].take_token(now, &f.params),
+            _ => true,
+        }
+    }
+
+    /// Whether a saturating source at `node` may originate a packet now (takes the token); a
+    /// source without one waits, counted once per wait, until a forwarded packet earns one or
+    /// the transit traffic leaves the window.
+    fn fusion_source_may_send(&mut self, node: u32) -> bool {
+        if self.fusion_token(node) {
+            return true;
+        }
+        let f = self.fusion.as_mut().expect("fusion");
+        let st = &mut f.nodes[node as usize];
+        st.note_source_waiting();
+        if let Some(at) = st.transit_expiry(&f.params) {
+            let at = at + SimTime(1);
+            self.fusion_arm_retry(node, at);
+        }
+        false
     }
 
     /// Tops up the MAC queue of `node` from its saturating sources, one packet per flow in
@@ -1656,6 +1954,7 @@ impl World {
                 && (self.proto.is_none()
                     || (!self.nodes[node as usize].off
                         && self.next_hop(node, f.dst) != UNREACHABLE))
+                && self.fusion_source_may_send(node)
             {
                 self.originate(flow);
                 idle_turns = 0;

@@ -9,6 +9,7 @@ pub mod diffq;
 pub mod dpclo;
 pub mod dsdv;
 pub mod etx;
+pub mod fusion;
 pub mod linkloss;
 pub mod olsr;
 pub mod proto;

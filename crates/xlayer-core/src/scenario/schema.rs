@@ -469,7 +469,7 @@ impl Default for NetConfig {
 }
 
 /// Protocol stacks a scenario can name in `stack.preset`.
-pub const PRESETS: [&str; 13] = [
+pub const PRESETS: [&str; 14] = [
     "udp-dcf",
     "udp",
     "tcp-reno",
@@ -483,6 +483,7 @@ pub const PRESETS: [&str; 13] = [
     "diffq-tcp",
     "dpclo-zmacplus",
     "dpclo-80211e",
+    "fusion",
 ];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -496,6 +497,62 @@ pub struct Stack {
     /// DPCLO settings (`stack.dpclo`), with the `dpclo-zmacplus` and `dpclo-80211e` presets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpclo: Option<DpcloOptions>,
+    /// Fusion settings (`stack.fusion`), with the `fusion` preset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fusion: Option<FusionOptions>,
+}
+
+/// Fusion's parameters (`net::fusion`; Hull et al., SenSys 2004, as the DPCLO document
+/// summarises it).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FusionOptions {
+    /// Hop-by-hop flow control by the congestion bit.
+    #[serde(default = "yes")]
+    pub flow_control: bool,
+    /// Source rate limiting when transit traffic exists.
+    #[serde(default = "yes")]
+    pub rate_limit: bool,
+    /// Congested nodes contend with a quarter of the contention window.
+    #[serde(default = "yes")]
+    pub prioritized_mac: bool,
+    /// Congested while the interface queue holds at least this fraction of `mac.queue_packets`
+    /// (Hull et al.: the free fraction falls below a high-water mark; 0.75 = a quarter free).
+    #[serde(default = "FusionOptions::default_threshold")]
+    pub queue_threshold: f64,
+    /// A neighbour's overheard congestion bit counts as clear after this long unheard.
+    #[serde(default = "FusionOptions::default_one_second")]
+    pub bit_expiry_s: f64,
+    /// Window over which a node counts the distinct sources it forwards for.
+    #[serde(default = "FusionOptions::default_one_second")]
+    pub source_window_s: f64,
+    /// Token bucket depth of a source's own packets.
+    #[serde(default = "FusionOptions::default_bucket")]
+    pub token_bucket: f64,
+    /// Contention window divisor of a congested node (Hull et al.: 4).
+    #[serde(default = "FusionOptions::default_divisor")]
+    pub cw_divisor: u32,
+}
+
+impl FusionOptions {
+    fn default_threshold() -> f64 {
+        0.75
+    }
+    fn default_one_second() -> f64 {
+        1.0
+    }
+    fn default_bucket() -> f64 {
+        2.0
+    }
+    fn default_divisor() -> u32 {
+        4
+    }
+}
+
+impl Default for FusionOptions {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("fusion defaults")
+    }
 }
 
 /// DPCLO's parameters (`net::dpclo`): Table I's values where it gives them.
@@ -625,6 +682,7 @@ impl Default for Stack {
             preset: Stack::default_preset(),
             diffq: None,
             dpclo: None,
+            fusion: None,
         }
     }
 }
@@ -1321,8 +1379,8 @@ impl Scenario {
     /// congestion control and SACK), so one scenario runs under several stacks unchanged.
     fn apply_preset(&mut self) -> Result<(), XlError> {
         // (transport, cc, sack) of each preset.
-        // `[stack.diffq]` and `[stack.dpclo]` may stay in a scenario run under other presets
-        // (so one file serves `xlayer compare`); only their own presets read them.
+        // `[stack.diffq]`, `[stack.dpclo]` and `[stack.fusion]` may stay in a scenario run under
+        // other presets (so one file serves `xlayer compare`); only their own presets read them.
         let preset = self.stack.preset.clone();
         let t: (&str, Option<&str>, bool) = match preset.as_str() {
             "udp-dcf" => return Ok(()),
@@ -1416,6 +1474,29 @@ impl Scenario {
                 } else {
                     ("tcp", Some("paced"), true)
                 }
+            }
+            // Fusion: UDP sources (saturating unless they give a rate) over DCF with Fusion's
+            // interface queue, congestion bit, rate limiting and prioritized MAC.
+            "fusion" => {
+                let f = self.stack.fusion.get_or_insert_with(FusionOptions::default);
+                if !(f.queue_threshold > 0.0 && f.queue_threshold <= 1.0) {
+                    return Err(bad(
+                        "stack.fusion.queue_threshold",
+                        format!("must be in (0, 1], found {}", f.queue_threshold),
+                    ));
+                }
+                positive("stack.fusion.bit_expiry_s", f.bit_expiry_s)?;
+                positive("stack.fusion.source_window_s", f.source_window_s)?;
+                if f.token_bucket.is_nan() || f.token_bucket < 1.0 {
+                    return Err(bad(
+                        "stack.fusion.token_bucket",
+                        format!("must be at least 1 token, found {}", f.token_bucket),
+                    ));
+                }
+                if f.cw_divisor == 0 {
+                    return Err(bad("stack.fusion.cw_divisor", "must be at least 1"));
+                }
+                ("udp", None, false)
             }
             other => {
                 return Err(bad(

@@ -31,6 +31,8 @@ pub enum NetTimerKind {
     OlsrTc,
     /// OLSR TC relays whose jitter has run out.
     OlsrRelay,
+    /// Fusion: a blocked head packet or a source waiting for a token may go (`net::fusion`).
+    FusionRetry,
 }
 
 #[derive(Debug, Clone, Copy)]

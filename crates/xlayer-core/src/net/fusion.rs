@@ -1,0 +1,422 @@
+//! Fusion (Hull, Jamieson, Balakrishnan, "Mitigating congestion in wireless sensor networks",
+//! SenSys 2004), as the DPCLO document (`000_…`, §II) summarises it: "a combination of hop-by-hop
+//! flow control, rate limiting source traffic when transit traffic exists, and a prioritized MAC".
+//! Depends on `sim` only; the node assembly (`crate::world`) holds the packets and calls in.
+//!
+//! What a node keeps and decides, sans-IO:
+//!
+//! - **Congestion bit** (queue-occupancy detection): a node is congested while its interface
+//!   queue (the packets it holds, the one at the MAC included) fills at least
+//!   `queue_threshold` of its capacity; every data packet it sends carries the bit
+//!   ([`FusionNode::update_congestion`]). Hull et al. set the bit when the free fraction of the
+//!   queue falls below a high-water mark; xlayer's default threshold 0.75 is a free fraction of
+//!   0.25.
+//! - **Hop-by-hop flow control**: every node records the last bit it overheard from each
+//!   neighbour ([`FusionNode::hear`]) and does not hand the MAC a packet whose next hop's last
+//!   bit was set ([`FusionNode::next_hop_congested`]). A congested node keeps sending (its own
+//!   next hop permitting), which is how it drains and how its neighbours learn the bit cleared.
+//!   The bit is soft state: unheard for `bit_expiry` it counts as clear, so a lost last packet
+//!   cannot block a sender for ever (xlayer's choice; the summary does not say).
+//! - **Source rate limiting when transit traffic exists** (Hull et al.'s token bucket): a node
+//!   overhearing its parent (its next hop towards the packet's destination) send a packet earns
+//!   `1/N` token, `N` the distinct sources the parent sent for within `source_window` (the node
+//!   itself included); each packet of its own costs one token; the bucket holds at most
+//!   `token_bucket` ([`FusionNode::on_parent_forward`], [`FusionNode::take_token`]). So a source
+//!   sends about as fast as each source its parent forwards for. A node whose parent was not
+//!   overheard forwarding in the window — the sink's neighbours: the sink forwards nothing —
+//!   is clocked instead by its own forwarding: `1/D` token per packet it forwards, `D` the
+//!   distinct sources it forwarded for ([`FusionNode::on_forward`]; xlayer's extension, the
+//!   summary's "rate limiting source traffic when transit traffic exists"). With neither clock
+//!   running it is not limited. MAC retries of one packet count once. A saturating source
+//!   waits for a token; a CBR source's packets wait in line for one ([`FusionNode::cbr_waiting`]).
+//! - **Prioritized MAC**: a congested node contends with a window a quarter of the normal
+//!   ([`quarter_window`]: `CW' = (CW + 1)/4 - 1`, so 31 → 7, 1023 → 255), Hull et al.'s
+//!   "backoff window one-fourth the size of a non-congested node's".
+
+use std::collections::VecDeque;
+
+use crate::sim::SimTime;
+
+/// Fusion's parameters (`[stack.fusion]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusionParams {
+    pub flow_control: bool,
+    pub rate_limit: bool,
+    pub prioritized_mac: bool,
+    /// Interface queue capacity (packets, the one at the MAC included).
+    pub queue_packets: u32,
+    /// Congested while occupancy ≥ this fraction of `queue_packets`.
+    pub queue_threshold: f64,
+    /// A neighbour's bit unheard for this long counts as clear.
+    pub bit_expiry: SimTime,
+    /// Transit sources are counted over this window.
+    pub source_window: SimTime,
+    /// Token bucket depth (own packets).
+    pub token_bucket: f64,
+    /// Contention window divisor of a congested node (Hull et al.: 4).
+    pub cw_divisor: u32,
+}
+
+/// Whether `occupancy` packets out of `capacity` make a node congested.
+pub fn is_congested(occupancy: u32, capacity: u32, threshold: f64) -> bool {
+    occupancy as f64 >= threshold * capacity as f64
+}
+
+/// A contention window divided by `divisor`, kept of the form 2^k - 1 when it was (31 → 7 for
+/// a divisor of 4), never below 1.
+pub fn quarter_window(cw: u32, divisor: u32) -> u32 {
+    ((cw + 1) / divisor.max(1)).saturating_sub(1).max(1)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct NeighbourBit {
+    neighbour: u32,
+    congested: bool,
+    heard: SimTime,
+}
+
+/// Fusion's state at one node.
+#[derive(Debug, Default)]
+pub struct FusionNode {
+    /// The interface queue (packet handles), FIFO; the MAC gets one at a time.
+    pub queue: VecDeque<u32>,
+    /// The packet handed to the MAC, until it leaves the MAC.
+    pub at_mac: Option<u32>,
+    congested_since: Option<SimTime>,
+    congested_ns: u64,
+    neighbours: Vec<NeighbourBit>,
+    /// (source, last forwarded) of the transit sources.
+    transit: Vec<(u32, SimTime)>,
+    /// (source, last overheard) of the packets the node's parent forwarded.
+    parent_sources: Vec<(u32, SimTime)>,
+    /// (flow, sequence number) of the parent's last overheard packet (MAC retries count once).
+    parent_last: Option<(u32, u64)>,
+    tokens: f64,
+    /// Whether the head packet was already counted as blocked.
+    head_blocked: bool,
+    /// Whether a source at this node is already counted as waiting for a token.
+    source_waiting: bool,
+    /// CBR packets (their flows) waiting for a token, oldest first, at most `queue_packets`.
+    pub cbr_waiting: VecDeque<u32>,
+    /// The pending retry timer, if any.
+    pub retry_at: Option<SimTime>,
+    /// Packets held back because their next hop was congested (once per packet).
+    pub blocked: u64,
+    /// Own packets held back for want of a token (saturating sources: once per wait; CBR
+    /// sources: once per packet that had to wait).
+    pub rate_limited: u64,
+    /// Interface queue overflows, and those of packets in transit.
+    pub drops: u64,
+    pub drops_transit: u64,
+}
+
+impl FusionNode {
+    pub fn new(token_bucket: f64) -> FusionNode {
+        FusionNode {
+            tokens: token_bucket,
+            ..Default::default()
+        }
+    }
+
+    /// Packets held (the one at the MAC included).
+    pub fn occupancy(&self) -> u32 {
+        self.queue.len() as u32 + self.at_mac.is_some() as u32
+    }
+
+    pub fn has_room(&self, p: &FusionParams) -> bool {
+        self.occupancy() < p.queue_packets
+    }
+
+    pub fn congested(&self) -> bool {
+        self.congested_since.is_some()
+    }
+
+    /// Seconds spent congested up to `now`.
+    pub fn congested_time(&self, now: SimTime) -> SimTime {
+        SimTime(
+            self.congested_ns
+                + self
+                    .congested_since
+                    .map(|t| now.saturating_sub(t).ns())
+                    .unwrap_or(0),
+        )
+    }
+
+    /// Re-evaluates the congestion bit after the queue changed; returns the new state if it
+    /// changed.
+    pub fn update_congestion(&mut self, now: SimTime, p: &FusionParams) -> Option<bool> {
+        let c = is_congested(self.occupancy(), p.queue_packets, p.queue_threshold);
+        match (self.congested_since, c) {
+            (None, true) => {
+                self.congested_since = Some(now);
+                Some(true)
+            }
+            (Some(t), false) => {
+                self.congested_ns += now.saturating_sub(t).ns();
+                self.congested_since = None;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
+    /// A data packet from `neighbour` carrying `congested` was decoded. Returns true if the
+    /// neighbour's bit went from set to clear (a blocked sender may go on).
+    pub fn hear(&mut self, neighbour: u32, congested: bool, now: SimTime) -> bool {
+        match self
+            .neighbours
+            .iter_mut()
+            .find(|n| n.neighbour == neighbour)
+        {
+            Some(n) => {
+                let cleared = n.congested && !congested;
+                n.congested = congested;
+                n.heard = now;
+                cleared
+            }
+            None => {
+                self.neighbours.push(NeighbourBit {
+                    neighbour,
+                    congested,
+                    heard: now,
+                });
+                false
+            }
+        }
+    }
+
+    /// If `next`'s last overheard bit is set and fresh: when it expires.
+    pub fn next_hop_congested(&self, next: u32, now: SimTime, p: &FusionParams) -> Option<SimTime> {
+        self.neighbours
+            .iter()
+            .find(|n| n.neighbour == next && n.congested)
+            .map(|n| n.heard + p.bit_expiry)
+            .filter(|&until| until > now)
+    }
+
+    /// The head packet is held back: counts it once.
+    pub fn note_blocked(&mut self) {
+        if !self.head_blocked {
+            self.head_blocked = true;
+            self.blocked += 1;
+        }
+    }
+
+    /// The head packet went to the MAC.
+    pub fn head_sent(&mut self) {
+        self.head_blocked = false;
+    }
+
+    /// Distinct transit sources forwarded for within the window.
+    pub fn transit_sources(&self, now: SimTime, p: &FusionParams) -> usize {
+        self.transit
+            .iter()
+            .filter(|(_, t)| now.saturating_sub(*t) <= p.source_window)
+            .count()
+    }
+
+    /// Whether the parent was overheard forwarding within the window (its clock then rules).
+    fn parent_clocked(&self, now: SimTime, p: &FusionParams) -> bool {
+        self.parent_sources
+            .iter()
+            .any(|(_, t)| now.saturating_sub(*t) <= p.source_window)
+    }
+
+    /// This node forwarded a packet of `source`: earns `1/D` token, unless its parent's
+    /// forwarding clocks it.
+    pub fn on_forward(&mut self, source: u32, now: SimTime, p: &FusionParams) {
+        let d = note_source(&mut self.transit, source, now, p.source_window);
+        if !self.parent_clocked(now, p) {
+            self.tokens = (self.tokens + 1.0 / d as f64).min(p.token_bucket);
+        }
+    }
+
+    /// The node overheard its parent send packet `(flow, seq)` of `source` (Hull et al.'s
+    /// clock): earns `1/N` token, `N` the distinct sources the parent sent for within the
+    /// window (this node included). Returns whether a token was earned (not a MAC retry).
+    pub fn on_parent_forward(
+        &mut self,
+        source: u32,
+        flow: u32,
+        seq: u64,
+        now: SimTime,
+        p: &FusionParams,
+    ) -> bool {
+        if self.parent_last == Some((flow, seq)) {
+            return false;
+        }
+        self.parent_last = Some((flow, seq));
+        let n = note_source(&mut self.parent_sources, source, now, p.source_window);
+        self.tokens = (self.tokens + 1.0 / n as f64).min(p.token_bucket);
+        true
+    }
+
+    /// Whether an own packet may go now (takes the token if so). Without transit traffic in
+    /// the window every packet may go.
+    pub fn take_token(&mut self, now: SimTime, p: &FusionParams) -> bool {
+        if self.transit_sources(now, p) == 0 && !self.parent_clocked(now, p) {
+            self.tokens = p.token_bucket;
+            self.source_waiting = false;
+            return true;
+        }
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            self.source_waiting = false;
+            return true;
+        }
+        false
+    }
+
+    /// Whether an own packet would get a token now (does not take it).
+    pub fn token_available(&self, now: SimTime, p: &FusionParams) -> bool {
+        self.tokens >= 1.0 || (self.transit_sources(now, p) == 0 && !self.parent_clocked(now, p))
+    }
+
+    /// A saturating source waits for a token: counts the wait once.
+    pub fn note_source_waiting(&mut self) {
+        if !self.source_waiting {
+            self.source_waiting = true;
+            self.rate_limited += 1;
+        }
+    }
+
+    /// When the oldest transit source leaves the window (a waiting source may then go).
+    pub fn transit_expiry(&self, p: &FusionParams) -> Option<SimTime> {
+        self.transit
+            .iter()
+            .chain(&self.parent_sources)
+            .map(|(_, t)| *t + p.source_window)
+            .max()
+    }
+}
+
+/// Records `source` as seen at `now` in a window list; returns the distinct sources within the
+/// window.
+fn note_source(
+    list: &mut Vec<(u32, SimTime)>,
+    source: u32,
+    now: SimTime,
+    window: SimTime,
+) -> usize {
+    list.retain(|(_, t)| now.saturating_sub(*t) <= window);
+    match list.iter_mut().find(|(s, _)| *s == source) {
+        Some(e) => e.1 = now,
+        None => list.push((source, now)),
+    }
+    list.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> FusionParams {
+        FusionParams {
+            flow_control: true,
+            rate_limit: true,
+            prioritized_mac: true,
+            queue_packets: 8,
+            queue_threshold: 0.75,
+            bit_expiry: SimTime::from_secs_f64(1.0),
+            source_window: SimTime::from_secs_f64(1.0),
+            token_bucket: 2.0,
+            cw_divisor: 4,
+        }
+    }
+
+    #[test]
+    fn congestion_bit_sets_at_threshold_and_time_accumulates() {
+        let p = params();
+        let mut n = FusionNode::new(p.token_bucket);
+        for h in 0..5 {
+            n.queue.push_back(h);
+            assert_eq!(n.update_congestion(SimTime::ZERO, &p), None);
+        }
+        n.queue.push_back(5); // 6 of 8 = 0.75
+        assert_eq!(
+            n.update_congestion(SimTime::from_secs_f64(1.0), &p),
+            Some(true)
+        );
+        assert!(n.congested());
+        n.queue.pop_front();
+        assert_eq!(
+            n.update_congestion(SimTime::from_secs_f64(3.0), &p),
+            Some(false)
+        );
+        assert_eq!(
+            n.congested_time(SimTime::from_secs_f64(9.0)),
+            SimTime::from_secs_f64(2.0)
+        );
+    }
+
+    #[test]
+    fn a_set_bit_blocks_until_cleared_or_expired() {
+        let p = params();
+        let mut n = FusionNode::new(p.token_bucket);
+        let t0 = SimTime::from_secs_f64(1.0);
+        assert!(!n.hear(7, true, t0));
+        assert_eq!(
+            n.next_hop_congested(7, t0, &p),
+            Some(SimTime::from_secs_f64(2.0))
+        );
+        assert_eq!(n.next_hop_congested(3, t0, &p), None);
+        assert_eq!(
+            n.next_hop_congested(7, SimTime::from_secs_f64(2.0), &p),
+            None
+        );
+        assert!(n.hear(7, false, SimTime::from_secs_f64(1.5)));
+        assert_eq!(
+            n.next_hop_congested(7, SimTime::from_secs_f64(1.5), &p),
+            None
+        );
+    }
+
+    #[test]
+    fn own_packets_match_the_per_source_forwarding_rate() {
+        let p = params();
+        let mut n = FusionNode::new(p.token_bucket);
+        let t = SimTime::from_secs_f64(0.1);
+        // No transit traffic: unlimited.
+        assert!((0..10).all(|_| n.take_token(t, &p)));
+        // Two transit sources: one own packet per two forwarded, after the bucket empties.
+        let mut own = 0;
+        for i in 0..100 {
+            n.on_forward(i % 2, t, &p);
+            while n.take_token(t, &p) {
+                own += 1;
+            }
+        }
+        assert!((50..=52).contains(&own), "own {own}");
+        // Transit traffic gone for longer than the window: unlimited again.
+        assert!(n.take_token(SimTime::from_secs_f64(1.2), &p));
+    }
+
+    #[test]
+    fn a_child_sends_one_own_packet_per_n_its_parent_forwards() {
+        let p = params();
+        let mut n = FusionNode::new(p.token_bucket);
+        let t = SimTime::from_secs_f64(0.1);
+        let mut own = 0;
+        // The parent forwards for three sources (this node, 7 and 9) in turn; a MAC retry of
+        // the same packet earns nothing.
+        for i in 0..90u64 {
+            let src = [5, 7, 9][i as usize % 3];
+            assert!(n.on_parent_forward(src, src, i, t, &p));
+            assert!(!n.on_parent_forward(src, src, i, t, &p));
+            // Its own forwarding does not add tokens while the parent clocks it.
+            n.on_forward(11, t, &p);
+            while n.take_token(t, &p) {
+                own += 1;
+            }
+        }
+        assert!((30..=32).contains(&own), "own {own}");
+    }
+
+    #[test]
+    fn quarter_window_keeps_the_power_of_two_form() {
+        assert_eq!(quarter_window(31, 4), 7);
+        assert_eq!(quarter_window(1023, 4), 255);
+        assert_eq!(quarter_window(15, 4), 3);
+        assert_eq!(quarter_window(3, 4), 1);
+    }
+}
