@@ -610,7 +610,16 @@ fn build_zmac(sc: &Scenario, world: &mut World) {
         r.data_rate(),
         r.basic_rate(),
         z.tno_slots,
-        z.slot_payload_bytes,
+        // A slot carries one data exchange: size it for the scenario's largest packet (IP, TCP
+        // or UDP/TFRC and the DiffQ header fit in 60 bytes), 1500 bytes without flows.
+        z.slot_payload_bytes.unwrap_or_else(|| {
+            world
+                .flows
+                .iter()
+                .map(|f| f.payload_bytes + 60)
+                .max()
+                .unwrap_or(1500)
+        }),
         plus,
         z.beacon_bytes,
     );

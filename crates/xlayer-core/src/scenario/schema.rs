@@ -229,9 +229,10 @@ pub struct ZmacConfig {
     /// Non-owners contend in `[To, Tno)` (Z-MAC: 32).
     #[serde(default = "ZmacConfig::default_tno")]
     pub tno_slots: u32,
-    /// Network-packet size one TDMA slot is dimensioned for.
-    #[serde(default = "ZmacConfig::default_slot_payload")]
-    pub slot_payload_bytes: u32,
+    /// Network-packet size one TDMA slot is dimensioned for; default: the scenario's largest
+    /// flow packet (payload + 60 bytes of network and transport headers), 1500 without flows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot_payload_bytes: Option<u32>,
     /// Length of the slot-assignment set-up phase; data waits until it ends.
     #[serde(default = "ZmacConfig::default_setup")]
     pub setup_s: f64,
@@ -258,9 +259,6 @@ impl ZmacConfig {
     }
     fn default_tno() -> u32 {
         32
-    }
-    fn default_slot_payload() -> u32 {
-        1500
     }
     fn default_setup() -> f64 {
         2.0
@@ -1727,7 +1725,7 @@ impl Scenario {
                         ),
                     ));
                 }
-                if z.slot_payload_bytes == 0 || z.slot_payload_bytes > 65535 {
+                if z.slot_payload_bytes.is_some_and(|b| b == 0 || b > 65535) {
                     return Err(bad("mac.zmac.slot_payload_bytes", "must be 1..=65535"));
                 }
                 if !(z.setup_s.is_finite() && z.setup_s >= 0.0) {
