@@ -71,3 +71,47 @@ def test_compare_rejects_bad_arguments_in_one_line(chain_path, tmp_path, capsys,
     err = capsys.readouterr().err
     assert message in err
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("preset, fields", [
+    ("diffq-udp", {("mac", "access"): "diffq8", ("net", "queueing"): "per_destination",
+                   ("net", "dest_queue_packets"): 50}),
+    ("diffq-tcp", {("mac", "access"): "diffq8", ("net", "queueing"): "per_destination"}),
+    ("dpclo-zmacplus", {("mac", "access"): "zmacplus", ("net", "routing"): "dsdv",
+                        ("net", "dest_queue_packets"): 3}),
+    ("dpclo-80211e", {("mac", "access"): "802.11e", ("net", "routing"): "dsdv"}),
+])
+def test_backpressure_presets_fill_in_their_components(chain_path, preset, fields):
+    # The scenario as run states every component the preset chose (docs/scenario.md, stack).
+    sc = xlayer.load_scenario(chain_path, [f"stack.preset={preset}"])
+    run = xlayer.normalize_scenario(sc)
+    for (table, key), value in fields.items():
+        assert run[table][key] == value, (preset, table, key, run[table])
+    flows = run["flows"]
+    if preset == "diffq-tcp":
+        assert flows[0]["transport"] == "tcp" and flows[0]["cc"] == "paced" and flows[0]["sack"]
+    else:
+        assert flows[0]["transport"] == "udp"
+
+
+def test_one_scenario_file_serves_every_stack_with_its_tables(write_scenario):
+    # [stack.diffq], [stack.dpclo] and [stack.fusion] stay in the file; each preset reads its own.
+    text = SMALL_CHAIN.replace("[radio]", "[stack.diffq]\nqueue_thresh = 6\n\n"
+                               "[stack.dpclo]\ndelta_pps = 5.0\n\n"
+                               "[stack.fusion]\nqueue_threshold = 0.5\n\n[radio]")
+    path = write_scenario(text)
+    for preset in ("udp-dcf", "tcp-sack", "diffq-udp", "dpclo-80211e", "fusion"):
+        result = xlayer.run(path, overrides=[f"stack.preset={preset}", "duration_s=1.0",
+                                             "warmup_s=0.0"])
+        assert len(result.flows) == 1, preset
+    with pytest.raises(xlayer.ScenarioError) as e:
+        xlayer.run(path, overrides=["stack.preset=diffq-udp", "stack.diffq.beta=1.5"])
+    assert "stack.diffq.beta" in str(e.value)
+
+
+def test_diffq_run_reports_mac_priority_usage(chain_path):
+    result = xlayer.run(chain_path, overrides=["stack.preset=diffq-udp", "duration_s=3.0"])
+    use = [int(x) for x in result.summary["mac_level_use"].split("/")]
+    assert len(use) == 8  # DiffQ's Table 1 levels
+    assert sum(use) > 0
+    assert result.flows["throughput_bps"].iloc[0] > 0
