@@ -81,6 +81,17 @@ def _parser() -> argparse.ArgumentParser:
             "may be repeated",
         )
 
+    def dask_args(p: argparse.ArgumentParser, set_help: str) -> None:
+        """Where a sweep runs (--workers | --scheduler), --set and --quiet."""
+        where = p.add_mutually_exclusive_group()
+        where.add_argument("--workers", type=int, metavar="N",
+                           help="local Dask workers, one process each (default: one per core)")
+        where.add_argument("--scheduler", metavar="ADDRESS",
+                           help="use the running Dask scheduler at ADDRESS (tcp://host:port)")
+        p.add_argument("--set", dest="overrides", action="append", default=[],
+                       metavar="KEY=VALUE", help=set_help)
+        p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+
     p_run = sub.add_parser("run", help="run a scenario and print its summary")
     scenario_args(p_run)
     p_run.add_argument("--out", metavar="DIR", help="write the result folder DIR (atomically)")
@@ -115,16 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     p_sweep.add_argument("sweep", metavar="SWEEP", help="sweep TOML file")
     p_sweep.add_argument("--out", metavar="DIR",
                          help="sweep folder (default: results/<sweep name>)")
-    where = p_sweep.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, metavar="N",
-                       help="local Dask workers, one process each (default: one per core)")
-    where.add_argument("--scheduler", metavar="ADDRESS",
-                       help="use the running Dask scheduler at ADDRESS (tcp://host:port)")
-    p_sweep.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-        help="override a field of the base scenario (as in xlayer run); may be repeated",
-    )
-    p_sweep.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    dask_args(p_sweep, "override a field of the base scenario (as in xlayer run); may be repeated")
     p_sweep.set_defaults(command_fn=_cmd_sweep)
 
     p_cmp = sub.add_parser(
@@ -140,16 +142,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="N: seeds 1..N; or a comma-separated list (default: 1)")
     p_cmp.add_argument("--out", metavar="DIR",
                        help="sweep folder (default: results/compare-<scenario name>)")
-    where_cmp = p_cmp.add_mutually_exclusive_group()
-    where_cmp.add_argument("--workers", type=int, metavar="N",
-                           help="local Dask workers (default: one per core)")
-    where_cmp.add_argument("--scheduler", metavar="ADDRESS",
-                           help="use the running Dask scheduler at ADDRESS")
-    p_cmp.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-        help="override a field of the scenario (as in xlayer run); may be repeated",
-    )
-    p_cmp.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    dask_args(p_cmp, "override a field of the scenario (as in xlayer run); may be repeated")
     p_cmp.set_defaults(command_fn=_cmd_compare)
 
     p_plot = sub.add_parser("plot", help="draw the plots of a sweep or run folder (PNG and SVG)")
@@ -253,29 +246,38 @@ def _cmd_tunables(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from xlayer.sweeps import load_sweep, plan_runs, run_planned
+    from xlayer.sweeps import load_sweep
 
     try:
         spec = load_sweep(args.sweep, args.overrides)
     except OSError as e:
         raise _CommandError(f"cannot read sweep {args.sweep}: {e.strerror or e}") from None
+    _run_sweep(spec, args, lambda o: f"{o.planned} runs")
+    return 0
+
+
+def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
+    """Plans (validating every run's scenario first), runs on Dask and prints the outcome and
+    the per-stack table; ``headline(outcome)`` opens the outcome line. Returns the outcome."""
+    from xlayer.sweeps import plan_runs, run_planned
+
     if args.workers is not None and args.workers < 1:
         raise _CommandError(f"--workers: must be at least 1, found {args.workers}")
     out = args.out if args.out is not None else f"results/{spec.name}"
-    runs = plan_runs(spec)  # every scenario validated before any run starts
+    runs = plan_runs(spec)
     show_progress = not args.quiet and sys.stderr.isatty()
     outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
                           progress=show_progress)
     if not args.quiet:
         console = _console()
         console.print(
-            f"{outcome.planned} runs: {outcome.skipped} already done, {outcome.ran} run now, "
+            f"{headline(outcome)}: {outcome.skipped} already done, {outcome.ran} run now, "
             f"{outcome.failed} failed; written to [bold]{out}[/bold]"
         )
         for key, message in outcome.failures[:10]:
             console.print(f"  failed {key}: {_one_line(message)}")
         _print_sweep_table(console, out)
-    return 0
+    return outcome
 
 
 def _core_presets() -> List[str]:
@@ -321,28 +323,14 @@ def _parse_seeds(text: str) -> Any:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from xlayer.sweeps import load_sweep, plan_runs, run_planned
+    from xlayer.sweeps import load_sweep
 
     stacks = [s.strip() for s in args.stacks.split(",") if s.strip()]
-    doc = compare_sweep(args.scenario, stacks, _parse_seeds(args.seeds), args.overrides)
-    if args.workers is not None and args.workers < 1:
-        raise _CommandError(f"--workers: must be at least 1, found {args.workers}")
-    spec = load_sweep(doc)
-    out = args.out if args.out is not None else f"results/{spec.name}"
-    runs = plan_runs(spec)  # every stack's scenario validated before any run starts
-    show_progress = not args.quiet and sys.stderr.isatty()
-    outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
-                          progress=show_progress)
-    if not args.quiet:
-        console = _console()
-        console.print(
-            f"{len(stacks)} stacks x {outcome.planned // max(len(stacks), 1)} seeds: "
-            f"{outcome.skipped} already done, {outcome.ran} run now, {outcome.failed} failed; "
-            f"written to [bold]{out}[/bold]"
-        )
-        for key, message in outcome.failures[:10]:
-            console.print(f"  failed {key}: {_one_line(message)}")
-        _print_sweep_table(console, out)
+    spec = load_sweep(compare_sweep(args.scenario, stacks, _parse_seeds(args.seeds),
+                                    args.overrides))
+    outcome = _run_sweep(
+        spec, args,
+        lambda o: f"{len(stacks)} stacks x {o.planned // max(len(stacks), 1)} seeds")
     return 1 if outcome.failed else 0
 
 

@@ -642,14 +642,7 @@ impl World {
                 p.header_bytes += TFRC_HEADER_BYTES;
                 p.ecn = ecn;
                 p.transport = Header::TfrcData(hdr);
-                let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
-                if now >= a && now < b {
-                    self.flow_stats[flow as usize].sent += 1;
-                }
-                let src = f.src;
-                self.nodes[src as usize].net.originated += 1;
-                let h = self.packets.alloc(p);
-                self.net_send(src, h);
+                self.send_from_source(flow, p);
             }
         }
         self.tfrc_arm(c);
@@ -1404,15 +1397,10 @@ impl World {
         let overheard = &self.overheard[node as usize];
         let candidates = self.dest_queues[node as usize].waiting().map(|(dst, own)| {
             let next = self.next_hop(node, dst);
-            // The next hop's queue as last overheard; the destination itself holds none.
-            let theirs = if next == dst || next == UNREACHABLE {
+            let theirs = if next == UNREACHABLE {
                 0
             } else {
-                overheard
-                    .get(next, dst)
-                    .filter(|o| now.saturating_sub(o.heard) <= expiry)
-                    .map(|o| o.queue_len)
-                    .unwrap_or(0)
+                overheard.fresh_len(next, dst, now, expiry)
             };
             (dst, own as i64 - theirs as i64)
         });
@@ -1451,16 +1439,8 @@ impl World {
         };
         let now = self.queue.now();
         let overheard = &self.overheard[node as usize];
-        let theirs = |j: u32, dst: u32| -> u32 {
-            if j == dst {
-                return 0;
-            }
-            overheard
-                .get(j, dst)
-                .filter(|o| now.saturating_sub(o.heard) <= dp.expiry)
-                .map(|o| o.queue_len)
-                .unwrap_or(0)
-        };
+        let expiry = dp.expiry;
+        let theirs = |j: u32, dst: u32| overheard.fresh_len(j, dst, now, expiry);
         let n_neighbours = self.neighbors[node as usize].len() as f64;
         let cap_k = ((dp.beta * n_neighbours).ceil() as u32).max(1);
         let ks = &mut dp.k[node as usize];
@@ -1665,6 +1645,14 @@ impl World {
         let seq = f.next_seq;
         f.next_seq += 1;
         let p = udp_datagram(flow, seq, f.src, f.dst, f.payload_bytes, now, ttl, f.level);
+        self.send_from_source(flow, p);
+    }
+
+    /// Hands data packet `p` of `flow` to the network at the flow's source, counting it as sent
+    /// when it leaves within the flow's measured window.
+    fn send_from_source(&mut self, flow: u32, p: Packet) {
+        let now = self.now();
+        let f = &self.flows[flow as usize];
         let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
         if now >= a && now < b {
             self.flow_stats[flow as usize].sent += 1;

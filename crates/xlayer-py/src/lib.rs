@@ -33,36 +33,21 @@ fn row_to_dict<'py>(
 fn results_to_py(py: Python<'_>, r: &Results) -> PyResult<PyObject> {
     let d = PyDict::new_bound(py);
     d.set_item("summary", row_to_dict(py, &r.summary)?)?;
-    let flows = PyList::empty_bound(py);
-    for row in &r.flows {
-        flows.append(row_to_dict(py, row)?)?;
+    let tables: [(&str, &[xlayer_core::Row]); 6] = [
+        ("flows", &r.flows),
+        ("nodes", &r.nodes),
+        ("timeseries", &r.timeseries),
+        ("tcp_trace", &r.tcp_trace),
+        ("optimizers", &r.optimizers),
+        ("conflicts", &r.conflicts),
+    ];
+    for (name, rows) in tables {
+        let list = PyList::empty_bound(py);
+        for row in rows {
+            list.append(row_to_dict(py, row)?)?;
+        }
+        d.set_item(name, list)?;
     }
-    d.set_item("flows", flows)?;
-    let nodes = PyList::empty_bound(py);
-    for row in &r.nodes {
-        nodes.append(row_to_dict(py, row)?)?;
-    }
-    d.set_item("nodes", nodes)?;
-    let series = PyList::empty_bound(py);
-    for row in &r.timeseries {
-        series.append(row_to_dict(py, row)?)?;
-    }
-    d.set_item("timeseries", series)?;
-    let trace = PyList::empty_bound(py);
-    for row in &r.tcp_trace {
-        trace.append(row_to_dict(py, row)?)?;
-    }
-    d.set_item("tcp_trace", trace)?;
-    let opts = PyList::empty_bound(py);
-    for row in &r.optimizers {
-        opts.append(row_to_dict(py, row)?)?;
-    }
-    d.set_item("optimizers", opts)?;
-    let conflicts = PyList::empty_bound(py);
-    for row in &r.conflicts {
-        conflicts.append(row_to_dict(py, row)?)?;
-    }
-    d.set_item("conflicts", conflicts)?;
     Ok(d.into_py(py))
 }
 

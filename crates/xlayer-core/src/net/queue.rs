@@ -207,6 +207,19 @@ impl NeighbourQueues {
         }
     }
 
+    /// The back-pressure schedulers' view of `neighbour`'s queue for `dst` at `now`: its last
+    /// overheard length, or 0 when the neighbour is the destination (which queues nothing), was
+    /// never heard, or was last heard more than `expiry` ago (queue state is soft).
+    pub fn fresh_len(&self, neighbour: u32, dst: u32, now: SimTime, expiry: SimTime) -> u32 {
+        if neighbour == dst {
+            return 0;
+        }
+        self.get(neighbour, dst)
+            .filter(|o| now.saturating_sub(o.heard) <= expiry)
+            .map(|o| o.queue_len)
+            .unwrap_or(0)
+    }
+
     pub fn get(&self, neighbour: u32, dst: u32) -> Option<&Overheard> {
         self.entries
             .binary_search_by_key(&(neighbour, dst), |e| (e.neighbour, e.dst))

@@ -9,6 +9,32 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::XlError;
 
+/// `Default` for tables whose every field has a serde default: the value of an empty table, so
+/// the `#[serde(default = ...)]` functions are the one source of each default.
+macro_rules! default_from_serde {
+    ($($t:ty),* $(,)?) => {
+        $(impl Default for $t {
+            fn default() -> Self {
+                serde_json::from_str("{}").expect(concat!("defaults of ", stringify!($t)))
+            }
+        })*
+    };
+}
+
+default_from_serde!(
+    Radio,
+    ZmacConfig,
+    MacConfig,
+    OlsrConfig,
+    DsdvConfig,
+    EtxConfig,
+    NetConfig,
+    FusionOptions,
+    DpcloOptions,
+    DiffqOptions,
+    TcpOptions
+);
+
 fn default_name() -> String {
     "default".to_string()
 }
@@ -192,12 +218,6 @@ impl Radio {
     }
 }
 
-impl Default for Radio {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("radio defaults")
-    }
-}
-
 /// MAC access: DCF (one level) or EDCA with a preset or explicit level table.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -277,12 +297,6 @@ impl ZmacConfig {
     }
 }
 
-impl Default for ZmacConfig {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("zmac defaults")
-    }
-}
-
 impl MacConfig {
     fn default_access() -> String {
         "dcf".into()
@@ -295,12 +309,6 @@ impl MacConfig {
     }
     fn default_queue() -> u32 {
         50
-    }
-}
-
-impl Default for MacConfig {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("mac defaults")
     }
 }
 
@@ -362,12 +370,6 @@ impl OlsrConfig {
     }
 }
 
-impl Default for OlsrConfig {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("olsr defaults")
-    }
-}
-
 /// DSDV settings (ns-2 `Agent/DSDV` defaults; see `net::dsdv`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -410,12 +412,6 @@ impl DsdvConfig {
     }
 }
 
-impl Default for DsdvConfig {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("dsdv defaults")
-    }
-}
-
 /// ETX estimator settings (De Couto et al. 2003 defaults; see `net::etx`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -445,24 +441,12 @@ impl EtxConfig {
     }
 }
 
-impl Default for EtxConfig {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("etx defaults")
-    }
-}
-
 impl NetConfig {
     fn default_routing() -> String {
         "static".into()
     }
     fn default_ttl() -> u32 {
         64
-    }
-}
-
-impl Default for NetConfig {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("net defaults")
     }
 }
 
@@ -547,12 +531,6 @@ impl FusionOptions {
     }
 }
 
-impl Default for FusionOptions {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("fusion defaults")
-    }
-}
-
 /// DPCLO's parameters (`net::dpclo`): Table I's values where it gives them.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -592,12 +570,6 @@ impl DpcloOptions {
     }
     fn default_initial() -> f64 {
         10.0
-    }
-}
-
-impl Default for DpcloOptions {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("dpclo defaults")
     }
 }
 
@@ -655,12 +627,6 @@ impl DiffqOptions {
     /// its own queue under the threshold never outranks a relay whose queue has built up.
     fn default_thresh() -> u32 {
         4
-    }
-}
-
-impl Default for DiffqOptions {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("diffq defaults")
     }
 }
 
@@ -840,12 +806,6 @@ impl TcpOptions {
     }
     fn default_few_alpha() -> f64 {
         0.01
-    }
-}
-
-impl Default for TcpOptions {
-    fn default() -> Self {
-        serde_json::from_str("{}").expect("tcp defaults")
     }
 }
 

@@ -8,7 +8,7 @@
 //! `app.rate_bps.<flow>` publishes `app.rate`, and setting `user.shutdown` publishes
 //! `user.shutdown` and unregisters every optimizer of the node (ECLAIR's cross-layer shutdown).
 
-use super::{ParamSpec, TuneEventKind};
+use super::{flow_param, node_param, ParamSpec, TuneEventKind};
 use crate::app::{FlowTransport, SourceKind};
 use crate::error::XlError;
 use crate::world::World;
@@ -19,50 +19,6 @@ enum End {
     Source,
     Destination,
     Either,
-}
-
-const fn node_param(
-    name: &'static str,
-    layer: &'static str,
-    doc: &'static str,
-    unit: &'static str,
-    min: f64,
-    max: f64,
-    read_only: bool,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        layer,
-        doc,
-        unit,
-        min,
-        max,
-        per_level: false,
-        read_only,
-        per_flow: false,
-    }
-}
-
-const fn flow_param(
-    name: &'static str,
-    layer: &'static str,
-    doc: &'static str,
-    unit: &'static str,
-    min: f64,
-    max: f64,
-    read_only: bool,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        layer,
-        doc,
-        unit,
-        min,
-        max,
-        per_level: false,
-        read_only,
-        per_flow: true,
-    }
 }
 
 pub const PARAMS: &[ParamSpec] = &[

@@ -61,9 +61,24 @@ const fn p(
     }
 }
 
-/// A parameter of one flow's transport connection, addressed as `<name>.<flow>`.
-const fn pf(
+/// A parameter of one node (no index suffix).
+pub(crate) const fn node_param(
     name: &'static str,
+    layer: &'static str,
+    doc: &'static str,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+    read_only: bool,
+) -> ParamSpec {
+    p(name, layer, doc, unit, min, max, false, read_only)
+}
+
+/// A parameter of one flow, addressed as `<name>.<flow>` on the node that runs the flow's
+/// endpoint.
+pub(crate) const fn flow_param(
+    name: &'static str,
+    layer: &'static str,
     doc: &'static str,
     unit: &'static str,
     min: f64,
@@ -71,15 +86,8 @@ const fn pf(
     read_only: bool,
 ) -> ParamSpec {
     ParamSpec {
-        name,
-        layer: "transport",
-        doc,
-        unit,
-        min,
-        max,
-        per_level: false,
-        read_only,
         per_flow: true,
+        ..p(name, layer, doc, unit, min, max, false, read_only)
     }
 }
 
@@ -214,48 +222,54 @@ pub const PARAMS: &[ParamSpec] = &[
         false,
         false,
     ),
-    pf(
+    flow_param(
         "tcp.cwnd",
+        "transport",
         "congestion window of the flow's TCP sender (at the flow's source)",
         "segments",
         0.0,
         f64::MAX,
         true,
     ),
-    pf(
+    flow_param(
         "tcp.ssthresh",
+        "transport",
         "slow-start threshold of the flow's TCP sender (inf until the first loss)",
         "segments",
         0.0,
         f64::INFINITY,
         true,
     ),
-    pf(
+    flow_param(
         "tcp.srtt",
+        "transport",
         "smoothed round-trip time of the flow's TCP sender (NaN before the first sample)",
         "s",
         0.0,
         f64::MAX,
         true,
     ),
-    pf(
+    flow_param(
         "tcp.rto",
+        "transport",
         "retransmission timeout of the flow's TCP sender",
         "s",
         0.0,
         f64::MAX,
         true,
     ),
-    pf(
+    flow_param(
         "tcp.rwnd",
+        "transport",
         "window the flow's TCP receiver advertises (at the flow's destination; set: ECLAIR's receiver window control, at least one MSS)",
         "bytes",
         1.0,
         1073725440.0,
         false,
     ),
-    pf(
+    flow_param(
         "tcp.pace_rate",
+        "transport",
         "sending rate of a paced TCP flow (cc = \"paced\"; DiffQ-TCP's source rate)",
         "bit/s",
         1.0,
