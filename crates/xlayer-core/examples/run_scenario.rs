@@ -40,6 +40,11 @@ fn main() {
             cell("timeouts")
         );
     }
+    if std::env::var_os("XLAYER_FLOW_ROWS").is_some() {
+        for (i, f) in r.flows.iter().enumerate() {
+            println!("flow {i} row: {f:?}");
+        }
+    }
     for key in [
         "drops_dest_queue",
         "drops_dest_queue_transit",

@@ -536,7 +536,16 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 .collect(),
             level_use: vec![0; levels],
             expiry: SimTime::from_secs_f64(d.neighbour_expiry_s),
+            hold_negative: d.mode == "full" && d.hold_negative,
+            holds: 0,
         });
+        if d.mode == "full" && d.hold_negative {
+            // Held packets are reconsidered on every overheard frame and, should a neighbour
+            // fall silent, on the back-pressure tick once its queue length has expired.
+            world
+                .queue
+                .schedule(crate::world::DIFFQ_TICK, Event::BackpressureTick);
+        }
     }
     if sc.stack.preset == "fusion" {
         use crate::net::fusion::{FusionNode, FusionParams};

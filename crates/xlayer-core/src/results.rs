@@ -230,6 +230,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         })
         .collect();
     let aggregate: f64 = rates.iter().sum();
+    let holds = w.dpclo.as_ref().map_or(0, |d| d.holds) + w.diffq.as_ref().map_or(0, |d| d.holds);
     let summary = vec![
         ("name", Str(sc.name.clone())),
         ("seed", Int(sc.seed as i64)),
@@ -277,10 +278,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 })
                 .unwrap_or_default()),
         ),
-        (
-            "backpressure_holds",
-            Int(w.dpclo.as_ref().map(|d| d.holds as i64).unwrap_or(0)),
-        ),
+        ("backpressure_holds", Int(holds as i64)),
         (
             "events",
             Int((w.queue.executed() - w.optimizers.engine_events) as i64),

@@ -118,6 +118,25 @@ pub struct DiffqState {
     pub level_use: Vec<u64>,
     /// Overheard queue lengths older than this are forgotten (soft state).
     pub expiry: SimTime,
+    /// Negative differentials wait (`crate::net::diffq::may_send`).
+    pub hold_negative: bool,
+    /// Times a node had packets but held them all back.
+    pub holds: u64,
+}
+
+/// How often nodes holding DiffQ packets back reconsider them even when they hear nothing
+/// (`stack.diffq.hold_negative`): a tenth of a second, like DPCLO's update interval (the
+/// document gives none), short against the 1 s soft-state expiry that releases such packets.
+pub const DIFFQ_TICK: SimTime = SimTime::from_ms(100);
+
+/// What DiffQ's scheduler decided at a node (`World::diffq_choice`).
+enum DiffqChoice {
+    /// Not DiffQ's decision: the queues' round robin, at this MAC level if given.
+    RoundRobin(Option<u8>),
+    /// Serve this destination's head-of-line packet at this MAC level.
+    Serve(u32, u8),
+    /// Every destination's differential is negative: send nothing now.
+    Hold,
 }
 
 /// DPCLO at every node (`stack.preset = "dpclo-zmacplus" | "dpclo-80211e"`;
@@ -447,7 +466,8 @@ impl World {
                         });
                         // A DPCLO node holding packets reconsiders them on news of a
                         // neighbour's queue (after this reception is handled).
-                        repump = self.dpclo.is_some();
+                        repump = self.dpclo.is_some()
+                            || self.diffq.as_ref().is_some_and(|d| d.hold_negative);
                     }
                 }
                 // Fusion: the congestion bit of a decoded data frame, acted on once the MAC has
@@ -1243,7 +1263,9 @@ impl World {
             self.packets.release(h);
             return;
         }
-        if !self.dest_queues.is_empty() {
+        if !self.dest_queues.is_empty()
+            && (self.diffq.is_none() || crate::net::diffq::is_diffq_traffic(&p))
+        {
             self.dest_enqueue(node, h);
             return;
         }
@@ -1324,7 +1346,11 @@ impl World {
                     (Some(d), Some(l))
                 }
                 Some(None) => break,
-                None => self.diffq_choice(node),
+                None => match self.diffq_choice(node) {
+                    DiffqChoice::RoundRobin(level) => (None, level),
+                    DiffqChoice::Serve(d, level) => (Some(d), Some(level)),
+                    DiffqChoice::Hold => break,
+                },
             };
             let taken = match choice {
                 Some(d) => self.dest_queues[node as usize].take_for_mac(d),
@@ -1377,37 +1403,46 @@ impl World {
 
     /// DiffQ's choice at `node` (DiffQ §4.1, Forwarder Algorithm): the destination whose queue
     /// differential against its routing next hop is largest (ties at random), and the MAC
-    /// priority of its head-of-line packet. `(None, None)` without DiffQ or with nothing
-    /// waiting (the queues' round robin then applies); `(None, Some(0))` under "rate_only".
-    fn diffq_choice(&mut self, node: u32) -> (Option<u32>, Option<u8>) {
+    /// priority of its head-of-line packet; destinations with a negative differential wait
+    /// under `hold_negative`. Round robin without DiffQ, with nothing waiting, or under
+    /// "rate_only" (at level 0).
+    fn diffq_choice(&mut self, node: u32) -> DiffqChoice {
         let Some(dq) = self.diffq.as_ref() else {
-            return (None, None);
+            return DiffqChoice::RoundRobin(None);
         };
         if self.dest_queues[node as usize].mac_busy() {
-            return (None, None);
+            return DiffqChoice::RoundRobin(None);
         }
         if !dq.scheduling {
-            return (None, Some(0));
+            return DiffqChoice::RoundRobin(Some(0));
         }
-        let (max_queue, levels, prio) = (dq.max_queue, dq.levels, dq.prioritization);
+        let (max_queue, levels, prio, hold) =
+            (dq.max_queue, dq.levels, dq.prioritization, dq.hold_negative);
         let now = self.now();
         let expiry = dq.expiry;
         // The node's stream, copied out for the choice and written back (32 bytes).
         let mut rng = dq.rng[node as usize].clone();
         let overheard = &self.overheard[node as usize];
-        let candidates = self.dest_queues[node as usize].waiting().map(|(dst, own)| {
-            let next = self.next_hop(node, dst);
-            let theirs = if next == UNREACHABLE {
-                0
-            } else {
-                overheard.fresh_len(next, dst, now, expiry)
-            };
-            (dst, own as i64 - theirs as i64)
-        });
+        let mut held = false;
+        let candidates = self.dest_queues[node as usize]
+            .waiting()
+            .filter_map(|(dst, own)| {
+                let next = self.next_hop(node, dst);
+                let theirs = if next == UNREACHABLE {
+                    0
+                } else {
+                    overheard.fresh_len(next, dst, now, expiry)
+                };
+                let qd = own as i64 - theirs as i64;
+                if hold && !crate::net::diffq::may_send(qd) {
+                    held = true;
+                    return None;
+                }
+                Some((dst, qd))
+            });
         let best = crate::net::diffq::pick(candidates, &mut rng);
-        if let Some(dq) = self.diffq.as_mut() {
-            dq.rng[node as usize] = rng;
-        }
+        let dq = self.diffq.as_mut().expect("diffq");
+        dq.rng[node as usize] = rng;
         match best {
             Some((dst, qd)) => {
                 let level = if prio {
@@ -1415,9 +1450,13 @@ impl World {
                 } else {
                     0
                 };
-                (Some(dst), Some(level))
+                DiffqChoice::Serve(dst, level)
             }
-            None => (None, None),
+            None if held => {
+                dq.holds += 1;
+                DiffqChoice::Hold
+            }
+            None => DiffqChoice::RoundRobin(None),
         }
     }
 
@@ -1490,20 +1529,23 @@ impl World {
         }
     }
 
-    /// DPCLO's tick: every source samples its own queue and sets its rate (§IV-C), and nodes
+    /// The back-pressure tick. DPCLO: every source samples its own queue and sets its rate
+    /// (§IV-C). DPCLO and DiffQ (holding negative differentials): nodes
     /// holding packets back reconsider them (their neighbours' queues may have drained).
     fn backpressure_tick(&mut self) {
         let now = self.now();
-        let Some(dp) = self.dpclo.as_mut() else {
-            return;
-        };
-        for (i, f) in self.flows.iter().enumerate() {
-            if f.emitting(now) {
-                let own = self.dest_queues[f.src as usize].len(f.dst);
-                dp.rates[i].sample(own);
+        let interval = match self.dpclo.as_mut() {
+            Some(dp) => {
+                for (i, f) in self.flows.iter().enumerate() {
+                    if f.emitting(now) {
+                        let own = self.dest_queues[f.src as usize].len(f.dst);
+                        dp.rates[i].sample(own);
+                    }
+                }
+                dp.interval
             }
-        }
-        let interval = dp.interval;
+            None => DIFFQ_TICK,
+        };
         for node in 0..self.nodes.len() as u32 {
             let q = &self.dest_queues[node as usize];
             if !q.mac_busy() && q.waiting().next().is_some() {

@@ -240,19 +240,29 @@ fn node_total(r: &Results, key: &str) -> i64 {
 #[test]
 fn diffq_ablation_each_component_cuts_queue_drops_at_intermediate_nodes() {
     // DiffQ §6.4 / Fig. 15: queue overflows at intermediate nodes fall from rate control only,
-    // to rate control + scheduling, to full DiffQ (by a large factor).
+    // to rate control + scheduling, to full DiffQ (by a large factor), and "this is reflected in
+    // the log utilities": full DiffQ's is the highest.
     let text = include_str!("../../../scenarios/diffq-ablation.toml");
-    let drops: Vec<i64> = ["rate_only", "rate_scheduling", "full"]
+    let (drops, utility): (Vec<i64>, Vec<f64>) = ["rate_only", "rate_scheduling", "full"]
         .iter()
         .map(|m| {
             let r = run(&text.replace("mode = \"full\"", &format!("mode = \"{m}\"")));
-            node_total(&r, "drops_dest_queue_transit")
+            (
+                node_total(&r, "drops_dest_queue_transit"),
+                r.summary_f64("log_utility"),
+            )
         })
-        .collect();
-    eprintln!("transit queue drops, rate_only / rate_scheduling / full: {drops:?}");
+        .unzip();
+    eprintln!(
+        "rate_only / rate_scheduling / full: transit queue drops {drops:?}, log utility {utility:?}"
+    );
     assert!(drops[0] > drops[1] && drops[1] > drops[2], "{drops:?}");
     assert!(
-        drops[0] > 2 * drops[2],
+        drops[1] > 10 * drops[2],
         "full DiffQ should cut drops by a large factor: {drops:?}"
+    );
+    assert!(
+        utility[2] > utility[0] && utility[2] > utility[1],
+        "full DiffQ should have the highest log utility: {utility:?}"
     );
 }

@@ -22,6 +22,35 @@ pub fn priority(qd: i64, max_queue: u32, levels: u8) -> u8 {
     q.min(levels as u64 - 1) as u8
 }
 
+/// Whether a head-of-line packet with differential `qd` may go out now when DiffQ holds
+/// negative differentials (`stack.diffq.hold_negative`, the default under `mode = "full"`).
+///
+/// The document's pseudo-code sends a negative differential at priority 0
+/// (`max(ceil(QD/D·Δ), 0)`). Taken literally at 40 nodes and 16-32 flows, relays keep pushing
+/// into neighbours whose queues are full (15k transit drops in `scenarios/diffq-ablation.toml`),
+/// and a source that also relays keeps its own queue at QUEUE_THRESH while its transit queues
+/// grow towards D, so its own destination never has the largest differential and the flow
+/// starves. Holding instead is the back-pressure rule of Tassiulas and Ephremides that DiffQ
+/// adapts (serve only a non-negative differential): queues then fall towards the destinations,
+/// the source's queue carries the path's congestion, and its rate control sees it. Equal
+/// queues (QD = 0) still pass, so flat queues along a path keep moving.
+///
+/// TCP's zero-payload segments (SYN, FIN, pure ACKs) never wait here: under DiffQ they are
+/// the document's non-DiffQ traffic ([`is_diffq_traffic`]).
+pub fn may_send(qd: i64) -> bool {
+    qd >= 0
+}
+
+/// Whether a packet goes through DiffQ's destination queues. TCP segments without payload
+/// (SYN, FIN, pure ACKs) do not: they bypass them at MAC priority 0, as the document's
+/// non-DiffQ traffic does (§5.5). DiffQ's source rate control governs payload only (DiffQ-TCP
+/// paces data at the DiffQ rate), and a lone handshake segment behind held data could
+/// otherwise wait for tens of seconds: with 32 DiffQ-TCP flows on 40 nodes, 9 flows never
+/// finished their handshake in 60 s (`scenarios/diffq-ablation.toml`, seed 2).
+pub fn is_diffq_traffic(p: &crate::net::Packet) -> bool {
+    !(p.payload_bytes == 0 && matches!(p.transport, crate::transport::Header::Tcp(_)))
+}
+
 /// Eq. 2: the differential against the worst candidate forwarder (the one with the longest
 /// queue); eq. 1 is the one-candidate case. `None` without candidates.
 pub fn differential(own: u32, candidates: impl IntoIterator<Item = u32>) -> Option<i64> {
@@ -136,6 +165,13 @@ mod tests {
         assert_eq!(priority(40, 40, 8), 7);
         assert_eq!(priority(400, 40, 8), 7);
         assert_eq!(priority(10, 40, 1), 0);
+    }
+
+    #[test]
+    fn negative_differentials_wait() {
+        assert!(may_send(3));
+        assert!(may_send(0), "equal queues keep a flat path moving");
+        assert!(!may_send(-1));
     }
 
     #[test]

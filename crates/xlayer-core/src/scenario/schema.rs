@@ -603,6 +603,11 @@ pub struct DiffqOptions {
     /// state is soft (§4), and a neighbour whose queue drained sends no more packets to say so.
     #[serde(default = "DiffqOptions::default_expiry")]
     pub neighbour_expiry_s: f64,
+    /// Under `mode = "full"`: a packet whose differential is negative (the next hop's queue for
+    /// its destination is longer) waits instead of going out at priority 0; see
+    /// `crate::net::diffq::may_send`.
+    #[serde(default = "DiffqOptions::default_hold_negative")]
+    pub hold_negative: bool,
 }
 
 impl DiffqOptions {
@@ -616,6 +621,9 @@ impl DiffqOptions {
     }
     fn default_rate_control() -> String {
         "aimd".into()
+    }
+    fn default_hold_negative() -> bool {
+        true
     }
     fn default_alpha() -> f64 {
         0.01
