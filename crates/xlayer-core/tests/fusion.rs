@@ -1,10 +1,10 @@
 //! Fusion (`net::fusion`; Hull et al., SenSys 2004) on the many-to-one funnel of
 //! `scenarios/fusion-funnel.toml`, against plain UDP over DCF. The assertions follow what the
-//! sources confirm (`net::fusion`, [A] the paper's abstract, [D] the DPCLO document's summary):
+//! sources confirm (`net::fusion`, (A) the paper's abstract, (D) the DPCLO document's summary):
 //! without congestion control, congestion causes buffer drops and is grossly unfair to sources
-//! whose data crosses more hops [A]; Fusion's flow control keeps nodes from sending faster than
-//! their downstream can forward [D], its rate limiting keeps local and transit traffic fair [D],
-//! and the combination raises network efficiency [A]. The margins are the qualitative words of
+//! whose data crosses more hops (A); Fusion's flow control keeps nodes from sending faster than
+//! their downstream can forward (D), its rate limiting keeps local and transit traffic fair (D),
+//! and the combination raises network efficiency (A). The margins are the qualitative words of
 //! the sources turned into numbers (an order of magnitude for "far fewer", half for "fair"),
 //! not the figures this model produces, which the tests print.
 
@@ -125,18 +125,18 @@ fn fusion_cuts_transit_drops_and_ends_the_far_sources_starvation_on_a_funnel() {
         }
         // Measured, seed 1: udp-dcf 11712 relay drops, Jain 0.250, far/near 0.00 (only the
         // sink's two neighbours get through); Fusion 29 drops, Jain 0.977, far/near 0.91.
-        // [A]: congestion drops buffers and starves the far sources; [D]: flow control keeps
+        // (A): congestion drops buffers and starves the far sources; (D): flow control keeps
         // relays from being sent more than they can forward -> far fewer drops in transit.
         assert!(
             d0 > 0.0 && d1 * 10.0 < d0,
             "seed {seed}: relay drops {d0} -> {d1}"
         );
-        // [A] grossly unfair without congestion control; [D] rate limiting treats local and
+        // (A) grossly unfair without congestion control; (D) rate limiting treats local and
         // transit flows alike: the far sources get at least half what the near ones get.
         assert!(f0 < 0.1, "seed {seed}: udp-dcf far/near {f0}");
         assert!(f1 > 0.5, "seed {seed}: fusion far/near {f1}");
         assert!(j1 > j0, "seed {seed}: Jain {j0} -> {j1}");
-        // [A] reports network efficiency three times higher on its testbed; the useful radio
+        // (A) reports network efficiency three times higher on its testbed; the useful radio
         // work delivered must at least double here.
         assert!(w1 > 2.0 * w0, "seed {seed}: bit-hops/s {w0} -> {w1}");
     }

@@ -2,23 +2,25 @@
 //! ACM SenSys 2004). Depends on `sim` only; the node assembly (`crate::world`) holds the packets
 //! and calls in.
 //!
-//! **Sources, and what each confirms.** The paper's body (its §3 with the thresholds and rules)
-//! could not be read with the search tools available when this model was checked (November
-//! 2026): the stored copies of the paper (kipdf.com/mitigating-congestion-in-wireless-sensor-
-//! networks_5ade46c07f8b9a8d848b45f0.html, mafiadoc.com/mitigating-congestion-in-wireless-
-//! sensor-networks-networks-and-_5ba8b5f3097c4705288b4747.html, vdocument.in/mitigating-
-//! congestion-in-wireless-sensor-congestion-in-wireless-sensor-networks.html) yield their
-//! opening only, and no re-implementation (TinyOS, ns-2, ns-3) or survey describing the
-//! mechanisms was found. What the sources confirm:
+//! **Sources, and what each confirms.** The paper's body (the section with the thresholds and
+//! rules) could not be read with the search tools available when this model was checked
+//! (November 2026): the stored copies of the paper yield their opening only —
 //!
-//! - [A] the paper's abstract (the copies above; also the abstract of Hull's S.M. thesis,
+//! - <https://kipdf.com/mitigating-congestion-in-wireless-sensor-networks_5ade46c07f8b9a8d848b45f0.html>
+//! - <https://mafiadoc.com/mitigating-congestion-in-wireless-sensor-networks-networks-and-_5ba8b5f3097c4705288b4747.html>
+//! - <https://vdocument.in/mitigating-congestion-in-wireless-sensor-congestion-in-wireless-sensor-networks.html>
+//!
+//! — and no re-implementation (TinyOS, ns-2, ns-3) or survey describing the mechanisms was
+//! found. What the sources confirm:
+//!
+//! - (A) the paper's abstract (the copies above; also the abstract of Hull's S.M. thesis,
 //!   "Techniques for mitigating congestion in wireless sensor networks", MIT, February 2005,
-//!   hdl.handle.net/1721.1/30170): three techniques — hop-by-hop flow control, rate limiting
-//!   source traffic when transit traffic is present, a prioritized MAC — whose combination,
-//!   Fusion, improved network efficiency by a factor of three on a 55-node testbed under
-//!   realistic workloads; congestion causes buffer drops and is "grossly unfair" to nodes whose
-//!   data crosses more hops.
-//! - [D] the DPCLO document (`000_…`, §II): hop-by-hop flow control is back pressure that keeps
+//!   <http://hdl.handle.net/1721.1/30170>): three techniques — hop-by-hop flow control, rate
+//!   limiting source traffic when transit traffic is present, a prioritized MAC — whose
+//!   combination, Fusion, improved network efficiency by a factor of three on a 55-node
+//!   testbed under realistic workloads; congestion causes buffer drops and is "grossly unfair"
+//!   to nodes whose data crosses more hops.
+//! - (D) the DPCLO document (`000_…`, §II): hop-by-hop flow control is back pressure that keeps
 //!   nodes from sending faster than their downstream nodes can forward; rate limiting meters
 //!   traffic entering the network so that transit flows and a node's own flows are treated
 //!   fairly; the prioritized MAC gives congested nodes prioritized channel access to drain
@@ -38,14 +40,14 @@
 //!   fills at least `queue_threshold` of its capacity; every data packet it sends carries the
 //!   bit ([`FusionNode::update_congestion`]). As recalled, the paper sets the bit when the free
 //!   fraction of the queue falls below a high-water mark of 0.25, i.e. occupancy 0.75.
-//! - **Hop-by-hop flow control** ([A], [D]; mechanism recalled): every node records the last bit
+//! - **Hop-by-hop flow control** (A, D; mechanism recalled): every node records the last bit
 //!   it overheard from each neighbour ([`FusionNode::hear`]) and does not hand the MAC a packet
 //!   whose next hop's last bit was set ([`FusionNode::next_hop_congested`]). A congested node
-//!   keeps sending (its own next hop permitting), which is how it drains ([D]) and how its
+//!   keeps sending (its own next hop permitting), which is how it drains (D) and how its
 //!   neighbours learn the bit cleared. The bit is soft state: unheard for `bit_expiry` it counts
 //!   as clear, so a lost last packet cannot block a sender for ever (xlayer's choice: no
 //!   source says how the paper avoids that deadlock).
-//! - **Source rate limiting when transit traffic exists** ([A], [D]; the token rule recalled):
+//! - **Source rate limiting when transit traffic exists** (A, D; the token rule recalled):
 //!   a node overhearing its parent (its next hop towards the packet's destination) send a
 //!   packet earns `1/N` token, `N` the distinct sources the parent sent for within
 //!   `source_window` (the node itself included) — one token per N parent transmissions; each
@@ -57,10 +59,10 @@
 //!   forwards nothing — is clocked instead by its own forwarding: `1/D` token per packet it
 //!   forwards, `D` the distinct sources it forwarded for ([`FusionNode::on_forward`]; xlayer's
 //!   extension, so that the sink's neighbours too meter their own traffic against the transit
-//!   traffic they carry, [D]). With neither clock running it is not limited ([A]: "when transit
-//!   traffic is present"). A saturating source waits for a token; a CBR source's packets wait
-//!   in line for one ([`FusionNode::cbr_waiting`]; xlayer's choice).
-//! - **Prioritized MAC** ([A], [D]; the factor recalled): a congested node contends with a
+//!   traffic they carry, as (D) asks). With neither clock running it is not limited (A:
+//!   "when transit traffic is present"). A saturating source waits for a token; a CBR source's
+//!   packets wait in line for one ([`FusionNode::cbr_waiting`]; xlayer's choice).
+//! - **Prioritized MAC** (A, D; the factor recalled): a congested node contends with a
 //!   contention window divided by `cw_divisor`, 4 by default ([`quarter_window`]:
 //!   `CW' = (CW + 1)/4 - 1`, so 31 → 7, 1023 → 255); as recalled, the paper's congested node
 //!   backs off over a window a quarter the size of a non-congested node's. Keeping the 2^k - 1
@@ -71,14 +73,14 @@ use std::collections::VecDeque;
 use crate::sim::SimTime;
 
 /// Fusion's parameters (`[stack.fusion]`); the sources of each default are in the module
-/// documentation ([A], [D], recalled, or xlayer's choice).
+/// documentation (A, D, recalled, or xlayer's choice).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionParams {
-    /// Hop-by-hop flow control ([A], [D]).
+    /// Hop-by-hop flow control (A, D).
     pub flow_control: bool,
-    /// Source rate limiting when transit traffic is present ([A], [D]).
+    /// Source rate limiting when transit traffic is present (A, D).
     pub rate_limit: bool,
-    /// Prioritized MAC for congested nodes ([A], [D]).
+    /// Prioritized MAC for congested nodes (A, D).
     pub prioritized_mac: bool,
     /// Interface queue capacity (packets, the one at the MAC included): `mac.queue_packets`.
     pub queue_packets: u32,
@@ -273,8 +275,9 @@ impl FusionNode {
     }
 
     /// The node overheard its parent send packet `(flow, seq)` of `source` (the paper's clock
-    /// as recalled, not confirmed): earns `1/N` token, `N` the distinct sources the parent sent for within the
-    /// window (this node included). Returns whether a token was earned (not a MAC retry).
+    /// as recalled, not confirmed): earns `1/N` token, `N` the distinct sources the parent sent
+    /// for within the window (this node included). Returns whether a token was earned (not a
+    /// MAC retry).
     pub fn on_parent_forward(
         &mut self,
         source: u32,
