@@ -1562,7 +1562,8 @@ impl World {
         if let Some(f) = self.fusion.as_ref() {
             // Fusion: the application's backlog stays above the interface queue, which a
             // saturating source fills only up to below the congestion threshold.
-            // It never makes its own node congested: only transit traffic sets the bit.
+            // It never makes its own node congested: only transit traffic sets the bit
+            // (xlayer's choice; no source says how the paper treats a backlogged source).
             let st = &f.nodes[node as usize];
             return !crate::net::fusion::is_congested(
                 st.occupancy() + 1,
@@ -1860,7 +1861,7 @@ impl World {
 
     /// Fusion: `node` decoded data packet `p` from `from` carrying congestion bit `bit`. If
     /// `from` is the node's next hop towards the packet's destination (its parent), the packet
-    /// clocks the node's source tokens (Hull et al.'s rate limiting).
+    /// clocks the node's source tokens (the paper's rate limiting as recalled; `net::fusion`).
     fn fusion_hear(&mut self, node: u32, from: u32, bit: bool, p: &Packet) {
         let now = self.now();
         let parent = p.dst != node && self.next_hop(node, p.dst) == from;

@@ -1,6 +1,12 @@
-//! Fusion (`net::fusion`; Hull et al., SenSys 2004, as the DPCLO document summarises it) on the
-//! many-to-one funnel of `scenarios/fusion-funnel.toml`: against plain UDP over DCF it cuts the
-//! relays' queue drops by a large factor and shares the sink more fairly; and it is deterministic.
+//! Fusion (`net::fusion`; Hull et al., SenSys 2004) on the many-to-one funnel of
+//! `scenarios/fusion-funnel.toml`, against plain UDP over DCF. The assertions follow what the
+//! sources confirm (`net::fusion`, (A) the paper's abstract, (D) the DPCLO document's summary):
+//! without congestion control, congestion causes buffer drops and is grossly unfair to sources
+//! whose data crosses more hops (A); Fusion's flow control keeps nodes from sending faster than
+//! their downstream can forward (D), its rate limiting keeps local and transit traffic fair (D),
+//! and the combination raises network efficiency (A). The margins are the qualitative words of
+//! the sources turned into numbers (an order of magnitude for "far fewer", half for "fair"),
+//! not the figures this model produces, which the tests print.
 
 use xlayer_core::{Results, Simulation, Value};
 
@@ -61,17 +67,37 @@ fn throughputs(r: &Results) -> Vec<f64> {
     r.flows.iter().map(|f| col(f, "throughput_bps")).collect()
 }
 
+/// Mean throughput of the flows whose path is `near` (one hop) or not, in bit/s.
+fn mean_throughput(r: &Results, near: bool) -> f64 {
+    let t: Vec<f64> = r
+        .flows
+        .iter()
+        .filter(|f| (col(f, "hops") == 1.0) == near)
+        .map(|f| col(f, "throughput_bps"))
+        .collect();
+    t.iter().sum::<f64>() / t.len() as f64
+}
+
+/// Bit-hops per second delivered: each flow's throughput times its path length, the useful
+/// radio work (a stand-in for the paper's "network efficiency", whose definition the sources
+/// at hand do not give).
+fn bit_hops_per_s(r: &Results) -> f64 {
+    r.flows
+        .iter()
+        .map(|f| col(f, "throughput_bps") * col(f, "hops"))
+        .sum()
+}
+
 #[test]
-fn fusion_cuts_relay_drops_and_raises_fairness_on_a_funnel() {
+fn fusion_cuts_transit_drops_and_ends_the_far_sources_starvation_on_a_funnel() {
     for seed in [1, 2] {
         let dcf = funnel("udp-dcf", "", seed);
         let fus = funnel("fusion", "", seed);
         let (d0, d1) = (relay_queue_drops(&dcf), relay_queue_drops(&fus));
         let (j0, j1) = (dcf.summary_f64("jain_index"), fus.summary_f64("jain_index"));
-        let (a0, a1) = (
-            dcf.summary_f64("aggregate_throughput_bps"),
-            fus.summary_f64("aggregate_throughput_bps"),
-        );
+        let (w0, w1) = (bit_hops_per_s(&dcf), bit_hops_per_s(&fus));
+        let far_share = |r: &Results| mean_throughput(r, false) / mean_throughput(r, true);
+        let (f0, f1) = (far_share(&dcf), far_share(&fus));
         let kbps = |r: &Results| {
             throughputs(r)
                 .iter()
@@ -79,11 +105,11 @@ fn fusion_cuts_relay_drops_and_raises_fairness_on_a_funnel() {
                 .collect::<Vec<_>>()
         };
         eprintln!(
-            "seed {seed} udp-dcf: relay queue drops {d0}, Jain {j0:.3}, aggregate {a0:.0} bit/s, flows {:?} kbit/s",
+            "seed {seed} udp-dcf: relay queue drops {d0}, Jain {j0:.3}, far/near {f0:.2}, {w0:.0} bit-hops/s, flows {:?} kbit/s",
             kbps(&dcf)
         );
         eprintln!(
-            "seed {seed} fusion:  relay queue drops {d1}, Jain {j1:.3}, aggregate {a1:.0} bit/s, flows {:?} kbit/s",
+            "seed {seed} fusion:  relay queue drops {d1}, Jain {j1:.3}, far/near {f1:.2}, {w1:.0} bit-hops/s, flows {:?} kbit/s",
             kbps(&fus)
         );
         for n in &fus.nodes {
@@ -97,11 +123,22 @@ fn fusion_cuts_relay_drops_and_raises_fairness_on_a_funnel() {
                 col(n, "fusion_drops_queue_transit"),
             );
         }
-        // Measured, seed 1: udp-dcf 11712 relay drops, Jain 0.250 (only the sink's two
-        // neighbours get through), 308 kbit/s; Fusion 29 drops, Jain 0.977, 695 kbit/s.
-        assert!(d1 * 20.0 < d0, "seed {seed}: relay drops {d0} -> {d1}");
-        assert!(j0 < 0.4 && j1 > 0.85, "seed {seed}: Jain {j0} -> {j1}");
-        assert!(a1 > 1.5 * a0, "seed {seed}: aggregate {a0} -> {a1}");
+        // Measured, seed 1: udp-dcf 11712 relay drops, Jain 0.250, far/near 0.00 (only the
+        // sink's two neighbours get through); Fusion 29 drops, Jain 0.977, far/near 0.91.
+        // (A): congestion drops buffers and starves the far sources; (D): flow control keeps
+        // relays from being sent more than they can forward -> far fewer drops in transit.
+        assert!(
+            d0 > 0.0 && d1 * 10.0 < d0,
+            "seed {seed}: relay drops {d0} -> {d1}"
+        );
+        // (A) grossly unfair without congestion control; (D) rate limiting treats local and
+        // transit flows alike: the far sources get at least half what the near ones get.
+        assert!(f0 < 0.1, "seed {seed}: udp-dcf far/near {f0}");
+        assert!(f1 > 0.5, "seed {seed}: fusion far/near {f1}");
+        assert!(j1 > j0, "seed {seed}: Jain {j0} -> {j1}");
+        // (A) reports network efficiency three times higher on its testbed; the useful radio
+        // work delivered must at least double here.
+        assert!(w1 > 2.0 * w0, "seed {seed}: bit-hops/s {w0} -> {w1}");
     }
 }
 

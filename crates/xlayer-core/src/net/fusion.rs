@@ -1,59 +1,102 @@
 //! Fusion (Hull, Jamieson, Balakrishnan, "Mitigating congestion in wireless sensor networks",
-//! SenSys 2004), as the DPCLO document (`000_…`, §II) summarises it: "a combination of hop-by-hop
-//! flow control, rate limiting source traffic when transit traffic exists, and a prioritized MAC".
-//! Depends on `sim` only; the node assembly (`crate::world`) holds the packets and calls in.
+//! ACM SenSys 2004). Depends on `sim` only; the node assembly (`crate::world`) holds the packets
+//! and calls in.
+//!
+//! **Sources, and what each confirms.** The paper's body (the section with the thresholds and
+//! rules) could not be read with the search tools available when this model was checked
+//! (November 2026): the stored copies of the paper yield their opening only —
+//!
+//! - <https://kipdf.com/mitigating-congestion-in-wireless-sensor-networks_5ade46c07f8b9a8d848b45f0.html>
+//! - <https://mafiadoc.com/mitigating-congestion-in-wireless-sensor-networks-networks-and-_5ba8b5f3097c4705288b4747.html>
+//! - <https://vdocument.in/mitigating-congestion-in-wireless-sensor-congestion-in-wireless-sensor-networks.html>
+//!
+//! — and no re-implementation (TinyOS, ns-2, ns-3) or survey describing the mechanisms was
+//! found. What the sources confirm:
+//!
+//! - (A) the paper's abstract (the copies above; also the abstract of Hull's S.M. thesis,
+//!   "Techniques for mitigating congestion in wireless sensor networks", MIT, February 2005,
+//!   <http://hdl.handle.net/1721.1/30170>): three techniques — hop-by-hop flow control, rate
+//!   limiting source traffic when transit traffic is present, a prioritized MAC — whose
+//!   combination, Fusion, improved network efficiency by a factor of three on a 55-node
+//!   testbed under realistic workloads; congestion causes buffer drops and is "grossly unfair"
+//!   to nodes whose data crosses more hops.
+//! - (D) the DPCLO document (`000_…`, §II): hop-by-hop flow control is back pressure that keeps
+//!   nodes from sending faster than their downstream nodes can forward; rate limiting meters
+//!   traffic entering the network so that transit flows and a node's own flows are treated
+//!   fairly; the prioritized MAC gives congested nodes prioritized channel access to drain
+//!   their queues.
+//!
+//! Everything finer — the congestion bit carried in data packets and learnt by overhearing, the
+//! 75 % occupancy threshold, the token rule (1/N token per overheard parent transmission), the
+//! quarter contention window — is the paper as recalled by the sessions that wrote and checked
+//! this model (both recollections agree), **not confirmed by any source reachable here**; the
+//! remaining values are xlayer's choices, marked as such below. The paper's alternative
+//! congestion detector by channel sampling is not modelled (recalled, not confirmed).
 //!
 //! What a node keeps and decides, sans-IO:
 //!
-//! - **Congestion bit** (queue-occupancy detection): a node is congested while its interface
-//!   queue (the packets it holds, the one at the MAC included) fills at least
-//!   `queue_threshold` of its capacity; every data packet it sends carries the bit
-//!   ([`FusionNode::update_congestion`]). Hull et al. set the bit when the free fraction of the
-//!   queue falls below a high-water mark; xlayer's default threshold 0.75 is a free fraction of
-//!   0.25.
-//! - **Hop-by-hop flow control**: every node records the last bit it overheard from each
-//!   neighbour ([`FusionNode::hear`]) and does not hand the MAC a packet whose next hop's last
-//!   bit was set ([`FusionNode::next_hop_congested`]). A congested node keeps sending (its own
-//!   next hop permitting), which is how it drains and how its neighbours learn the bit cleared.
-//!   The bit is soft state: unheard for `bit_expiry` it counts as clear, so a lost last packet
-//!   cannot block a sender for ever (xlayer's choice; the summary does not say).
-//! - **Source rate limiting when transit traffic exists** (Hull et al.'s token bucket): a node
-//!   overhearing its parent (its next hop towards the packet's destination) send a packet earns
-//!   `1/N` token, `N` the distinct sources the parent sent for within `source_window` (the node
-//!   itself included); each packet of its own costs one token; the bucket holds at most
-//!   `token_bucket` ([`FusionNode::on_parent_forward`], [`FusionNode::take_token`]). So a source
-//!   sends about as fast as each source its parent forwards for. A node whose parent was not
-//!   overheard forwarding in the window — the sink's neighbours: the sink forwards nothing —
-//!   is clocked instead by its own forwarding: `1/D` token per packet it forwards, `D` the
-//!   distinct sources it forwarded for ([`FusionNode::on_forward`]; xlayer's extension, the
-//!   summary's "rate limiting source traffic when transit traffic exists"). With neither clock
-//!   running it is not limited. MAC retries of one packet count once. A saturating source
-//!   waits for a token; a CBR source's packets wait in line for one ([`FusionNode::cbr_waiting`]).
-//! - **Prioritized MAC**: a congested node contends with a window a quarter of the normal
-//!   ([`quarter_window`]: `CW' = (CW + 1)/4 - 1`, so 31 → 7, 1023 → 255), Hull et al.'s
-//!   "backoff window one-fourth the size of a non-congested node's".
+//! - **Congestion bit** (queue-occupancy detection; recalled, not confirmed): a node is
+//!   congested while its interface queue (the packets it holds, the one at the MAC included)
+//!   fills at least `queue_threshold` of its capacity; every data packet it sends carries the
+//!   bit ([`FusionNode::update_congestion`]). As recalled, the paper sets the bit when the free
+//!   fraction of the queue falls below a high-water mark of 0.25, i.e. occupancy 0.75.
+//! - **Hop-by-hop flow control** (A, D; mechanism recalled): every node records the last bit
+//!   it overheard from each neighbour ([`FusionNode::hear`]) and does not hand the MAC a packet
+//!   whose next hop's last bit was set ([`FusionNode::next_hop_congested`]). A congested node
+//!   keeps sending (its own next hop permitting), which is how it drains (D) and how its
+//!   neighbours learn the bit cleared. The bit is soft state: unheard for `bit_expiry` it counts
+//!   as clear, so a lost last packet cannot block a sender for ever (xlayer's choice: no
+//!   source says how the paper avoids that deadlock).
+//! - **Source rate limiting when transit traffic exists** (A, D; the token rule recalled):
+//!   a node overhearing its parent (its next hop towards the packet's destination) send a
+//!   packet earns `1/N` token, `N` the distinct sources the parent sent for within
+//!   `source_window` (the node itself included) — one token per N parent transmissions; each
+//!   packet of its own costs one token; the bucket holds at most `token_bucket`
+//!   ([`FusionNode::on_parent_forward`], [`FusionNode::take_token`]). So a source sends about as
+//!   fast as each source its parent forwards for. Counting N over a sliding window, the bucket
+//!   depth, and counting MAC retries of one packet once are xlayer's choices. A node whose
+//!   parent was not overheard forwarding in the window — the sink's neighbours: the sink
+//!   forwards nothing — is clocked instead by its own forwarding: `1/D` token per packet it
+//!   forwards, `D` the distinct sources it forwarded for ([`FusionNode::on_forward`]; xlayer's
+//!   extension, so that the sink's neighbours too meter their own traffic against the transit
+//!   traffic they carry, as (D) asks). With neither clock running it is not limited (A:
+//!   "when transit traffic is present"). A saturating source waits for a token; a CBR source's
+//!   packets wait in line for one ([`FusionNode::cbr_waiting`]; xlayer's choice).
+//! - **Prioritized MAC** (A, D; the factor recalled): a congested node contends with a
+//!   contention window divided by `cw_divisor`, 4 by default ([`quarter_window`]:
+//!   `CW' = (CW + 1)/4 - 1`, so 31 → 7, 1023 → 255); as recalled, the paper's congested node
+//!   backs off over a window a quarter the size of a non-congested node's. Keeping the 2^k - 1
+//!   form is xlayer's choice for 802.11 windows.
 
 use std::collections::VecDeque;
 
 use crate::sim::SimTime;
 
-/// Fusion's parameters (`[stack.fusion]`).
+/// Fusion's parameters (`[stack.fusion]`); the sources of each default are in the module
+/// documentation (A, D, recalled, or xlayer's choice).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionParams {
+    /// Hop-by-hop flow control (A, D).
     pub flow_control: bool,
+    /// Source rate limiting when transit traffic is present (A, D).
     pub rate_limit: bool,
+    /// Prioritized MAC for congested nodes (A, D).
     pub prioritized_mac: bool,
-    /// Interface queue capacity (packets, the one at the MAC included).
+    /// Interface queue capacity (packets, the one at the MAC included): `mac.queue_packets`.
     pub queue_packets: u32,
-    /// Congested while occupancy ≥ this fraction of `queue_packets`.
+    /// Congested while occupancy ≥ this fraction of `queue_packets` (default 0.75: the paper's
+    /// high-water mark of a quarter free as recalled, not confirmed).
     pub queue_threshold: f64,
-    /// A neighbour's bit unheard for this long counts as clear.
+    /// A neighbour's bit unheard for this long counts as clear (default 1 s: xlayer's choice,
+    /// no source gives the paper's deadlock guard).
     pub bit_expiry: SimTime,
-    /// Transit sources are counted over this window.
+    /// Window over which the parent's (or the node's own) sources are counted (default 1 s:
+    /// xlayer's choice, no source says how N is estimated).
     pub source_window: SimTime,
-    /// Token bucket depth (own packets).
+    /// Token bucket depth, own packets (default 2: xlayer's choice, no source gives it).
     pub token_bucket: f64,
-    /// Contention window divisor of a congested node (Hull et al.: 4).
+    /// Contention window divisor of a congested node (default 4: the paper's quarter window as
+    /// recalled, not confirmed).
     pub cw_divisor: u32,
 }
 
@@ -231,9 +274,10 @@ impl FusionNode {
         }
     }
 
-    /// The node overheard its parent send packet `(flow, seq)` of `source` (Hull et al.'s
-    /// clock): earns `1/N` token, `N` the distinct sources the parent sent for within the
-    /// window (this node included). Returns whether a token was earned (not a MAC retry).
+    /// The node overheard its parent send packet `(flow, seq)` of `source` (the paper's clock
+    /// as recalled, not confirmed): earns `1/N` token, `N` the distinct sources the parent sent
+    /// for within the window (this node included). Returns whether a token was earned (not a
+    /// MAC retry).
     pub fn on_parent_forward(
         &mut self,
         source: u32,

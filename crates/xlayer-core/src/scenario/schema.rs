@@ -484,8 +484,9 @@ pub struct Stack {
     pub fusion: Option<FusionOptions>,
 }
 
-/// Fusion's parameters (`net::fusion`; Hull et al., SenSys 2004, as the DPCLO document
-/// summarises it).
+/// Fusion's parameters (`net::fusion`; Hull et al., SenSys 2004). The paper's abstract and the
+/// DPCLO document confirm the three techniques only; which defaults are the paper as recalled
+/// (unconfirmed) and which are xlayer's choices is said per field and in `net::fusion`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FusionOptions {
@@ -495,23 +496,26 @@ pub struct FusionOptions {
     /// Source rate limiting when transit traffic exists.
     #[serde(default = "yes")]
     pub rate_limit: bool,
-    /// Congested nodes contend with a quarter of the contention window.
+    /// Congested nodes contend with the contention window divided by `cw_divisor`.
     #[serde(default = "yes")]
     pub prioritized_mac: bool,
     /// Congested while the interface queue holds at least this fraction of `mac.queue_packets`
-    /// (Hull et al.: the free fraction falls below a high-water mark; 0.75 = a quarter free).
+    /// (0.75: the paper's high-water mark of a quarter free, as recalled; not confirmed).
     #[serde(default = "FusionOptions::default_threshold")]
     pub queue_threshold: f64,
-    /// A neighbour's overheard congestion bit counts as clear after this long unheard.
+    /// A neighbour's overheard congestion bit counts as clear after this long unheard (1 s:
+    /// xlayer's choice).
     #[serde(default = "FusionOptions::default_one_second")]
     pub bit_expiry_s: f64,
-    /// Window over which a node counts the distinct sources it forwards for.
+    /// Window over which a node counts the distinct sources its parent (or it) forwards for
+    /// (1 s: xlayer's choice).
     #[serde(default = "FusionOptions::default_one_second")]
     pub source_window_s: f64,
-    /// Token bucket depth of a source's own packets.
+    /// Token bucket depth of a source's own packets (2: xlayer's choice).
     #[serde(default = "FusionOptions::default_bucket")]
     pub token_bucket: f64,
-    /// Contention window divisor of a congested node (Hull et al.: 4).
+    /// Contention window divisor of a congested node (4: the paper's quarter window, as
+    /// recalled; not confirmed).
     #[serde(default = "FusionOptions::default_divisor")]
     pub cw_divisor: u32,
 }
