@@ -107,6 +107,14 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                     }
                 }),
             ),
+            (
+                "hops_mean",
+                Float(if st.hops_n > 0 {
+                    st.hops_sum as f64 / st.hops_n as f64
+                } else {
+                    f64::NAN
+                }),
+            ),
             ("payload_bytes", Int(f.payload_bytes as i64)),
             ("sent", Int(st.sent as i64)),
             ("received", Int(st.delivered_of_sent as i64)),
@@ -129,6 +137,8 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                     f64::NAN
                 }),
             ),
+            ("queue_drops", Int(st.queue_drops as i64)),
+            ("link_drops", Int(st.link_drops as i64)),
         ]);
         let row = flows.last_mut().expect("just pushed");
         match f.transport {

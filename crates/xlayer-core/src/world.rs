@@ -875,6 +875,9 @@ impl World {
                             if delivered { 1.0 } else { 0.0 },
                         );
                     }
+                    if !delivered {
+                        self.flow_drop(packet, false);
+                    }
                     self.packets.release(packet);
                     if !self.dest_queues.is_empty()
                         && self.dest_queues[node as usize].is_at_mac(packet)
@@ -1299,6 +1302,7 @@ impl World {
                 .publish(now, node, TuneEventKind::MacQueueLen, len as f64);
         }
         if !queued {
+            self.flow_drop(h, true);
             self.packets.release(h);
             if self.events.wants(TuneEventKind::QueueOverflow) {
                 self.events
@@ -1323,6 +1327,7 @@ impl World {
             if transit {
                 net.drops_dest_queue_transit += 1;
             }
+            self.flow_drop(h, true);
             self.packets.release(h);
             if self.events.wants(TuneEventKind::QueueOverflow) {
                 self.events
@@ -1394,6 +1399,7 @@ impl World {
             {
                 return;
             }
+            self.flow_drop(h, true);
             self.packets.release(h);
             if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
                 self.publish_queue_change(node, dst);
@@ -1610,7 +1616,29 @@ impl World {
         self.net_send(node, h);
     }
 
+    /// Counts packet `h`'s loss against its flow: to a full queue, or else to the MAC's retry
+    /// limit. Control packets belong to no flow.
+    fn flow_drop(&mut self, h: u32, queue: bool) {
+        let p = self.packets.get(h);
+        if p.control.is_control() {
+            return;
+        }
+        if let Some(st) = self.flow_stats.get_mut(p.flow as usize) {
+            if queue {
+                st.queue_drops += 1;
+            } else {
+                st.link_drops += 1;
+            }
+        }
+    }
+
     fn sink(&mut self, now: SimTime, p: &Packet) {
+        if p.dst == self.flows[p.flow as usize].dst && p.payload_bytes > 0 {
+            // TTL falls at each relay: the source's hop plus one per relay.
+            let st = &mut self.flow_stats[p.flow as usize];
+            st.hops_sum += (self.ttl - p.ttl) as u64 + 1;
+            st.hops_n += 1;
+        }
         if let Header::Tcp(h) = p.transport {
             let FlowTransport::Tcp(c) = self.flows[p.flow as usize].transport else {
                 return;
@@ -1764,6 +1792,7 @@ impl World {
             st.drops += 1;
             st.drops_transit += transit as u64;
             self.nodes[node as usize].mac.stats.drops_queue += 1;
+            self.flow_drop(h, true);
             self.packets.release(h);
             if self.events.wants(TuneEventKind::QueueOverflow) {
                 self.events

@@ -270,3 +270,24 @@ fn throughput_time_series_adds_up_to_the_flow_total() {
         window_bits / 3.0
     );
 }
+
+#[test]
+fn a_flows_drop_and_path_columns_account_for_every_loss_on_its_path() {
+    // One flow offered 2 Mbit/s over a hidden-terminal chain: its packets die in full queues and at
+    // the retry limit. With a single flow, the flow's counts must equal the nodes' totals, and
+    // the hops its packets travelled equal the static path.
+    let toml = "duration_s = 12.0\nwarmup_s = 2.0\n[radio]\ndata_rate_mbps = 2.0\n\
+         basic_rate_mbps = 1.0\ntx_range_m = 250.0\ncs_range_m = 300.0\n[topology]\n\
+         kind = \"chain\"\ncount = 5\nspacing_m = 200.0\n[[flows]]\nsrc = 0\ndst = 4\nrate_bps = 2e6\n";
+    let r = run(toml);
+    let int = |key: &str| match r.flows[0].iter().find(|(k, _)| *k == key) {
+        Some((_, Value::Int(i))) => *i as f64,
+        other => panic!("{key}: {other:?}"),
+    };
+    let (queue, link) = (int("queue_drops"), int("link_drops"));
+    assert!(queue > 0.0 && link > 0.0, "queue {queue}, link {link}");
+    assert_eq!(queue, node_sum(&r, "drops_queue"));
+    assert_eq!(link, node_sum(&r, "drops_retry_limit"));
+    assert_eq!(int("hops"), 4.0);
+    assert_eq!(r.flow_f64(0, "hops_mean"), 4.0);
+}

@@ -23,6 +23,13 @@ pub struct FlowStats {
     pub delays_ns: Vec<u64>,
     /// Payload bytes received per time-series bin (from t = 0), when a bin width is set.
     pub bin_bytes: Vec<u64>,
+    /// Hops travelled by the data packets that reached the sink (sum, count), over the run.
+    pub hops_sum: u64,
+    pub hops_n: u64,
+    /// The flow's packets (either direction) lost to a full queue (per-destination, MAC or
+    /// Fusion queue) or to the MAC's retry limit, anywhere on the path, over the run.
+    pub queue_drops: u64,
+    pub link_drops: u64,
 }
 
 /// Network-layer counters of a node (the MAC and PHY keep their own).
