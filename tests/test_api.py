@@ -412,12 +412,29 @@ def test_package_default_scenario_is_a_copy_of_scenarios_default():
     ).read_text()
 
 
-@pytest.mark.parametrize("name", ["default", "bianchi", "chain", "mesh-7x7"])
+def _shipped(kind):
+    """Shipped files of one kind: sweep files name a base `scenario`, scenario files do not."""
+    import tomllib
+
+    files = sorted(SCENARIOS.glob("*.toml"))
+    return [p.stem for p in files if ("scenario" in tomllib.loads(p.read_text())) == (kind == "sweep")]
+
+
+@pytest.mark.parametrize("name", _shipped("scenario"))
 def test_shipped_scenarios_validate_and_build(name):
     path = SCENARIOS / f"{name}.toml"
     sim = xlayer.Simulation(path)  # validation and the connectivity check of every flow
     assert sim.scenario["name"] == name
     assert sim.now_s() == 0.0
+
+
+@pytest.mark.parametrize("name", _shipped("sweep"))
+def test_shipped_sweeps_plan_runs_whose_scenarios_validate(name):
+    from xlayer.sweeps import load_sweep, plan_runs
+
+    spec = load_sweep(SCENARIOS / f"{name}.toml")
+    runs = plan_runs(spec)
+    assert runs and len({r.run for r in runs}) == len(runs)
 
 
 def test_bianchi_scenario_is_ten_saturated_stations_sending_to_node_0():

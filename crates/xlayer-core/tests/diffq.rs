@@ -9,10 +9,11 @@ fn run(toml: &str) -> Results {
     sim.results()
 }
 
-/// Mean over seeds of (Jain index, median per-flow throughput, aggregate throughput).
-fn measure(preset: &str, flows: u32, seeds: &[u64]) -> (f64, f64, f64) {
+/// Mean over seeds of (Jain index, median per-flow throughput, aggregate throughput, log
+/// utility).
+fn measure(preset: &str, flows: u32, seeds: &[u64]) -> (f64, f64, f64, f64) {
     let text = include_str!("../../../scenarios/diffq-ablation.toml");
-    let runs: Vec<(f64, f64, f64)> = seeds
+    let runs: Vec<(f64, f64, f64, f64)> = seeds
         .iter()
         .map(|&seed| {
             // The paper's runs last a minute; 40 s (30 s measured) keeps the test short.
@@ -36,6 +37,7 @@ fn measure(preset: &str, flows: u32, seeds: &[u64]) -> (f64, f64, f64) {
                 r.summary_f64("jain_index"),
                 median,
                 r.summary_f64("aggregate_throughput_bps"),
+                r.summary_f64("log_utility"),
             )
         })
         .collect();
@@ -44,34 +46,43 @@ fn measure(preset: &str, flows: u32, seeds: &[u64]) -> (f64, f64, f64) {
         runs.iter().map(|r| r.0).sum::<f64>() / k,
         runs.iter().map(|r| r.1).sum::<f64>() / k,
         runs.iter().map(|r| r.2).sum::<f64>() / k,
+        runs.iter().map(|r| r.3).sum::<f64>() / k,
     )
+}
+
+/// `measure` for two stacks at each flow count, each on its own thread.
+type Pair = ((f64, f64, f64, f64), (f64, f64, f64, f64));
+fn compare(a: &str, b: &str, counts: &[u32], seeds: &[u64]) -> Vec<Pair> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = counts
+            .iter()
+            .map(|&n| {
+                (
+                    s.spawn(move || measure(a, n, seeds)),
+                    s.spawn(move || measure(b, n, seeds)),
+                )
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(x, y)| (x.join().unwrap(), y.join().unwrap()))
+            .collect()
+    })
 }
 
 #[test]
 fn diffq_tcp_is_fairer_than_tcp_sack_and_the_gap_grows_with_the_number_of_flows() {
     // §6.3: DiffQ-TCP's fairness index is higher than TCP-SACK's, its median per-flow
     // throughput higher, and the median ratio (Table 3) grows with the number of flows, while
-    // the aggregate stays comparable (Fig. 12(b)).
+    // the aggregate stays comparable (Fig. 12(b)). The document's ratios (1.96 / 3.45 / 4.35 /
+    // 8.18 for 4 / 8 / 16 / 32 flows) are far larger than xlayer's (about 0.9 / 1.0 / 1.2 /
+    // 1.15): its testbed's TCP-SACK starved up to 60 % of the flows, xlayer's starves few; only
+    // the direction and the growth are asserted.
     let seeds = [1, 2, 3];
     let counts = [4u32, 8, 16, 32];
-    // Two threads: CI has two cores.
-    let results: Vec<((f64, f64, f64), (f64, f64, f64))> = std::thread::scope(|s| {
-        let handles: Vec<_> = counts
-            .iter()
-            .map(|&n| {
-                (
-                    s.spawn(move || measure("diffq-tcp", n, &seeds)),
-                    s.spawn(move || measure("tcp-sack", n, &seeds)),
-                )
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|(d, t)| (d.join().unwrap(), t.join().unwrap()))
-            .collect()
-    });
+    let results = compare("diffq-tcp", "tcp-sack", &counts, &seeds);
     let mut ratios = Vec::new();
-    for (&n, &((dj, dm, da), (tj, tm, ta))) in counts.iter().zip(&results) {
+    for (&n, &((dj, dm, da, _), (tj, tm, ta, _))) in counts.iter().zip(&results) {
         eprintln!(
             "{n:2} flows: Jain {dj:.3} vs {tj:.3}, median {:.1} vs {:.1} kbit/s, aggregate {:.2} vs {:.2} Mbit/s (DiffQ-TCP vs TCP-SACK)",
             dm / 1e3,
@@ -92,4 +103,35 @@ fn diffq_tcp_is_fairer_than_tcp_sack_and_the_gap_grows_with_the_number_of_flows(
         ratios[2] > ratios[0] && ratios[3] > ratios[0],
         "the median gap should grow with the number of flows: {ratios:.2?}"
     );
+}
+
+#[test]
+fn diffq_udp_is_fairer_than_tfrc_ecn_with_many_flows() {
+    // §6.3, Figs. 13-14: "DiffQ-UDP achieves still much better fairness than TFRC-ECN" — even
+    // without losses as congestion signals, an end-to-end rate control leaves flows starving.
+    // (The document also reports up to 20 % more aggregate throughput; xlayer measures 80-86 %
+    // of TFRC-ECN's, so that part is not asserted.)
+    let counts = [16u32, 32];
+    for (&n, &((dj, dm, da, du), (tj, tm, ta, tu))) in
+        counts
+            .iter()
+            .zip(&compare("diffq-udp", "tfrc-ecn", &counts, &[1, 2, 3]))
+    {
+        eprintln!(
+            "{n:2} flows: Jain {dj:.3} vs {tj:.3}, median {:.1} vs {:.1} kbit/s, aggregate {:.2} vs {:.2} Mbit/s, log utility {du:.1} vs {tu:.1} (DiffQ-UDP vs TFRC-ECN)",
+            dm / 1e3,
+            tm / 1e3,
+            da / 1e6,
+            ta / 1e6
+        );
+        assert!(
+            dj > tj + 0.05,
+            "{n} flows: Jain {dj:.3} vs TFRC-ECN {tj:.3}"
+        );
+        assert!(dm > tm, "{n} flows: median {dm:.0} vs TFRC-ECN {tm:.0}");
+        assert!(
+            du > tu,
+            "{n} flows: log utility {du:.1} vs TFRC-ECN {tu:.1}"
+        );
+    }
 }
