@@ -50,6 +50,22 @@ SWEEP_PLOTS = ["throughput_cdf", "metrics_vs_flows_random.count", "scatter_dcf_v
 RUN_PLOTS = ["throughput_cdf", "throughput_vs_hops", "topology"]
 
 
+def _files(stems, flows):
+    """The PNG and SVG files of these plots, plus drops_vs_hops when a queue overflowed."""
+    if flows["queue_drops"].gt(0).any():
+        stems = stems + ["drops_vs_hops"]
+    return sorted(f"{stem}.{ext}" for stem in stems for ext in ("png", "svg"))
+
+
+def _plot_count(folder, sweep):
+    """How many plots the folder's report shows."""
+    import pandas as pd
+    from xlayer.analysis import load
+
+    flows = load(folder).flows if sweep else pd.read_csv(folder / "flows.csv")
+    return len(_files(SWEEP_PLOTS if sweep else RUN_PLOTS, flows)) // 2
+
+
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("sweep")
@@ -69,7 +85,9 @@ def run_dir(tmp_path_factory) -> Path:
 def test_sweep_plots_have_the_documented_names(sweep_dir):
     files = plot_folder(sweep_dir)
     names = sorted(p.name for p in files)
-    assert names == sorted(f"{stem}.{ext}" for stem in SWEEP_PLOTS for ext in ("png", "svg"))
+    from xlayer.analysis import load
+
+    assert names == _files(SWEEP_PLOTS, load(sweep_dir).flows)
     for p in files:
         data = p.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" if p.suffix == ".png" else b"<svg" in data[:2000]
@@ -79,8 +97,10 @@ def test_sweep_plots_have_the_documented_names(sweep_dir):
 def test_run_plots_and_cli(run_dir, xlayer_cli, tmp_path):
     proc = xlayer_cli("plot", run_dir, "--out", tmp_path / "p")
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == sorted(
-        f"{stem}.{ext}" for stem in RUN_PLOTS for ext in ("png", "svg"))
+    import pandas as pd
+
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == _files(
+        RUN_PLOTS, pd.read_csv(run_dir / "flows.csv"))
 
 
 def test_report_cli_writes_the_page_it_names(run_dir, xlayer_cli, tmp_path):
@@ -107,7 +127,7 @@ def test_report_is_self_contained(sweep_dir, run_dir):
         for url in re.findall(r'(?:src|href)="([^"]*)"', text):
             assert url.startswith("data:") or url.startswith("#"), url
         assert "http://" not in text and "https://" not in text
-        assert text.count("<img ") == len(SWEEP_PLOTS if folder == sweep_dir else RUN_PLOTS)
+        assert text.count("<img ") == _plot_count(folder, folder == sweep_dir)
     sweep_text = (sweep_dir / "report.html").read_text()
     assert "Metrics per group" in sweep_text and "dcf / rts" in sweep_text
     assert "flows_random.count" in sweep_text
@@ -132,10 +152,24 @@ def test_report_opens_in_headless_chromium_with_images_and_no_console_errors(
     assert proc.returncode == 0, proc.stderr[-2000:]
     dom = proc.stdout
     # The page's own check ran after load: every image decoded.
-    n = len(SWEEP_PLOTS if which == "sweep" else RUN_PLOTS)
+    n = _plot_count(folder, which == "sweep")
     assert f'data-images-loaded="{n}/{n}"' in dom, re.findall(r"data-images-loaded=\S+", dom)
     # Tables rendered with rows.
     assert dom.count("<table>") >= 2 and dom.count("<td") > 10
     # Chromium logs every console message (errors, warnings, uncaught exceptions) as CONSOLE.
     console = [line for line in proc.stderr.splitlines() if ":CONSOLE" in line]
     assert console == []
+
+
+def test_drops_vs_hops_sums_each_stacks_queue_drops_per_hop_count_and_run():
+    import pandas as pd
+
+    from xlayer.plots import drops_vs_hops
+
+    flows = pd.DataFrame({"stack": ["a", "a", "a", "b"], "run": ["r1", "r1", "r2", "r3"],
+                          "hops": [1, 2, 2, 1], "queue_drops": [4, 6, 2, 10]})
+    fig = drops_vs_hops(flows)
+    bars = {c.get_label(): sorted((round(p.get_x() + p.get_width() / 2), p.get_height())
+                                  for p in c.patches) for c in fig.axes[0].containers}
+    # stack a: two runs, 4 drops on 1-hop flows and 8 on 2-hop flows; stack b: one run.
+    assert bars == {"a": [(1, 2.0), (2, 4.0)], "b": [(1, 10.0)]}

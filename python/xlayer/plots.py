@@ -11,6 +11,9 @@
                             against stack b, flows paired by swept values, seed and flow id
                             (DiffQ Fig. 12 style); a is the first stack, b each other one
     throughput_vs_hops      per-flow throughput against the flow's hop count (DPCLO Fig. 9 style)
+    drops_vs_hops           the flows' packets lost to full queues, summed by the flows' hop
+                            count, one bar per stack (DiffQ Fig. 15 style; for a sweep, the mean
+                            per run); only when some queue dropped something
     topology                node positions and the flows as arrows from source to destination
                             (for a sweep: its first finished run)
     throughput_timeseries   run folder with timeseries.csv (the scenario set
@@ -44,6 +47,7 @@ __all__ = [
     "metrics_vs",
     "stack_scatter",
     "throughput_vs_hops",
+    "drops_vs_hops",
     "topology",
 ]
 
@@ -131,6 +135,32 @@ def stack_scatter(sweep: Any, a: str, b: str) -> Figure:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def drops_vs_hops(flows: pd.DataFrame, by: Optional[str] = "stack") -> Figure:
+    """Queue overflows by path length: the flows' ``queue_drops`` summed per hop count, one bar
+    per value of ``by``; with a ``run`` column (a sweep), divided by the runs of that value."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    groups = list(flows.groupby(by, sort=False)) if by and by in flows.columns else [
+        ("flows", flows)]
+    width = 0.8 / max(len(groups), 1)
+    for i, (name, df) in enumerate(groups):
+        runs = df["run"].nunique() if "run" in df.columns else 1
+        per_hops = df.groupby("hops")["queue_drops"].sum() / max(runs, 1)
+        offset = (i - (len(groups) - 1) / 2) * width
+        ax.bar(per_hops.index.astype(float) + offset, per_hops.to_numpy(), width=width,
+               label=str(name))
+    ax.set_xlabel("hops of the flow")
+    ax.set_ylabel("queue drops" + (" per run" if "run" in flows.columns else ""))
+    ax.set_title("queue overflows by path length")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def _has_queue_drops(flows: pd.DataFrame) -> bool:
+    return "queue_drops" in flows.columns and bool((flows["queue_drops"] > 0).any())
 
 
 def throughput_vs_hops(flows: pd.DataFrame, by: Optional[str] = "stack") -> Figure:
@@ -233,6 +263,9 @@ def figures(folder: PathLike) -> List[Tuple[str, str, Figure]]:
         if len(flows):
             out.append(("throughput_vs_hops", "Per-flow throughput against hop count",
                         throughput_vs_hops(flows)))
+            if _has_queue_drops(flows):
+                out.append(("drops_vs_hops", "Packets lost to full queues, by the flow's hop "
+                            "count (mean per run)", drops_vs_hops(flows)))
             first = sweep.ok.iloc[0]
             run_dir = folder / "runs" / str(first["run"])
             out.append(("topology", f"Topology and flows of run {first['run']} "
@@ -249,6 +282,9 @@ def figures(folder: PathLike) -> List[Tuple[str, str, Figure]]:
                         throughput_cdf(flows, by=None)))
             out.append(("throughput_vs_hops", "Per-flow throughput against hop count",
                         throughput_vs_hops(flows, by=None)))
+            if _has_queue_drops(flows):
+                out.append(("drops_vs_hops", "Packets lost to full queues, by the flow's hop count",
+                            drops_vs_hops(flows, by=None)))
         out.append(("topology", "Topology and flows", topology(nodes, flows, title=str(name))))
         if (folder / "timeseries.csv").is_file():
             series = pd.read_csv(folder / "timeseries.csv")
