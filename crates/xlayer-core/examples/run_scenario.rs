@@ -40,9 +40,13 @@ fn main() {
             cell("timeouts")
         );
     }
-    if std::env::var_os("XLAYER_FLOW_ROWS").is_some() {
+    // XLAYER_ROWS=1 prints every row of the flows and nodes tables too.
+    if std::env::var_os("XLAYER_ROWS").is_some() {
         for (i, f) in r.flows.iter().enumerate() {
             println!("flow {i} row: {f:?}");
+        }
+        for (i, n) in r.nodes.iter().enumerate() {
+            println!("node {i} row: {n:?}");
         }
     }
     for key in [

@@ -538,6 +538,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             expiry: SimTime::from_secs_f64(d.neighbour_expiry_s),
             hold_negative: d.mode == "full" && d.hold_negative,
             holds: 0,
+            next_hops: d.next_hops,
         });
         if d.mode == "full" && d.hold_negative {
             // Held packets are reconsidered on every overheard frame and, should a neighbour

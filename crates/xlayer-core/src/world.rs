@@ -122,6 +122,8 @@ pub struct DiffqState {
     pub hold_negative: bool,
     /// Times a node had packets but held them all back.
     pub holds: u64,
+    /// Candidate forwarders per destination (K of DSDV's next hops; 1: the routing next hop).
+    pub next_hops: u32,
 }
 
 /// How often nodes holding DiffQ packets back reconsider them even when they hear nothing
@@ -133,8 +135,9 @@ pub const DIFFQ_TICK: SimTime = SimTime::from_ms(100);
 enum DiffqChoice {
     /// Not DiffQ's decision: the queues' round robin, at this MAC level if given.
     RoundRobin(Option<u8>),
-    /// Serve this destination's head-of-line packet at this MAC level.
-    Serve(u32, u8),
+    /// Serve this destination's head-of-line packet at this MAC level, to this next hop
+    /// (multi-path DiffQ) or the routing next hop.
+    Serve(u32, u8, Option<u32>),
     /// Every destination's differential is negative: send nothing now.
     Hold,
 }
@@ -1353,7 +1356,10 @@ impl World {
                 Some(None) => break,
                 None => match self.diffq_choice(node) {
                     DiffqChoice::RoundRobin(level) => (None, level),
-                    DiffqChoice::Serve(d, level) => (Some(d), Some(level)),
+                    DiffqChoice::Serve(d, level, to) => {
+                        next_override = to;
+                        (Some(d), Some(level))
+                    }
                     DiffqChoice::Hold => break,
                 },
             };
@@ -1433,37 +1439,96 @@ impl World {
         let candidates = self.dest_queues[node as usize]
             .waiting()
             .filter_map(|(dst, own)| {
-                let next = self.next_hop(node, dst);
-                let theirs = if next == UNREACHABLE {
-                    0
-                } else {
-                    overheard.fresh_len(next, dst, now, expiry)
-                };
-                let qd = own as i64 - theirs as i64;
-                if hold && !crate::net::diffq::may_send(qd) {
+                let (qd, best) = self.diffq_differential(node, dst, own, overheard, now, expiry);
+                if hold && !crate::net::diffq::may_send(best) {
                     held = true;
                     return None;
                 }
                 Some((dst, qd))
             });
         let best = crate::net::diffq::pick(candidates, &mut rng);
-        let dq = self.diffq.as_mut().expect("diffq");
-        dq.rng[node as usize] = rng;
-        match best {
+        let choice = match best {
             Some((dst, qd)) => {
                 let level = if prio {
                     crate::net::diffq::priority(qd, max_queue, levels)
                 } else {
                     0
                 };
-                DiffqChoice::Serve(dst, level)
+                // Multi-path: the candidate with the shortest overheard queue, ties at random.
+                let to = self.diffq_forwarders(node, dst).map(|cands| {
+                    let overheard = &self.overheard[node as usize];
+                    let shortest = cands
+                        .iter()
+                        .map(|&j| (j, -(overheard.fresh_len(j, dst, now, expiry) as i64)));
+                    crate::net::diffq::pick(shortest, &mut rng)
+                        .expect("at least one candidate")
+                        .0
+                });
+                DiffqChoice::Serve(dst, level, to)
             }
-            None if held => {
-                dq.holds += 1;
-                DiffqChoice::Hold
-            }
+            None if held => DiffqChoice::Hold,
             None => DiffqChoice::RoundRobin(None),
+        };
+        let dq = self.diffq.as_mut().expect("diffq");
+        dq.rng[node as usize] = rng;
+        dq.holds += matches!(choice, DiffqChoice::Hold) as u64;
+        choice
+    }
+
+    /// Multi-path DiffQ's candidate forwarders F_ip from `node` towards `dst` (eq. 2): DSDV's
+    /// `next_hops` best next hops. `None` for single-path DiffQ (the routing next hop).
+    ///
+    /// The document's multi-path DiffQ serves opportunistic routing, where any candidate that
+    /// hears the packet may forward it; xlayer's MAC is unicast, so the packet goes to the
+    /// candidate with the shortest overheard queue (ties at random, spreading load over equally
+    /// backlogged candidates; xlayer's choice), while its priority follows the worst candidate,
+    /// as eq. 2 has it.
+    fn diffq_forwarders(&self, node: u32, dst: u32) -> Option<&[u32]> {
+        let k = self.diffq.as_ref().map_or(1, |d| d.next_hops) as usize;
+        if k < 2 {
+            return None;
         }
+        let route = self.proto.as_ref()?.nodes[node as usize]
+            .dsdv
+            .as_ref()?
+            .route(dst)?;
+        let n = k.min(route.next_hops.len());
+        (n > 0).then(|| &route.next_hops[..n])
+    }
+
+    /// DiffQ's queue differential at `node` for `dst` (own queue `own`): eq. 1 against the
+    /// routing next hop, or eq. 2 over the candidate forwarders (the worst candidate's
+    /// differential, which ranks destinations and sets the priority). Returns it and the
+    /// differential towards the candidate with the shortest queue, where the packet would go
+    /// (what holding compares).
+    fn diffq_differential(
+        &self,
+        node: u32,
+        dst: u32,
+        own: u32,
+        overheard: &crate::net::queue::NeighbourQueues,
+        now: SimTime,
+        expiry: SimTime,
+    ) -> (i64, i64) {
+        let Some(cands) = self.diffq_forwarders(node, dst) else {
+            let next = self.next_hop(node, dst);
+            let theirs = if next == UNREACHABLE {
+                0
+            } else {
+                overheard.fresh_len(next, dst, now, expiry)
+            };
+            let qd = own as i64 - theirs as i64;
+            return (qd, qd);
+        };
+        let len = |j: u32| overheard.fresh_len(j, dst, now, expiry);
+        let qd = crate::net::diffq::differential(own, cands.iter().map(|&j| len(j)))
+            .expect("at least one candidate");
+        let shortest = cands
+            .iter()
+            .map(|&j| len(j))
+            .min()
+            .expect("at least one candidate");
+        (qd, own as i64 - shortest as i64)
     }
 
     /// DPCLO's choice at `node` (§IV-B, D, E): over the destinations with packets waiting and

@@ -612,6 +612,11 @@ pub struct DiffqOptions {
     /// `crate::net::diffq::may_send`.
     #[serde(default = "DiffqOptions::default_hold_negative")]
     pub hold_negative: bool,
+    /// Candidate forwarders per destination (the document's F_ip, eq. 2): 1 is single-path
+    /// DiffQ over the routing next hop; K > 1 takes DSDV-ETX's K best next hops (routing
+    /// becomes DSDV); see `crate::net::diffq::differential`.
+    #[serde(default = "DiffqOptions::default_next_hops")]
+    pub next_hops: u32,
 }
 
 impl DiffqOptions {
@@ -628,6 +633,9 @@ impl DiffqOptions {
     }
     fn default_hold_negative() -> bool {
         true
+    }
+    fn default_next_hops() -> u32 {
+        1
     }
     fn default_alpha() -> f64 {
         0.01
@@ -1434,6 +1442,25 @@ impl Scenario {
                     positive("stack.diffq.initial_rate_bps", r)?;
                 }
                 positive("stack.diffq.neighbour_expiry_s", d.neighbour_expiry_s)?;
+                if d.next_hops == 0 || d.next_hops > 16 {
+                    return Err(bad(
+                        "stack.diffq.next_hops",
+                        format!("must be 1..=16, found {}", d.next_hops),
+                    ));
+                }
+                if d.next_hops > 1 {
+                    if self.net.routing == "olsr" {
+                        return Err(bad(
+                            "stack.diffq.next_hops",
+                            "multi-path DiffQ takes its candidate forwarders from DSDV's K next \
+                             hops; net.routing = \"olsr\" keeps one",
+                        ));
+                    }
+                    let k = d.next_hops;
+                    self.net.routing = "dsdv".into();
+                    let dsdv = self.net.dsdv.get_or_insert_with(DsdvConfig::default);
+                    dsdv.k_next_hops = dsdv.k_next_hops.max(k);
+                }
                 self.mac.access = "diffq8".into();
                 self.net.queueing = Some("per_destination".into());
                 self.net
