@@ -126,3 +126,61 @@ fn dpclo_fig9_long_flows_keep_a_far_larger_share_of_short_flows_throughput_than_
         "DPCLO's long flows within a factor of a few: {dp_ratio:.2}"
     );
 }
+
+/// Runs `toml` in steps of 0.1 s; returns the results and the share of steps at which node
+/// `node` used K >= 2 next hops towards `dst`, and the largest K any node used.
+fn run_watching_k(toml: &str, node: usize, dst: u32) -> (Results, f64, u32) {
+    let mut sim = Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+    let end = sim.scenario.duration_s;
+    let (mut steps, mut wide, mut k_max) = (0u32, 0u32, 0u32);
+    let mut t = 0.1;
+    while t <= end + 1e-9 {
+        sim.run_until(t);
+        let dp = sim.world.dpclo.as_ref().expect("DPCLO runs");
+        steps += 1;
+        wide += dp.k[node].iter().any(|&(d, k)| d == dst && k >= 2) as u32;
+        k_max = dp.k.iter().flatten().map(|e| e.1).fold(k_max, u32::max);
+        t += 0.1;
+    }
+    sim.run();
+    (sim.results(), wide as f64 / steps as f64, k_max)
+}
+
+#[test]
+fn dpclo_k_max_1_keeps_k_at_one_and_adaptive_k_opens_the_second_path() {
+    // scenarios/dpclo-fig3.toml: A's DSDV-ETX route to E goes through D; B, one hop from E, is
+    // A's second (downhill) next hop. Single-path DPCLO (k_max = 1) keeps K = 1 everywhere; with
+    // adaptive K, A widens to K = 2 when it hears D's queue for E full (802.11e here, where
+    // that happens now and then) and B then forwards some of A's packets.
+    let text = include_str!("../../../scenarios/dpclo-fig3.toml")
+        .replace("preset = \"dpclo-zmacplus\"", "preset = \"dpclo-80211e\"");
+    let (single, _, k_single) =
+        run_watching_k(&text.replace("beta = 0.9", "beta = 0.9\nk_max = 1"), 0, 3);
+    let (multi, wide, k_multi) = run_watching_k(&text, 0, 3);
+    let forwarded_by_b = |r: &Results| match r.nodes[1].iter().find(|(k, _)| *k == "forwarded") {
+        Some((_, xlayer_core::Value::Int(v))) => *v,
+        other => panic!("{other:?}"),
+    };
+    let (b_single, b_multi) = (forwarded_by_b(&single), forwarded_by_b(&multi));
+    eprintln!(
+        "K at most {k_single} single-path, {k_multi} multi-path (A at K = 2 {:.1} % of the \
+         time); B forwarded {b_single} packets single-path, {b_multi} multi-path",
+        100.0 * wide
+    );
+    assert_eq!(k_single, 1);
+    assert!(k_multi >= 2, "A has two neighbours: ceil(0.9 * 2) = 2");
+    assert!(
+        wide > 0.02,
+        "A used K = 2 {:.1} % of the time",
+        100.0 * wide
+    );
+    assert!(
+        b_multi > b_single + 20,
+        "B forwarded {b_multi} vs {b_single}"
+    );
+    let err = Simulation::from_toml(&text.replace("beta = 0.9", "beta = 0.9\nk_max = 0"))
+        .err()
+        .expect("k_max = 0 is refused")
+        .to_string();
+    assert!(err.contains("stack.dpclo.k_max"), "{err}");
+}
