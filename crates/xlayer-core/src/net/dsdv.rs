@@ -33,10 +33,12 @@
 //! drift alone (ETX noise) is carried by the periodic updates, and so is a next-hop change under
 //! the same sequence number that lowers the metric: neighbours learn only the metric, never the
 //! next hop, and a lower metric cannot mislead them into a loop (under load ETX noise flips
-//! between near-equal next hops every few seconds at every node; triggering on every flip made
-//! DSDV's full dumps take about half the airtime of a 108-node network). A flip that raises the
-//! metric is advertised at once, as before: a neighbour still counting on the old metric could
-//! otherwise route back through us.
+//! between near-equal next hops every few seconds at every node: on the 108 nodes of
+//! `scenarios/dpclo-fig9.toml` under DPCLO-802.11e, control frames took 118 node-seconds of
+//! airtime in 100 s when every flip triggered a full dump, 92 with this rule, 19 with no
+//! triggered updates at all). A flip that raises the metric is advertised at once, as before: a
+//! neighbour still counting on the old metric could otherwise route back through us (skipping
+//! those too made `tests/routing.rs` find a loop).
 //!
 //! Simplifications: every update is a full dump (DSDV's incremental dumps are not kept apart),
 //! split over several packets when the table exceeds one MSDU; advertisements are timed out
