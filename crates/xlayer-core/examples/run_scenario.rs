@@ -32,8 +32,9 @@ fn main() {
                 .unwrap_or_default()
         };
         println!(
-            "flow {i}: {} {} bit/s, completion {}, retransmits {}, timeouts {}",
+            "flow {i}: {} hops {} {} bit/s, completion {}, retransmits {}, timeouts {}",
             cell("transport"),
+            cell("hops"),
             r.flow_f64(i, "throughput_bps"),
             cell("completion_s"),
             cell("retransmits"),

@@ -579,6 +579,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             l_lowmark: d.l_lowmark,
             l_highmark: d.l_highmark,
             beta: d.beta,
+            k_max: d.k_max.unwrap_or(u32::MAX),
             cap: sc.net.dest_queue_packets.unwrap_or(3),
             k: vec![Vec::new(); n],
             rates: world
@@ -597,6 +598,8 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             level_use: vec![0; levels],
             holds: 0,
             expiry: SimTime::from_secs_f64(1.0),
+            at_mac: vec![None; n],
+            refused: vec![0; world.flows.len()],
         });
         world.queue.schedule(interval, Event::BackpressureTick);
     }

@@ -149,6 +149,8 @@ pub struct DpcloState {
     pub l_lowmark: u32,
     pub l_highmark: u32,
     pub beta: f64,
+    /// A bound on K besides `ceil(β·N)` (`stack.dpclo.k_max`; 1: single-path DPCLO).
+    pub k_max: u32,
     /// The per-destination queue size.
     pub cap: u32,
     /// K per node and destination, `(destination, k)` sorted by destination.
@@ -162,6 +164,10 @@ pub struct DpcloState {
     pub holds: u64,
     /// Overheard queue lengths older than this count as 0 (as for DiffQ).
     pub expiry: SimTime,
+    /// Per node, the (next hop, destination) of the packet at its MAC.
+    pub at_mac: Vec<Option<(u32, u32)>>,
+    /// Per flow, packets its full source queue refused since the last rate sample.
+    pub refused: Vec<u32>,
 }
 
 /// Fusion at every node (`stack.preset = "fusion"`; `crate::net::fusion`).
@@ -885,6 +891,7 @@ impl World {
                     if !self.dest_queues.is_empty()
                         && self.dest_queues[node as usize].is_at_mac(packet)
                     {
+                        self.dpclo_handed_over(node, delivered);
                         if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
                             self.publish_queue_change(node, dst);
                         }
@@ -915,9 +922,19 @@ impl World {
         if let (Some(p), false) = (packet.as_mut(), self.dest_queues.is_empty()) {
             if !p.control.is_control() {
                 // The DiffQ header carries the sender's queue length for the destination now.
-                p.queue_len = self.dest_queues[node as usize]
-                    .len(p.dst)
-                    .min(u16::MAX as u32) as u16;
+                // DPCLO counts it without the packet on the air, which has left the queue (as
+                // in ns-2, where the routing queue hands it to the MAC): with it, a neighbour
+                // that sent its last packet would look non-empty until its length expires (1
+                // s), and a path of 3-packet queues could keep its falling gradient for only
+                // three hops (measured on scenarios/dpclo-fig9.toml: flows of 4+ hops
+                // carried 2-6 kbit/s, about one packet per expiry).
+                let len = self.dest_queues[node as usize].len(p.dst);
+                let len = if self.dpclo.is_some() {
+                    len.saturating_sub(1)
+                } else {
+                    len
+                };
+                p.queue_len = len.min(u16::MAX as u32) as u16;
             }
         }
         let congestion_bit = match self.fusion.as_ref() {
@@ -1403,6 +1420,9 @@ impl World {
             if n.mac
                 .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac)
             {
+                if let Some(dp) = self.dpclo.as_mut() {
+                    dp.at_mac[node as usize] = Some((next, dst));
+                }
                 return;
             }
             self.flow_drop(h, true);
@@ -1552,7 +1572,7 @@ impl World {
         let expiry = dp.expiry;
         let theirs = |j: u32, dst: u32| overheard.fresh_len(j, dst, now, expiry);
         let n_neighbours = self.neighbors[node as usize].len() as f64;
-        let cap_k = ((dp.beta * n_neighbours).ceil() as u32).max(1);
+        let cap_k = ((dp.beta * n_neighbours).ceil() as u32).clamp(1, dp.k_max.max(1));
         let ks = &mut dp.k[node as usize];
         let mut best: Option<(u32, u32, f64)> = None;
         for (dst, own) in self.dest_queues[node as usize].waiting() {
@@ -1600,17 +1620,45 @@ impl World {
         }
     }
 
+    /// DPCLO: `node`'s MAC is done with its data packet. If the next hop acknowledged it, its
+    /// queue for the destination holds one more packet than `node` last heard: `node` counts
+    /// it at once (our choice, not in the document: without it a node keeps handing packets to
+    /// a neighbour it believes empty until that neighbour next transmits, and overflows its
+    /// 3-packet queue — hop-by-hop flow control, §IV-B, is meant to prevent exactly that).
+    fn dpclo_handed_over(&mut self, node: u32, delivered: bool) {
+        let Some(dp) = self.dpclo.as_mut() else {
+            return;
+        };
+        let Some((j, dst)) = dp.at_mac[node as usize].take() else {
+            return;
+        };
+        if !delivered || j == dst {
+            return;
+        }
+        let now = self.queue.now();
+        let o = &mut self.overheard[node as usize];
+        let len = o.fresh_len(j, dst, now, dp.expiry) + 1;
+        o.record(crate::net::queue::Overheard {
+            neighbour: j,
+            dst,
+            queue_len: len,
+            sent: now,
+            heard: now,
+        });
+    }
+
     /// The back-pressure tick. DPCLO: every source samples its own queue and sets its rate
-    /// (§IV-C). DPCLO and DiffQ (holding negative differentials): nodes
-    /// holding packets back reconsider them (their neighbours' queues may have drained).
+    /// (§IV-C). DPCLO and DiffQ (holding negative differentials): nodes holding packets back
+    /// reconsider them (their neighbours' queues may have drained).
     fn backpressure_tick(&mut self) {
         let now = self.now();
         let interval = match self.dpclo.as_mut() {
             Some(dp) => {
                 for (i, f) in self.flows.iter().enumerate() {
+                    let refused = std::mem::take(&mut dp.refused[i]);
                     if f.emitting(now) {
                         let own = self.dest_queues[f.src as usize].len(f.dst);
-                        dp.rates[i].sample(own);
+                        dp.rates[i].sample(own, refused);
                     }
                 }
                 dp.interval
@@ -1826,7 +1874,15 @@ impl World {
                     self.fusion_drain_cbr(src);
                 }
             }
-            _ => self.originate(flow),
+            _ => {
+                if let Some(dp) = self.dpclo.as_mut() {
+                    let f = &self.flows[flow as usize];
+                    if !self.dest_queues[f.src as usize].has_room(f.dst) {
+                        dp.refused[flow as usize] += 1;
+                    }
+                }
+                self.originate(flow)
+            }
         }
         let mut interval = interval;
         if let Some(dq) = self.diffq.as_mut() {

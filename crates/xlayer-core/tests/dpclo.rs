@@ -58,3 +58,129 @@ fn dpclo_presets_set_their_components() {
     );
     assert_eq!(used[3], 0, "the control level is not used for data");
 }
+
+/// Per-flow throughput of the flows of `r` whose path has `hops` in `range` (hop counts of the
+/// static shortest paths, the flows table's `hops`).
+fn throughputs_by_hops(r: &Results, range: std::ops::RangeInclusive<i64>) -> Vec<f64> {
+    (0..r.flows.len())
+        .filter(|&i| {
+            let hops = match r.flows[i].iter().find(|(k, _)| *k == "hops") {
+                Some((_, xlayer_core::Value::Int(h))) => *h,
+                other => panic!("hops column: {other:?}"),
+            };
+            range.contains(&hops)
+        })
+        .map(|i| r.flow_f64(i, "throughput_bps"))
+        .collect()
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+#[test]
+fn dpclo_fig9_long_flows_keep_a_far_larger_share_of_short_flows_throughput_than_under_tcp() {
+    // Fig. 9: on a random multi-hop network TCP's per-flow throughput falls steeply with the
+    // path length (the 1-hop flows take the channel, the long ones starve), DPCLO-Z-MAC+'s
+    // much less. scenarios/dpclo-fig9.toml shrunk for CI: 50 nodes on 1 km² (about the density
+    // of the document's 108 nodes on 1250 m x 1250 m), 12 random flows, 50 s; both stacks over
+    // DSDV-ETX. The flows of five seeds are pooled, as Fig. 9 pools the flows of one large run;
+    // the statistic is the mean throughput of the short flows (1-2 hops) over that of the long
+    // ones (4 hops and more).
+    let text = include_str!("../../../scenarios/dpclo-fig9.toml")
+        .replace("count = 108", "count = 50")
+        .replace("width_m = 1500.0", "width_m = 1000.0")
+        .replace("height_m = 1500.0", "height_m = 1000.0")
+        .replace("count = 20", "count = 12")
+        .replace("duration_s = 100.0", "duration_s = 50.0");
+    let pooled = |preset: &str| {
+        let (mut short, mut long) = (vec![], vec![]);
+        for seed in 1..=5 {
+            let t = text.replace("seed = 1", &format!("seed = {seed}")).replace(
+                "preset = \"dpclo-80211e\"",
+                &format!("preset = \"{preset}\""),
+            );
+            let r = run(&t);
+            short.extend(throughputs_by_hops(&r, 1..=2));
+            long.extend(throughputs_by_hops(&r, 4..=i64::MAX));
+        }
+        assert!(
+            short.len() >= 10 && long.len() >= 10,
+            "{preset}: too few flows"
+        );
+        (mean(&short), mean(&long))
+    };
+    let (tcp_short, tcp_long) = pooled("tcp-sack");
+    let (dp_short, dp_long) = pooled("dpclo-zmacplus");
+    let (tcp_ratio, dp_ratio) = (tcp_short / tcp_long, dp_short / dp_long);
+    eprintln!(
+        "short/long flows: TCP-SACK {tcp_short:.0}/{tcp_long:.0} = {tcp_ratio:.2}, \
+         DPCLO-ZMAC+ {dp_short:.0}/{dp_long:.0} = {dp_ratio:.2}"
+    );
+    assert!(
+        tcp_ratio > 2.0 * dp_ratio,
+        "TCP {tcp_ratio:.2} vs DPCLO {dp_ratio:.2}"
+    );
+    assert!(
+        dp_ratio < 5.0,
+        "DPCLO's long flows within a factor of a few: {dp_ratio:.2}"
+    );
+}
+
+/// Runs `toml` in steps of 0.1 s; returns the results and the share of steps at which node
+/// `node` used K >= 2 next hops towards `dst`, and the largest K any node used.
+fn run_watching_k(toml: &str, node: usize, dst: u32) -> (Results, f64, u32) {
+    let mut sim = Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+    let end = sim.scenario.duration_s;
+    let (mut steps, mut wide, mut k_max) = (0u32, 0u32, 0u32);
+    let mut t = 0.1;
+    while t <= end + 1e-9 {
+        sim.run_until(t);
+        let dp = sim.world.dpclo.as_ref().expect("DPCLO runs");
+        steps += 1;
+        wide += dp.k[node].iter().any(|&(d, k)| d == dst && k >= 2) as u32;
+        k_max = dp.k.iter().flatten().map(|e| e.1).fold(k_max, u32::max);
+        t += 0.1;
+    }
+    sim.run();
+    (sim.results(), wide as f64 / steps as f64, k_max)
+}
+
+#[test]
+fn dpclo_k_max_1_keeps_k_at_one_and_adaptive_k_opens_the_second_path() {
+    // scenarios/dpclo-fig3.toml: A's DSDV-ETX route to E goes through D; B, one hop from E, is
+    // A's second (downhill) next hop. Single-path DPCLO (k_max = 1) keeps K = 1 everywhere; with
+    // adaptive K, A widens to K = 2 when it hears D's queue for E full (802.11e here, where
+    // that happens now and then) and B then forwards some of A's packets.
+    let text = include_str!("../../../scenarios/dpclo-fig3.toml")
+        .replace("preset = \"dpclo-zmacplus\"", "preset = \"dpclo-80211e\"");
+    let (single, _, k_single) =
+        run_watching_k(&text.replace("beta = 0.9", "beta = 0.9\nk_max = 1"), 0, 3);
+    let (multi, wide, k_multi) = run_watching_k(&text, 0, 3);
+    let forwarded_by_b = |r: &Results| match r.nodes[1].iter().find(|(k, _)| *k == "forwarded") {
+        Some((_, xlayer_core::Value::Int(v))) => *v,
+        other => panic!("{other:?}"),
+    };
+    let (b_single, b_multi) = (forwarded_by_b(&single), forwarded_by_b(&multi));
+    eprintln!(
+        "K at most {k_single} single-path, {k_multi} multi-path (A at K = 2 {:.1} % of the \
+         time); B forwarded {b_single} packets single-path, {b_multi} multi-path",
+        100.0 * wide
+    );
+    assert_eq!(k_single, 1);
+    assert!(k_multi >= 2, "A has two neighbours: ceil(0.9 * 2) = 2");
+    assert!(
+        wide > 0.02,
+        "A used K = 2 {:.1} % of the time",
+        100.0 * wide
+    );
+    assert!(
+        b_multi > b_single + 20,
+        "B forwarded {b_multi} vs {b_single}"
+    );
+    let err = Simulation::from_toml(&text.replace("beta = 0.9", "beta = 0.9\nk_max = 0"))
+        .err()
+        .expect("k_max = 0 is refused")
+        .to_string();
+    assert!(err.contains("stack.dpclo.k_max"), "{err}");
+}

@@ -64,6 +64,12 @@ pub fn adapt_k(
 /// bandwidth (`rate += delta`), a changed one moves the rate by `QueueDiff / interval`. The
 /// document does not say which way QueueDiff is taken; a growing queue must slow the source
 /// (§IV-C's goal), so xlayer uses `previous - current` (packets/s per packet of change).
+///
+/// The queue holds at most 3 packets (Table I), so a source sending faster than its queue
+/// drains finds it full and unchanged, and would probe upwards for ever. xlayer counts the
+/// packets the full queue refused since the last sample as growth (our choice: they are the
+/// backlog an unbounded queue would have gained), so `QueueDiff / interval` is then exactly the
+/// excess of the sending rate over the drain rate and the source falls back to the latter.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SourceRate {
     pub rate_pps: f64,
@@ -87,11 +93,15 @@ impl SourceRate {
         }
     }
 
-    /// One sample of the source's own queue; returns the new rate (packets/s).
-    pub fn sample(&mut self, queue: u32) -> f64 {
+    /// One sample of the source's own queue, with the packets it refused (full) since the
+    /// last sample; returns the new rate (packets/s).
+    pub fn sample(&mut self, queue: u32, refused: u32) -> f64 {
         let r = match self.last {
-            Some(prev) if prev == queue => self.rate_pps + self.delta_pps,
-            Some(prev) => self.rate_pps + (prev as f64 - queue as f64) / self.interval_s,
+            Some(prev) if prev == queue && refused == 0 => self.rate_pps + self.delta_pps,
+            Some(prev) => {
+                let growth = queue as f64 - prev as f64 + refused as f64;
+                self.rate_pps - growth / self.interval_s
+            }
             None => self.rate_pps,
         };
         self.last = Some(queue);
@@ -135,14 +145,26 @@ mod tests {
     #[test]
     fn source_probes_while_its_queue_holds_and_follows_its_changes() {
         let mut r = SourceRate::new(10.0, 5.0, 0.1, 1000.0);
-        assert_eq!(r.sample(2), 10.0, "first sample sets the reference");
-        assert_eq!(r.sample(2), 15.0);
-        assert_eq!(r.sample(3), 5.0, "one more packet in 0.1 s: -10 packets/s");
-        assert_eq!(r.sample(1), 25.0);
-        assert_eq!(r.sample(3), 5.0);
-        assert_eq!(r.sample(3), 10.0);
+        assert_eq!(r.sample(2, 0), 10.0, "first sample sets the reference");
+        assert_eq!(r.sample(2, 0), 15.0);
+        assert_eq!(
+            r.sample(3, 0),
+            5.0,
+            "one more packet in 0.1 s: -10 packets/s"
+        );
+        assert_eq!(r.sample(1, 0), 25.0);
+        assert_eq!(r.sample(3, 0), 5.0);
+        assert_eq!(r.sample(3, 0), 10.0);
         let mut r = SourceRate::new(10.0, 5.0, 0.1, 12.0);
-        r.sample(0);
-        assert_eq!(r.sample(0), 12.0, "capped");
+        r.sample(0, 0);
+        assert_eq!(r.sample(0, 0), 12.0, "capped");
+    }
+
+    #[test]
+    fn a_full_source_queue_that_refuses_packets_slows_the_source_to_its_drain_rate() {
+        // Sending 100 packets/s into a full queue that drains 60/s: 4 refused per 0.1 s.
+        let mut r = SourceRate::new(100.0, 10.0, 0.1, 1000.0);
+        r.sample(3, 0);
+        assert!((r.sample(3, 4) - 60.0).abs() < 1e-9);
     }
 }

@@ -557,6 +557,10 @@ pub struct DpcloOptions {
     /// A source's starting rate (packets/s).
     #[serde(default = "DpcloOptions::default_initial")]
     pub initial_rate_pps: f64,
+    /// An upper bound on K besides `ceil(β·N)`: 1 restricts DPCLO to its single DSDV-ETX next
+    /// hop per destination (the "single path" variant of §V-C, Fig. 3); absent, no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k_max: Option<u32>,
 }
 
 impl DpcloOptions {
@@ -1398,6 +1402,9 @@ impl Scenario {
                 positive("stack.dpclo.update_interval_s", d.update_interval_s)?;
                 positive("stack.dpclo.delta_pps", d.delta_pps)?;
                 positive("stack.dpclo.initial_rate_pps", d.initial_rate_pps)?;
+                if d.k_max == Some(0) {
+                    return Err(bad("stack.dpclo.k_max", "must be at least 1, found 0"));
+                }
                 self.mac.access = if preset == "dpclo-zmacplus" {
                     "zmacplus".into()
                 } else {
