@@ -412,7 +412,8 @@ def test_package_default_scenario_is_a_copy_of_scenarios_default():
     ).read_text()
 
 
-@pytest.mark.parametrize("name", ["default", "bianchi", "chain", "mesh-7x7"])
+@pytest.mark.parametrize("name", ["default", "bianchi", "chain", "mesh-7x7", "dclo-fig2",
+                                  "dclo-dense"])
 def test_shipped_scenarios_validate_and_build(name):
     path = SCENARIOS / f"{name}.toml"
     sim = xlayer.Simulation(path)  # validation and the connectivity check of every flow

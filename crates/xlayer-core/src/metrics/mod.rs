@@ -23,6 +23,26 @@ pub struct FlowStats {
     pub delays_ns: Vec<u64>,
     /// Payload bytes received per time-series bin (from t = 0), when a bin width is set.
     pub bin_bytes: Vec<u64>,
+    /// Datagram (UDP, TFRC) sequence numbers received, one bit each.
+    pub seen: Vec<u64>,
+    /// Datagrams that arrived again after their first arrival (not counted as received).
+    pub duplicates: u64,
+}
+
+impl FlowStats {
+    /// Records the arrival of datagram `seq`; false if it had arrived before.
+    pub fn first_arrival(&mut self, seq: u64) -> bool {
+        let (word, bit) = ((seq / 64) as usize, seq % 64);
+        if self.seen.len() <= word {
+            self.seen.resize(word + 1, 0);
+        }
+        let fresh = self.seen[word] & (1 << bit) == 0;
+        self.seen[word] |= 1 << bit;
+        if !fresh {
+            self.duplicates += 1;
+        }
+        fresh
+    }
 }
 
 /// Network-layer counters of a node (the MAC and PHY keep their own).
