@@ -1631,9 +1631,7 @@ impl World {
                 // The matcher is taken out while the links are read from every node's prices.
                 let mut m = std::mem::take(&mut dc.nodes[node as usize].matcher);
                 let out = m.start(crate::net::dclo::candidates(&dc.nodes, node, current, salt));
-                let st = &mut dc.nodes[node as usize];
-                st.matcher = m;
-                st.matching = true;
+                dc.nodes[node as usize].matcher = m;
                 self.dclo_send(node, out);
             }
             _ => {
@@ -1723,7 +1721,7 @@ impl World {
                 interval,
                 target,
                 accept,
-            } if interval == current && st.matching => {
+            } if interval == current => {
                 if accept {
                     st.matcher.on_accept(from, target)
                 } else {

@@ -135,6 +135,8 @@ pub struct Matcher {
     cands: Vec<LinkChoice>,
     /// Neighbours that asked us.
     asked_by: Vec<u32>,
+    /// Neighbours heard to be matched with someone else.
+    taken: Vec<u32>,
     /// The neighbour we asked last.
     pub requested: Option<u32>,
     /// Our link, once matched.
@@ -153,14 +155,17 @@ impl Matcher {
     pub fn clear(&mut self) {
         self.cands.clear();
         self.asked_by.clear();
+        self.taken.clear();
         self.requested = None;
         self.partner = None;
     }
 
     /// Starts the matching with the node's positive-weight links; returns the first message
-    /// to send.
+    /// to send. Messages heard before (from neighbours that started earlier) count.
     pub fn start(&mut self, cands: impl IntoIterator<Item = LinkChoice>) -> Option<MatchMsg> {
-        self.cands.extend(cands);
+        let (me, taken) = (self.me, &self.taken);
+        self.cands
+            .extend(cands.into_iter().filter(|c| !taken.contains(&c.other(me))));
         debug_assert!(self
             .cands
             .iter()
@@ -220,6 +225,11 @@ impl Matcher {
             return None;
         }
         // `from` and `target` are matched with each other: neither is free any more.
+        for j in [from, target] {
+            if !self.taken.contains(&j) {
+                self.taken.push(j);
+            }
+        }
         self.cands
             .retain(|c| c.other(self.me) != from && c.other(self.me) != target);
         self.asked_by.retain(|&j| j != from && j != target);
@@ -274,8 +284,6 @@ pub struct DcloNode {
     /// Neighbours whose PRICE of this interval it heard.
     pub heard: Vec<u32>,
     pub matcher: Matcher,
-    /// Whether the matching has started this interval.
-    pub matching: bool,
     /// Data packets handed to the MAC for the partner this interval.
     pub sent: u32,
     /// REQUESTs sent this interval.
@@ -293,7 +301,6 @@ impl DcloNode {
         self.heard.clear();
         self.matcher.me = me;
         self.matcher.clear();
-        self.matching = false;
         self.sent = 0;
         self.requests = 0;
         self.announced = false;
@@ -566,6 +573,29 @@ mod tests {
         ms.iter()
             .map(|m| m.partner.map(|l| l.other(m.me)))
             .collect()
+    }
+
+    #[test]
+    fn messages_heard_before_the_node_starts_matching_count() {
+        let l = |s: u32, r: u32, w: u32| LinkChoice {
+            sender: s,
+            receiver: r,
+            dst: 9,
+            weight: w,
+            tie: 0,
+        };
+        // 1 asked 0 before 0 started: 0 accepts at once.
+        let mut m = Matcher::new(0);
+        assert_eq!(m.on_request(1, 0), None);
+        assert_eq!(m.start([l(0, 1, 2), l(0, 2, 1)]), Some(MatchMsg::Accept(1)));
+        assert_eq!(m.partner, Some(l(0, 1, 2)));
+        // 1 was heard taken (by 3) before 0 started: 0 asks its next best.
+        let mut m = Matcher::new(0);
+        assert_eq!(m.on_accept(1, 3), None);
+        assert_eq!(
+            m.start([l(0, 1, 2), l(0, 2, 1)]),
+            Some(MatchMsg::Request(2))
+        );
     }
 
     #[test]
