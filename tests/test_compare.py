@@ -3,6 +3,8 @@ stacks, one table."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -80,6 +82,8 @@ def test_compare_rejects_bad_arguments_in_one_line(chain_path, tmp_path, capsys,
     ("dpclo-zmacplus", {("mac", "access"): "zmacplus", ("net", "routing"): "dsdv",
                         ("net", "dest_queue_packets"): 3}),
     ("dpclo-80211e", {("mac", "access"): "802.11e", ("net", "routing"): "dsdv"}),
+    ("dclo", {("mac", "access"): "zmac", ("net", "routing"): "static",
+              ("net", "queueing"): "per_destination", ("net", "dest_queue_packets"): 3}),
 ])
 def test_backpressure_presets_fill_in_their_components(chain_path, preset, fields):
     # The scenario as run states every component the preset chose (docs/scenario.md, stack).
@@ -95,12 +99,14 @@ def test_backpressure_presets_fill_in_their_components(chain_path, preset, field
 
 
 def test_one_scenario_file_serves_every_stack_with_its_tables(write_scenario):
-    # [stack.diffq], [stack.dpclo] and [stack.fusion] stay in the file; each preset reads its own.
+    # [stack.diffq], [stack.dpclo], [stack.fusion] and [stack.dclo] stay in the file; each
+    # preset reads its own.
     text = SMALL_CHAIN.replace("[radio]", "[stack.diffq]\nqueue_thresh = 6\n\n"
                                "[stack.dpclo]\ndelta_pps = 5.0\n\n"
-                               "[stack.fusion]\nqueue_threshold = 0.5\n\n[radio]")
+                               "[stack.fusion]\nqueue_threshold = 0.5\n\n"
+                               "[stack.dclo]\nmac = \"dcf\"\n\n[radio]")
     path = write_scenario(text)
-    for preset in ("udp-dcf", "tcp-sack", "diffq-udp", "dpclo-80211e", "fusion"):
+    for preset in ("udp-dcf", "tcp-sack", "diffq-udp", "dpclo-80211e", "fusion", "dclo"):
         result = xlayer.run(path, overrides=[f"stack.preset={preset}", "duration_s=1.0",
                                              "warmup_s=0.0"])
         assert len(result.flows) == 1, preset
@@ -115,3 +121,17 @@ def test_diffq_run_reports_mac_priority_usage(chain_path):
     assert len(use) == 8  # DiffQ's Table 1 levels
     assert sum(use) > 0
     assert result.flows["throughput_bps"].iloc[0] > 0
+
+
+def test_compare_runs_dclo_beside_dpclo_and_records_control_airtime(tmp_path, capsys):
+    # `xlayer compare` takes "dclo" like any preset; its matching shows in the control airtime
+    # of every run's summary (runs.parquet).
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "dclo-fig2.toml"
+    out = tmp_path / "cmp"
+    status = main(["compare", str(scenario), "--stacks", "dclo,dpclo-zmacplus", "--seeds", "1",
+                   "--workers", "1", "--out", str(out), "--set", "duration_s=26.0"])
+    assert status == 0
+    assert "dclo" in capsys.readouterr().out
+    runs = pd.read_parquet(out / "runs.parquet").set_index("stack")
+    assert runs.loc["dclo", "ctrl_airtime_s"] > runs.loc["dpclo-zmacplus", "ctrl_airtime_s"] > 0
+    assert runs.loc["dclo", "dclo_intervals"] > 0

@@ -477,6 +477,19 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     } else {
         None
     };
+    // DCLO sources are UDP sources at their eq. 2 rate, starting at the rate of a one-packet
+    // price.
+    let dclo = if sc.stack.preset == "dclo" {
+        let d = sc.stack.dclo.clone().unwrap_or_default();
+        for f in flows.iter_mut() {
+            f.kind = SourceKind::Cbr {
+                interval: SimTime::from_secs_f64(1.0 / d.utility_weight.max(d.min_rate_pps)),
+            };
+        }
+        Some(d)
+    } else {
+        None
+    };
     let mut world = World::new(
         cfg,
         nodes,
@@ -602,6 +615,48 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             refused: vec![0; world.flows.len()],
         });
         world.queue.schedule(interval, Event::BackpressureTick);
+    }
+    if let Some(d) = dclo {
+        let secs = SimTime::from_secs_f64;
+        let max_bps = r.data_rate() * 1e6;
+        world.dclo = Some(crate::world::DcloState {
+            interval: secs(d.interval_s),
+            price_jitter: secs(d.price_jitter_s),
+            match_delay: secs(d.match_delay_s),
+            request_timeout: secs(d.request_timeout_s),
+            max_requests: d.max_requests,
+            utility_weight: d.utility_weight,
+            min_pps: d.min_rate_pps,
+            // A source never offers more than its packets at the data rate.
+            max_pps: world
+                .flows
+                .iter()
+                .map(|f| max_bps / 8.0 / f.payload_bytes as f64)
+                .collect(),
+            cap: sc.net.dest_queue_packets.unwrap_or(3),
+            seed: sc.seed,
+            current: 0,
+            nodes: vec![Default::default(); n],
+            rates: world
+                .flows
+                .iter()
+                .map(|_| d.utility_weight.max(d.min_rate_pps))
+                .collect(),
+            rng: (0..n as u32)
+                .map(|i| stream(sc.seed, i, "net.dclo"))
+                .collect(),
+            matched: 0,
+            prices_sent: 0,
+            requests_sent: 0,
+            accepts_sent: 0,
+        });
+        // The first interval starts once Z-MAC has assigned its slots (control packets sent
+        // earlier would wait in the MAC queues until then).
+        let first = match sc.mac.access.as_str() {
+            "zmac" | "zmacplus" => sc.mac.zmac.clone().unwrap_or_default().setup_s,
+            _ => 0.0,
+        };
+        world.queue.schedule(secs(first), Event::BackpressureTick);
     }
     crate::tune::optimizer::attach_from_scenario(&mut world, &sc.optimizers)?;
     Ok(world)

@@ -120,6 +120,8 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             ("received", Int(st.delivered_of_sent as i64)),
             ("arrived_in_window", Int(st.received as i64)),
             ("throughput_bps", Float(tput)),
+            // Datagrams that arrived more than once (counted once; TCP reports its own).
+            ("duplicates", Int(st.duplicates as i64)),
             ("delay_mean_s", Float(mean)),
             (
                 "delay_median_s",
@@ -289,6 +291,31 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 .unwrap_or_default()),
         ),
         ("backpressure_holds", Int(holds as i64)),
+        // Network-layer control traffic of every node (routing, link probes, DCLO's matching).
+        (
+            "ctrl_tx",
+            Int(w.nodes.iter().map(|n| n.net.ctrl_tx as i64).sum()),
+        ),
+        (
+            "ctrl_tx_bytes",
+            Int(w.nodes.iter().map(|n| n.net.ctrl_tx_bytes as i64).sum()),
+        ),
+        (
+            "ctrl_airtime_s",
+            Float(secs(w.nodes.iter().map(|n| n.net.ctrl_airtime_ns).sum())),
+        ),
+        // DCLO: matching intervals run, and links matched per interval on average.
+        (
+            "dclo_intervals",
+            Int(w.dclo.as_ref().map(|d| d.current as i64).unwrap_or(0)),
+        ),
+        (
+            "dclo_links_per_interval",
+            Float(match w.dclo.as_ref() {
+                Some(d) if d.current > 0 => d.matched as f64 / 2.0 / d.current as f64,
+                _ => 0.0,
+            }),
+        ),
         (
             "events",
             Int((w.queue.executed() - w.optimizers.engine_events) as i64),

@@ -170,6 +170,36 @@ pub struct DpcloState {
     pub refused: Vec<u32>,
 }
 
+/// DCLO at every node (`stack.preset = "dclo"`; `crate::net::dclo`).
+#[derive(Debug)]
+pub struct DcloState {
+    pub interval: SimTime,
+    pub price_jitter: SimTime,
+    pub match_delay: SimTime,
+    pub request_timeout: SimTime,
+    pub max_requests: u32,
+    /// Eq. 2: w, and each flow's rate bounds (packets/s).
+    pub utility_weight: f64,
+    pub min_pps: f64,
+    pub max_pps: Vec<f64>,
+    /// The per-destination queue size (a partner's room).
+    pub cap: u32,
+    /// Seeds the tie-breaking hash of link weights.
+    pub seed: u64,
+    /// The current matching interval, numbered from 1.
+    pub current: u32,
+    pub nodes: Vec<crate::net::dclo::DcloNode>,
+    /// Each flow's source rate (packets/s).
+    pub rates: Vec<f64>,
+    /// PRICE jitter streams, one per node (`net.dclo`).
+    pub rng: Vec<Stream>,
+    /// Node-intervals spent matched, and PRICE, REQUEST and ACCEPT messages sent.
+    pub matched: u64,
+    pub prices_sent: u64,
+    pub requests_sent: u64,
+    pub accepts_sent: u64,
+}
+
 /// Fusion at every node (`stack.preset = "fusion"`; `crate::net::fusion`).
 #[derive(Debug)]
 pub struct FusionState {
@@ -289,6 +319,8 @@ pub struct World {
     pub diffq: Option<DiffqState>,
     /// DPCLO, when the scenario runs it.
     pub dpclo: Option<DpcloState>,
+    /// DCLO, when the scenario runs it.
+    pub dclo: Option<DcloState>,
     /// What every node overheard of its neighbours' per-destination queues.
     pub overheard: Vec<NeighbourQueues>,
     /// Fusion, when the scenario runs it.
@@ -365,6 +397,7 @@ impl World {
             dest_queues: Vec::new(),
             diffq: None,
             dpclo: None,
+            dclo: None,
             overheard: Vec::new(),
             fusion: None,
             optimizers: Default::default(),
@@ -1028,6 +1061,12 @@ impl World {
         if kind == NetTimerKind::FusionRetry {
             return self.fusion_retry(node);
         }
+        if matches!(
+            kind,
+            NetTimerKind::DcloPrice | NetTimerKind::DcloMatch | NetTimerKind::DcloRetry
+        ) {
+            return self.dclo_timer(node, kind);
+        }
         let Some(proto) = self.proto.as_mut() else {
             return;
         };
@@ -1084,7 +1123,10 @@ impl World {
                     );
                 }
             }
-            NetTimerKind::FusionRetry => unreachable!("handled above"),
+            NetTimerKind::FusionRetry
+            | NetTimerKind::DcloPrice
+            | NetTimerKind::DcloMatch
+            | NetTimerKind::DcloRetry => unreachable!("handled above"),
             NetTimerKind::OlsrRelay => {
                 let mut due = std::mem::take(&mut self.relay_scratch);
                 let next = proto.olsr_due_relays(node, now, &mut due);
@@ -1241,6 +1283,9 @@ impl World {
     fn control_receive(&mut self, node: u32, from: u32, p: Packet) {
         let now = self.now();
         self.nodes[node as usize].net.ctrl_rx += 1;
+        if let Control::DcloPrice { .. } | Control::DcloMatch { .. } = p.control {
+            return self.dclo_receive(node, from, p.control);
+        }
         let Some(proto) = self.proto.as_mut() else {
             return;
         };
@@ -1256,6 +1301,7 @@ impl World {
                 self.publish_route_changes(node);
                 self.refill(node);
             }
+            Control::DcloPrice { .. } | Control::DcloMatch { .. } => unreachable!("handled above"),
             Control::None => unreachable!("data packets are not control packets"),
         }
     }
@@ -1365,7 +1411,7 @@ impl World {
         let now = self.now();
         loop {
             let mut next_override = None;
-            let (choice, level) = match self.dpclo_choice(node) {
+            let (choice, level) = match self.dpclo_choice(node).or_else(|| self.dclo_choice(node)) {
                 Some(Some((d, j, l))) => {
                     next_override = Some(j);
                     (Some(d), Some(l))
@@ -1647,10 +1693,14 @@ impl World {
         });
     }
 
-    /// The back-pressure tick. DPCLO: every source samples its own queue and sets its rate
-    /// (§IV-C). DPCLO and DiffQ (holding negative differentials): nodes holding packets back
-    /// reconsider them (their neighbours' queues may have drained).
+    /// The back-pressure tick. DCLO: a matching interval starts. DPCLO: every source samples
+    /// its own queue and sets its rate (§IV-C). DPCLO and DiffQ (holding negative
+    /// differentials): nodes holding packets back reconsider them (their neighbours' queues may
+    /// have drained).
     fn backpressure_tick(&mut self) {
+        if self.dclo.is_some() {
+            return self.dclo_tick();
+        }
         let now = self.now();
         let interval = match self.dpclo.as_mut() {
             Some(dp) => {
@@ -1674,6 +1724,198 @@ impl World {
         if now + interval < self.end {
             self.queue.schedule(now + interval, Event::BackpressureTick);
         }
+    }
+
+    /// DCLO's matching interval starts: every node forgets the last one's matching, sources set
+    /// their rate from their own queue (eq. 2), and the PRICE and matching instants of every
+    /// node are scheduled.
+    fn dclo_tick(&mut self) {
+        use rand::Rng;
+        let now = self.now();
+        let dc = self.dclo.as_mut().expect("dclo");
+        dc.current += 1;
+        let current = dc.current;
+        for (i, st) in dc.nodes.iter_mut().enumerate() {
+            st.reset(i as u32, current);
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if f.emitting(now) {
+                // The source's price is at least the packet it is about to send.
+                let p = self.dest_queues[f.src as usize].len(f.dst).max(1);
+                dc.rates[i] =
+                    crate::net::dclo::source_rate(p, dc.utility_weight, dc.min_pps, dc.max_pps[i]);
+            }
+        }
+        // Both instants are jittered: broadcasts sent in the same instant collide under CSMA.
+        let jitter = dc.price_jitter.ns();
+        for node in 0..self.nodes.len() as u32 {
+            let mut draw = || {
+                if jitter > 0 {
+                    SimTime(dc.rng[node as usize].gen_range(0..jitter))
+                } else {
+                    SimTime::ZERO
+                }
+            };
+            let at = [
+                (now + draw(), NetTimerKind::DcloPrice),
+                (now + dc.match_delay + draw(), NetTimerKind::DcloMatch),
+            ];
+            for (t, kind) in at {
+                self.queue.schedule(t, Event::NetTimer { node, kind });
+            }
+        }
+        if now + dc.interval < self.end {
+            self.queue
+                .schedule(now + dc.interval, Event::BackpressureTick);
+        }
+    }
+
+    fn dclo_timer(&mut self, node: u32, kind: NetTimerKind) {
+        let now = self.now();
+        let Some(dc) = self.dclo.as_mut() else {
+            return;
+        };
+        let current = dc.current;
+        let st = &mut dc.nodes[node as usize];
+        match kind {
+            NetTimerKind::DcloPrice => {
+                let bytes = st.publish(current, self.dest_queues[node as usize].lengths());
+                dc.prices_sent += 1;
+                self.control_send(
+                    node,
+                    current as u64,
+                    bytes,
+                    Control::DcloPrice { interval: current },
+                );
+            }
+            NetTimerKind::DcloMatch => {
+                let salt = crate::sim::rng::splitmix64(dc.seed) ^ current as u64;
+                // The matcher is taken out while the links are read from every node's prices.
+                let mut m = std::mem::take(&mut dc.nodes[node as usize].matcher);
+                let out = m.start(crate::net::dclo::candidates(&dc.nodes, node, current, salt));
+                dc.nodes[node as usize].matcher = m;
+                self.dclo_send(node, out);
+            }
+            _ => {
+                if st.retry_at != Some(now) {
+                    return;
+                }
+                st.retry_at = None;
+                if st.matcher.waiting() && st.requests < dc.max_requests {
+                    let out = st.matcher.retry();
+                    self.dclo_send(node, out);
+                }
+            }
+        }
+    }
+
+    /// Sends what `node`'s matching asks for; a REQUEST arms its repeat, a new match lets the
+    /// node forward.
+    fn dclo_send(&mut self, node: u32, msg: Option<crate::net::dclo::MatchMsg>) {
+        use crate::net::dclo::{MatchMsg, MATCH_BYTES};
+        use rand::Rng;
+        let now = self.now();
+        let dc = self.dclo.as_mut().expect("dclo");
+        let current = dc.current;
+        let (target, accept) = match msg {
+            Some(MatchMsg::Request(t)) => (t, false),
+            Some(MatchMsg::Accept(t)) => (t, true),
+            None => return,
+        };
+        let st = &mut dc.nodes[node as usize];
+        // A node is matched exactly when it sends its first ACCEPT of the interval.
+        let newly = accept && !st.announced;
+        if accept {
+            dc.accepts_sent += 1;
+            st.announced = true;
+            st.retry_at = None;
+            dc.matched += newly as u64;
+        } else {
+            dc.requests_sent += 1;
+            st.requests += 1;
+            if st.requests < dc.max_requests {
+                // Uniform in [1, 2) timeouts, so that nodes that lost their REQUESTs to each
+                // other do not repeat them in step.
+                let t = dc.request_timeout.ns();
+                let at = now + dc.request_timeout + SimTime(dc.rng[node as usize].gen_range(0..t));
+                st.retry_at = Some(at);
+                self.queue.schedule(
+                    at,
+                    Event::NetTimer {
+                        node,
+                        kind: NetTimerKind::DcloRetry,
+                    },
+                );
+            }
+        }
+        self.control_send(
+            node,
+            current as u64,
+            MATCH_BYTES,
+            Control::DcloMatch {
+                interval: current,
+                target,
+                accept,
+            },
+        );
+        if newly {
+            let q = &self.dest_queues[node as usize];
+            if !q.mac_busy() && q.waiting().next().is_some() {
+                self.pump(node);
+            }
+        }
+    }
+
+    /// A DCLO control packet from `from` arrived at `node`; packets of an earlier interval are
+    /// ignored.
+    fn dclo_receive(&mut self, node: u32, from: u32, control: Control) {
+        let Some(dc) = self.dclo.as_mut() else {
+            return;
+        };
+        let current = dc.current;
+        let st = &mut dc.nodes[node as usize];
+        let out = match control {
+            Control::DcloPrice { interval } => {
+                st.hear_price(from, interval);
+                return;
+            }
+            Control::DcloMatch {
+                interval,
+                target,
+                accept,
+            } if interval == current => {
+                if accept {
+                    st.matcher.on_accept(from, target)
+                } else {
+                    st.matcher.on_request(from, target)
+                }
+            }
+            _ => return,
+        };
+        self.dclo_send(node, out);
+    }
+
+    /// DCLO's choice at `node`: a matched sender hands the MAC a packet of its link's
+    /// destination k* for its partner while the partner has room (`net::dclo::may_send`);
+    /// unmatched nodes and receivers hold their packets. `None` without DCLO.
+    fn dclo_choice(&mut self, node: u32) -> Option<Option<(u32, u32, u8)>> {
+        let dc = self.dclo.as_mut()?;
+        let q = &self.dest_queues[node as usize];
+        if q.mac_busy() {
+            return Some(None);
+        }
+        let st = &mut dc.nodes[node as usize];
+        let Some(link) = st.matcher.partner else {
+            return Some(None);
+        };
+        let theirs = st.receiver_price(&link);
+        if !crate::net::dclo::may_send(&link, node, theirs, st.sent, dc.cap)
+            || !q.waiting().any(|(d, _)| d == link.dst)
+        {
+            return Some(None);
+        }
+        st.sent += 1;
+        Some(Some((link.dst, link.receiver, 0)))
     }
 
     /// Whether a source at `node` may queue one more packet for `dst` at `level`.
@@ -1805,6 +2047,9 @@ impl World {
         let f = &self.flows[p.flow as usize];
         let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
         let st = &mut self.flow_stats[p.flow as usize];
+        if !st.first_arrival(p.seq) {
+            return;
+        }
         if let Some(bin) = self.timeseries_bin {
             let i = (now.ns() / bin.ns()) as usize;
             if st.bin_bytes.len() <= i {
@@ -1895,6 +2140,10 @@ impl World {
         if let Some(dp) = self.dpclo.as_ref() {
             // DPCLO sources send at their adapted rate (packets/s).
             interval = SimTime::from_secs_f64(1.0 / dp.rates[flow as usize].rate_pps);
+        }
+        if let Some(dc) = self.dclo.as_ref() {
+            // DCLO sources send at their eq. 2 rate (packets/s).
+            interval = SimTime::from_secs_f64(1.0 / dc.rates[flow as usize]);
         }
         let next = now + interval;
         if next < self.flows[flow as usize].stop {

@@ -30,6 +30,26 @@ pub struct FlowStats {
     /// Fusion queue) or to the MAC's retry limit, anywhere on the path, over the run.
     pub queue_drops: u64,
     pub link_drops: u64,
+    /// Datagram (UDP, TFRC) sequence numbers received, one bit each.
+    pub seen: Vec<u64>,
+    /// Datagrams that arrived again after their first arrival (not counted as received).
+    pub duplicates: u64,
+}
+
+impl FlowStats {
+    /// Records the arrival of datagram `seq`; false if it had arrived before.
+    pub fn first_arrival(&mut self, seq: u64) -> bool {
+        let (word, bit) = ((seq / 64) as usize, seq % 64);
+        if self.seen.len() <= word {
+            self.seen.resize(word + 1, 0);
+        }
+        let fresh = self.seen[word] & (1 << bit) == 0;
+        self.seen[word] |= 1 << bit;
+        if !fresh {
+            self.duplicates += 1;
+        }
+        fresh
+    }
 }
 
 /// Network-layer counters of a node (the MAC and PHY keep their own).

@@ -5,6 +5,7 @@
 //! receiving a copy over the air gets its own slot (the sender keeps its copy until acknowledged).
 //! Forwarding decrements the TTL (IPv4, RFC 791) and drops at zero.
 
+pub mod dclo;
 pub mod diffq;
 pub mod dpclo;
 pub mod dsdv;
@@ -65,6 +66,15 @@ pub enum Control {
     /// OLSR topology control message of `origin` numbered `ansn` (`net::olsr`), as sent or
     /// relayed.
     OlsrTc { origin: u32, ansn: u32 },
+    /// DCLO's PRICE of matching interval `interval` (`net::dclo`); the prices stay in the
+    /// sender's DCLO state.
+    DcloPrice { interval: u32 },
+    /// DCLO's REQUEST to `target`, or ACCEPT naming `target`, in matching interval `interval`.
+    DcloMatch {
+        interval: u32,
+        target: u32,
+        accept: bool,
+    },
 }
 
 impl Control {

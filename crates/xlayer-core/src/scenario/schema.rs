@@ -31,6 +31,7 @@ default_from_serde!(
     NetConfig,
     FusionOptions,
     DpcloOptions,
+    DcloOptions,
     DiffqOptions,
     TcpOptions
 );
@@ -451,7 +452,7 @@ impl NetConfig {
 }
 
 /// Protocol stacks a scenario can name in `stack.preset`.
-pub const PRESETS: [&str; 14] = [
+pub const PRESETS: [&str; 15] = [
     "udp-dcf",
     "udp",
     "tcp-reno",
@@ -465,6 +466,7 @@ pub const PRESETS: [&str; 14] = [
     "diffq-tcp",
     "dpclo-zmacplus",
     "dpclo-80211e",
+    "dclo",
     "fusion",
 ];
 
@@ -482,6 +484,9 @@ pub struct Stack {
     /// Fusion settings (`stack.fusion`), with the `fusion` preset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fusion: Option<FusionOptions>,
+    /// DCLO settings (`stack.dclo`), with the `dclo` preset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dclo: Option<DcloOptions>,
 }
 
 /// Fusion's parameters (`net::fusion`; Hull et al., SenSys 2004). The paper's abstract and the
@@ -581,6 +586,71 @@ impl DpcloOptions {
     }
 }
 
+/// DCLO's parameters (`net::dclo`). The DPCLO document gives none beyond Table I (3-packet
+/// per-destination queues); Chen et al.'s matching interval and message formats are not in it,
+/// so every timing here is xlayer's choice (docs/scenario.md, `stack.dclo`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DcloOptions {
+    /// The MAC DCLO runs over: "zmac" (default), "zmacplus", "802.11e" or "dcf" (the document
+    /// implemented DCLO over Z-MAC, ZMAC+ and 802.11e).
+    #[serde(default = "DcloOptions::default_mac")]
+    pub mac: String,
+    /// The matching interval: prices, matching and forwarding repeat every interval.
+    #[serde(default = "DcloOptions::default_interval")]
+    pub interval_s: f64,
+    /// Every node broadcasts its PRICE at a uniform random time this long after the interval
+    /// starts.
+    #[serde(default = "DcloOptions::default_jitter")]
+    pub price_jitter_s: f64,
+    /// When nodes compute their link weights and start matching, after the interval starts.
+    #[serde(default = "DcloOptions::default_match_delay")]
+    pub match_delay_s: f64,
+    /// A REQUEST without an answer is repeated after this long ...
+    #[serde(default = "DcloOptions::default_timeout")]
+    pub request_timeout_s: f64,
+    /// ... up to this many REQUESTs per node and interval.
+    #[serde(default = "DcloOptions::default_requests")]
+    pub max_requests: u32,
+    /// w of the sources' utility `U(x) = w·ln x` (eq. 2: rate `w / p` packets/s at price p
+    /// packets).
+    #[serde(default = "DcloOptions::default_weight")]
+    pub utility_weight: f64,
+    /// The slowest a source goes (packets/s).
+    #[serde(default = "DcloOptions::default_min_rate")]
+    pub min_rate_pps: f64,
+}
+
+impl DcloOptions {
+    fn default_mac() -> String {
+        "zmac".into()
+    }
+    fn default_interval() -> f64 {
+        0.1
+    }
+    fn default_jitter() -> f64 {
+        0.02
+    }
+    fn default_match_delay() -> f64 {
+        0.03
+    }
+    fn default_timeout() -> f64 {
+        0.01
+    }
+    fn default_requests() -> u32 {
+        3
+    }
+    fn default_weight() -> f64 {
+        300.0
+    }
+    fn default_min_rate() -> f64 {
+        1.0
+    }
+}
+
+/// The MACs DCLO runs over (`stack.dclo.mac`).
+pub const DCLO_MACS: [&str; 4] = ["zmac", "zmacplus", "802.11e", "dcf"];
+
 /// DSDV next hops kept per destination under the DPCLO presets: K adapts within them.
 pub const DPCLO_DSDV_NEXT_HOPS: u32 = 4;
 
@@ -671,6 +741,7 @@ impl Default for Stack {
             diffq: None,
             dpclo: None,
             fusion: None,
+            dclo: None,
         }
     }
 }
@@ -1361,8 +1432,9 @@ impl Scenario {
     /// congestion control and SACK), so one scenario runs under several stacks unchanged.
     fn apply_preset(&mut self) -> Result<(), XlError> {
         // (transport, cc, sack) of each preset.
-        // `[stack.diffq]`, `[stack.dpclo]` and `[stack.fusion]` may stay in a scenario run under
-        // other presets (so one file serves `xlayer compare`); only their own presets read them.
+        // `[stack.diffq]`, `[stack.dpclo]`, `[stack.fusion]` and `[stack.dclo]` may stay in a
+        // scenario run under other presets (so one file serves `xlayer compare`); only their own
+        // presets read them.
         let preset = self.stack.preset.clone();
         let t: (&str, Option<&str>, bool) = match preset.as_str() {
             "udp-dcf" => return Ok(()),
@@ -1413,6 +1485,57 @@ impl Scenario {
                 self.net.routing = "dsdv".into();
                 let dsdv = self.net.dsdv.get_or_insert_with(DsdvConfig::default);
                 dsdv.k_next_hops = dsdv.k_next_hops.max(DPCLO_DSDV_NEXT_HOPS);
+                self.net.queueing = Some("per_destination".into());
+                self.net.dest_queue_packets.get_or_insert(3);
+                ("udp", None, false)
+            }
+            // DCLO: per-destination queues of Table I's 3 packets, no routing (the matched
+            // neighbour is the next hop), prices, matching and source rates of `net::dclo`,
+            // UDP sources, over the MAC `stack.dclo.mac` names.
+            "dclo" => {
+                let d = self.stack.dclo.get_or_insert_with(DcloOptions::default);
+                if !DCLO_MACS.contains(&d.mac.as_str()) {
+                    return Err(bad(
+                        "stack.dclo.mac",
+                        format!(
+                            "unknown MAC \"{}\"; allowed: {}",
+                            d.mac,
+                            DCLO_MACS.map(|m| format!("\"{m}\"")).join(", ")
+                        ),
+                    ));
+                }
+                positive("stack.dclo.interval_s", d.interval_s)?;
+                positive("stack.dclo.request_timeout_s", d.request_timeout_s)?;
+                positive("stack.dclo.utility_weight", d.utility_weight)?;
+                positive("stack.dclo.min_rate_pps", d.min_rate_pps)?;
+                if !(d.price_jitter_s >= 0.0 && d.price_jitter_s <= d.match_delay_s) {
+                    return Err(bad(
+                        "stack.dclo.price_jitter_s",
+                        format!(
+                            "must be between 0 and match_delay_s ({}), found {}",
+                            d.match_delay_s, d.price_jitter_s
+                        ),
+                    ));
+                }
+                if !(d.match_delay_s >= 0.0 && d.match_delay_s < d.interval_s) {
+                    return Err(bad(
+                        "stack.dclo.match_delay_s",
+                        format!(
+                            "must be below interval_s ({}), found {}",
+                            d.interval_s, d.match_delay_s
+                        ),
+                    ));
+                }
+                if d.max_requests == 0 {
+                    return Err(bad("stack.dclo.max_requests", "must be at least 1"));
+                }
+                self.mac.access = d.mac.clone();
+                // No routing protocol runs: static routes only check that flows are connected
+                // and give the hop counts of the results.
+                self.net.routing = "static".into();
+                self.net.dsdv = None;
+                self.net.olsr = None;
+                self.net.etx = None;
                 self.net.queueing = Some("per_destination".into());
                 self.net.dest_queue_packets.get_or_insert(3);
                 ("udp", None, false)

@@ -33,6 +33,12 @@ pub enum NetTimerKind {
     OlsrRelay,
     /// Fusion: a blocked head packet or a source waiting for a token may go (`net::fusion`).
     FusionRetry,
+    /// DCLO: the node broadcasts its PRICE (`net::dclo`).
+    DcloPrice,
+    /// DCLO: the node computes its link weights and starts matching.
+    DcloMatch,
+    /// DCLO: a REQUEST may be repeated.
+    DcloRetry,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -68,5 +74,6 @@ pub enum Event {
     /// no data-path work: the callback runs when the instant ends (`crate::tune::optimizer`).
     Optimizer { slot: u32, tag: u32 },
     /// DPCLO's periodic work: sources sample their queues, held packets are reconsidered.
+    /// DCLO's matching interval starts (`crate::net::dclo`).
     BackpressureTick,
 }

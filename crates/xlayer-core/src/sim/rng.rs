@@ -13,7 +13,7 @@ pub type Stream = Xoshiro256PlusPlus;
 /// Node id used for streams that belong to the whole scenario (topology, random flows).
 pub const GLOBAL: u32 = u32::MAX;
 
-fn splitmix64(mut z: u64) -> u64 {
+pub(crate) fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
