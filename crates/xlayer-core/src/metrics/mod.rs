@@ -83,6 +83,17 @@ pub struct NetStats {
     pub ctrl_relayed: u64,
 }
 
+impl NetStats {
+    /// A packet the node could not send: it is switched off, or has no route.
+    pub fn count_unsendable(&mut self, off: bool) {
+        if off {
+            self.drops_node_off += 1;
+        } else {
+            self.drops_no_route += 1;
+        }
+    }
+}
+
 /// The measured window of a flow.
 pub fn window(start: SimTime, stop: SimTime, warmup: SimTime, end: SimTime) -> (SimTime, SimTime) {
     let a = start.max(warmup);
