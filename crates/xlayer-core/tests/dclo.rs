@@ -114,6 +114,34 @@ fn dclo_preset_sets_its_components_and_checks_its_table() {
             text.replace("interval_s = 0.1", "interval_s = 0.1\nmatch_delay_s = 0.2"),
         ),
         (
+            // Jittered match starts would spill into the next interval.
+            "stack.dclo.match_delay_s",
+            text.replace(
+                "interval_s = 0.1",
+                "interval_s = 0.1\nmatch_delay_s = 0.08\nprice_jitter_s = 0.05",
+            ),
+        ),
+        (
+            // Matching in the tick's own instant hears no PRICE and matches nothing.
+            "stack.dclo.price_jitter_s",
+            text.replace(
+                "interval_s = 0.1",
+                "interval_s = 0.1\nmatch_delay_s = 0.0\nprice_jitter_s = 0.0",
+            ),
+        ),
+        (
+            // Rounds to 0 ns: the tick would re-arm at the same instant for ever.
+            "stack.dclo.interval_s",
+            text.replace("interval_s = 0.1", "interval_s = 1e-10"),
+        ),
+        (
+            "stack.dclo.request_timeout_s",
+            text.replace(
+                "interval_s = 0.1",
+                "interval_s = 0.1\nrequest_timeout_s = 1e-10",
+            ),
+        ),
+        (
             "stack.dclo.max_requests",
             text.replace("max_requests = 3", "max_requests = 0"),
         ),

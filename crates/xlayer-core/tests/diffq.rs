@@ -175,3 +175,22 @@ fn multi_path_diffq_spreads_a_flow_over_its_candidate_forwarders() {
         "relay 2's share: {multi:.3} with two candidates, {single:.3} with one"
     );
 }
+
+#[test]
+fn multi_path_settings_that_cannot_work_are_errors_naming_the_field() {
+    let text = include_str!("../../../scenarios/diffq-multipath.toml");
+    for bad in [
+        text.replace("\nnext_hops = 2\n", "\nnext_hops = 0\n"),
+        text.replace("\nnext_hops = 2\n", "\nnext_hops = 2\nmode = \"rate_only\"\n"),
+        text.replace("[radio]", "[net]\nrouting = \"olsr\"\n\n[radio]"),
+    ] {
+        let e = Simulation::from_toml(&bad)
+            .err()
+            .expect("an error")
+            .to_string();
+        assert!(e.contains("stack.diffq.next_hops"), "{e}");
+    }
+    let sim = Simulation::from_toml(text).unwrap();
+    assert_eq!(sim.scenario.net.routing, "dsdv");
+    assert!(sim.scenario.net.dsdv.as_ref().unwrap().k_next_hops >= 2);
+}

@@ -93,13 +93,13 @@ impl Packet {
     /// The packet's IPv4/UDP wire form (zero payload), for pcap traces.
     pub fn emit(&self, out: &mut Vec<u8>) {
         let total = self.bytes() as u16;
+        // Node n is 10.0.0.0 + (n + 1); broadcast is 255.255.255.255.
         let ip = |n: u32| -> [u8; 4] {
-            [
-                10,
-                ((n >> 16) & 0xff) as u8,
-                ((n >> 8) & 0xff) as u8,
-                (n & 0xff) as u8 + 1,
-            ]
+            if n == crate::mac::BROADCAST {
+                return [255; 4];
+            }
+            let m = n + 1;
+            [10, (m >> 16) as u8, (m >> 8) as u8, m as u8]
         };
         let start = out.len();
         out.extend_from_slice(&[0x45, 0, (total >> 8) as u8, total as u8]);

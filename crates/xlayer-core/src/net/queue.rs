@@ -84,14 +84,20 @@ impl PerDestQueues {
     }
 
     /// Destinations with a queue, and their lengths.
+    /// In destination order; allocates nothing (DCLO's PRICE lists them every interval).
     pub fn lengths(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let mut dsts: Vec<u32> = self.queues.iter().map(|q| q.dst).collect();
-        if let Some((_, d)) = self.at_mac {
-            if let Err(i) = dsts.binary_search(&d) {
-                dsts.insert(i, d);
-            }
-        }
-        dsts.into_iter().map(|d| (d, self.len(d)))
+        // The destination of the packet at the MAC may have no queue left: merge it in.
+        let mut extra = self
+            .at_mac
+            .map(|(_, d)| d)
+            .filter(|&d| self.find(d).is_err());
+        let mut dsts = self.queues.iter().map(|q| q.dst).peekable();
+        std::iter::from_fn(move || match (extra, dsts.peek()) {
+            (Some(e), Some(&d)) if e < d => extra.take(),
+            (Some(_), None) => extra.take(),
+            _ => dsts.next(),
+        })
+        .map(move |d| (d, self.len(d)))
     }
 
     fn record(&mut self, now: SimTime, dst: u32) {

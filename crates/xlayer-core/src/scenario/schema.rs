@@ -1274,6 +1274,16 @@ fn positive(field: &str, v: f64) -> Result<(), XlError> {
     }
 }
 
+/// A period the engine schedules repeatedly: at least 1 µs (shorter ones round to nothing in the
+/// engine's nanoseconds, or flood the event queue).
+fn at_least_1us(field: &str, v: f64) -> Result<(), XlError> {
+    if v.is_finite() && v >= 1e-6 {
+        Ok(())
+    } else {
+        Err(bad(field, format!("must be at least 1e-6 s, found {v}")))
+    }
+}
+
 /// Data rates each standard offers, in Mbit/s.
 pub fn rate_set(std: Standard) -> &'static [f64] {
     match std {
@@ -1472,7 +1482,7 @@ impl Scenario {
                         ),
                     ));
                 }
-                positive("stack.dpclo.update_interval_s", d.update_interval_s)?;
+                at_least_1us("stack.dpclo.update_interval_s", d.update_interval_s)?;
                 positive("stack.dpclo.delta_pps", d.delta_pps)?;
                 positive("stack.dpclo.initial_rate_pps", d.initial_rate_pps)?;
                 if d.k_max == Some(0) {
@@ -1505,25 +1515,29 @@ impl Scenario {
                         ),
                     ));
                 }
-                positive("stack.dclo.interval_s", d.interval_s)?;
-                positive("stack.dclo.request_timeout_s", d.request_timeout_s)?;
+                at_least_1us("stack.dclo.interval_s", d.interval_s)?;
+                at_least_1us("stack.dclo.request_timeout_s", d.request_timeout_s)?;
                 positive("stack.dclo.utility_weight", d.utility_weight)?;
                 positive("stack.dclo.min_rate_pps", d.min_rate_pps)?;
-                if !(d.price_jitter_s >= 0.0 && d.price_jitter_s <= d.match_delay_s) {
+                if !(d.price_jitter_s >= 0.0 && d.price_jitter_s < d.match_delay_s) {
                     return Err(bad(
                         "stack.dclo.price_jitter_s",
                         format!(
-                            "must be between 0 and match_delay_s ({}), found {}",
+                            "must be at least 0 and below match_delay_s ({}), so that \
+                             neighbours' PRICEs can arrive before matching starts; found {}",
                             d.match_delay_s, d.price_jitter_s
                         ),
                     ));
                 }
-                if !(d.match_delay_s >= 0.0 && d.match_delay_s < d.interval_s) {
+                // A node starts matching up to match_delay_s + price_jitter_s after the
+                // interval starts: that must stay inside the interval.
+                if !(d.match_delay_s > 0.0 && d.match_delay_s + d.price_jitter_s < d.interval_s) {
                     return Err(bad(
                         "stack.dclo.match_delay_s",
                         format!(
-                            "must be below interval_s ({}), found {}",
-                            d.interval_s, d.match_delay_s
+                            "must be above 0 and, plus price_jitter_s ({}), below interval_s \
+                             ({}), found {}",
+                            d.price_jitter_s, d.interval_s, d.match_delay_s
                         ),
                     ));
                 }
@@ -1577,6 +1591,13 @@ impl Scenario {
                     return Err(bad(
                         "stack.diffq.next_hops",
                         format!("must be 1..=16, found {}", d.next_hops),
+                    ));
+                }
+                if d.next_hops > 1 && d.mode == "rate_only" {
+                    return Err(bad(
+                        "stack.diffq.next_hops",
+                        "multi-path DiffQ needs differential scheduling; mode \"rate_only\" \
+                         serves destinations in round robin over the routing next hop",
                     ));
                 }
                 if d.next_hops > 1 {

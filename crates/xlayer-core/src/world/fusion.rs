@@ -96,6 +96,7 @@ impl World {
         if n.mac_enqueue(now, h, &p, next, &mut self.queue) {
             st.at_mac = Some(h);
         } else {
+            self.flow_drop(h, true);
             self.packets.release(h);
             self.fusion_update(node);
         }

@@ -1133,14 +1133,19 @@ impl World {
         }
     }
 
-    fn sink(&mut self, now: SimTime, p: &Packet) {
+    /// Counts the hops a data packet arriving at its flow's destination travelled: TTL falls at
+    /// each relay, so the source's hop plus one per relay.
+    fn count_hops(&mut self, p: &Packet) {
         if p.dst == self.flows[p.flow as usize].dst && p.payload_bytes > 0 {
-            // TTL falls at each relay: the source's hop plus one per relay.
             let st = &mut self.flow_stats[p.flow as usize];
-            st.hops_sum += (self.ttl - p.ttl) as u64 + 1;
+            st.hops_sum += self.ttl.saturating_sub(p.ttl) as u64 + 1;
             st.hops_n += 1;
         }
+    }
+
+    fn sink(&mut self, now: SimTime, p: &Packet) {
         if let Header::Tcp(h) = p.transport {
+            self.count_hops(p);
             let FlowTransport::Tcp(c) = self.flows[p.flow as usize].transport else {
                 return;
             };
@@ -1196,6 +1201,8 @@ impl World {
         if !st.first_arrival(p.seq) {
             return;
         }
+        self.count_hops(p);
+        let st = &mut self.flow_stats[p.flow as usize];
         if let Some(bin) = self.timeseries_bin {
             let i = (now.ns() / bin.ns()) as usize;
             if st.bin_bytes.len() <= i {
