@@ -56,14 +56,7 @@ fn main() {
         "drops_queue",
         "drops_retry_limit",
     ] {
-        let total: i64 = r
-            .nodes
-            .iter()
-            .filter_map(|row| match row.iter().find(|(k, _)| *k == key) {
-                Some((_, Value::Int(i))) => Some(*i),
-                _ => None,
-            })
-            .sum();
+        let total = r.node_total(key);
         println!("{key:>26} {total}");
     }
     let wall = r.summary_f64("wall_s");

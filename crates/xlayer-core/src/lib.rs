@@ -24,7 +24,7 @@ pub mod world;
 mod results;
 
 pub use error::XlError;
-pub use results::{Results, Row, Value};
+pub use results::{cell_f64, Results, Row, Value};
 pub use scenario::Scenario;
 
 use sim::SimTime;

@@ -46,16 +46,29 @@ impl Results {
         }
     }
 
+    /// A numeric column of flow `flow`; NaN if it has none.
     pub fn flow_f64(&self, flow: usize, key: &str) -> f64 {
-        match self.flows[flow]
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v)
-        {
-            Some(Value::Float(f)) => *f,
-            Some(Value::Int(i)) => *i as f64,
-            _ => f64::NAN,
-        }
+        cell_f64(&self.flows[flow], key).unwrap_or(f64::NAN)
+    }
+
+    /// A numeric column of node `node`; NaN if it has none.
+    pub fn node_f64(&self, node: usize, key: &str) -> f64 {
+        cell_f64(&self.nodes[node], key).unwrap_or(f64::NAN)
+    }
+
+    /// A numeric column summed over the nodes (a node without it counts 0).
+    pub fn node_total(&self, key: &str) -> f64 {
+        self.nodes.iter().filter_map(|n| cell_f64(n, key)).sum()
+    }
+}
+
+/// A numeric cell (`Int` or `Float`) of a result row; `None` if the row has no such column or
+/// it holds text.
+pub fn cell_f64(row: &[(&'static str, Value)], key: &str) -> Option<f64> {
+    match row.iter().find(|(k, _)| *k == key).map(|(_, v)| v) {
+        Some(Value::Float(f)) => Some(*f),
+        Some(Value::Int(i)) => Some(*i as f64),
+        _ => None,
     }
 }
 

@@ -1,13 +1,10 @@
 //! DCLO (Chen et al.'s distributed matching, as the DPCLO document summarises it) against DPCLO:
 //! the DPCLO document's §V-B (Fig. 2) and the dense many-to-one case of §V-D (Fig. 7).
 
-use xlayer_core::{Results, Simulation};
+mod common;
+use common::run;
 
-fn run(toml: &str) -> Results {
-    let mut sim = Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
-    sim.run();
-    sim.results()
-}
+use xlayer_core::{Results, Simulation};
 
 /// The scenario under `preset` and `seed`, its flows starting at `start` s and the run ending
 /// at `end` s (measured from `start`).

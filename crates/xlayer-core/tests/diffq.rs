@@ -1,13 +1,10 @@
 //! DiffQ against TCP-SACK at scale (DiffQ §6.3, Figs. 11-12 and Table 3): random flows on a
 //! random 40-node topology, 4 to 32 flows, several seeds.
 
-use xlayer_core::{Results, Simulation};
+mod common;
+use common::run;
 
-fn run(toml: &str) -> Results {
-    let mut sim = Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
-    sim.run();
-    sim.results()
-}
+use xlayer_core::Simulation;
 
 /// Mean over seeds of (Jain index, median per-flow throughput, aggregate throughput, log
 /// utility).
@@ -136,13 +133,6 @@ fn diffq_udp_is_fairer_than_tfrc_ecn_with_many_flows() {
     }
 }
 
-fn forwarded(r: &Results, node: usize) -> i64 {
-    match r.nodes[node].iter().find(|(k, _)| *k == "forwarded") {
-        Some((_, xlayer_core::Value::Int(i))) => *i,
-        other => panic!("{other:?}"),
-    }
-}
-
 #[test]
 fn multi_path_diffq_spreads_a_flow_over_its_candidate_forwarders() {
     // §4.2: with a candidate forwarder set a flow is no longer tied to one next hop. Relay 1
@@ -163,8 +153,8 @@ fn multi_path_diffq_spreads_a_flow_over_its_candidate_forwarders() {
                     "K = {k}, seed {seed}: flow {f} starved"
                 );
             }
-            r1 += forwarded(&r, 1);
-            r2 += forwarded(&r, 2);
+            r1 += r.node_f64(1, "forwarded") as i64;
+            r2 += r.node_f64(2, "forwarded") as i64;
         }
         eprintln!("K = {k}: relay 1 forwarded {r1}, relay 2 {r2} (seeds 1-3)");
         r2 as f64 / (r1 + r2) as f64
@@ -181,7 +171,10 @@ fn multi_path_settings_that_cannot_work_are_errors_naming_the_field() {
     let text = include_str!("../../../scenarios/diffq-multipath.toml");
     for bad in [
         text.replace("\nnext_hops = 2\n", "\nnext_hops = 0\n"),
-        text.replace("\nnext_hops = 2\n", "\nnext_hops = 2\nmode = \"rate_only\"\n"),
+        text.replace(
+            "\nnext_hops = 2\n",
+            "\nnext_hops = 2\nmode = \"rate_only\"\n",
+        ),
         text.replace("[radio]", "[net]\nrouting = \"olsr\"\n\n[radio]"),
     ] {
         let e = Simulation::from_toml(&bad)

@@ -1,12 +1,9 @@
 //! DPCLO (the practical cross-layer optimization document, §IV-V) over ZMAC+ and 802.11e.
 
-use xlayer_core::{Results, Simulation};
+mod common;
+use common::run;
 
-fn run(toml: &str) -> Results {
-    let mut sim = Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
-    sim.run();
-    sim.results()
-}
+use xlayer_core::{Results, Simulation};
 
 fn with_preset(text: &str, preset: &str, seed: u64) -> String {
     text.replace("seed = 1", &format!("seed = {seed}")).replace(

@@ -8,7 +8,10 @@
 //! the sources turned into numbers (an order of magnitude for "far fewer", half for "fair"),
 //! not the figures this model produces, which the tests print.
 
-use xlayer_core::{Results, Simulation, Value};
+mod common;
+use common::col;
+
+use xlayer_core::{Results, Simulation};
 
 const FUNNEL: &str = include_str!("../../../scenarios/fusion-funnel.toml");
 
@@ -44,14 +47,6 @@ fn funnel(preset: &str, extra: &str, seed: u64) -> Results {
     let mut sim = Simulation::from_toml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     sim.run();
     sim.results()
-}
-
-fn col(row: &[(&'static str, Value)], key: &str) -> f64 {
-    match row.iter().find(|(k, _)| *k == key).map(|(_, v)| v) {
-        Some(Value::Int(i)) => *i as f64,
-        Some(Value::Float(f)) => *f,
-        other => panic!("column {key}: {other:?}"),
-    }
 }
 
 /// Interface-queue drops at the nodes that forward for others.

@@ -1,25 +1,10 @@
 //! Whole-scenario behaviours of the MAC and the multi-hop path: the 802.11 chain, hidden and
 //! exposed senders, EDCA priorities, and determinism.
 
+mod common;
+use common::run;
+
 use xlayer_core::{Results, Simulation, Value};
-
-fn run(toml: &str) -> Results {
-    let mut sim = Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
-    sim.run();
-    sim.results()
-}
-
-fn node_sum(r: &Results, key: &str) -> f64 {
-    r.nodes
-        .iter()
-        .map(
-            |row| match row.iter().find(|(k, _)| *k == key).map(|(_, v)| v) {
-                Some(Value::Int(i)) => *i as f64,
-                _ => 0.0,
-            },
-        )
-        .sum()
-}
 
 /// A saturated chain of `hops` hops, 200 m spacing, 250 m reception and 550 m carrier sense
 /// (the ns-2 defaults), 802.11b at 2 Mbit/s.
@@ -73,7 +58,7 @@ fn two_senders(hidden: bool, rts: bool) -> Results {
 }
 
 fn failure_ratio(r: &Results) -> f64 {
-    node_sum(r, "mac_retries") / node_sum(r, "mac_tx")
+    r.node_total("mac_retries") / r.node_total("mac_tx")
 }
 
 #[test]
@@ -105,8 +90,8 @@ fn rts_cts_recovers_part_of_the_hidden_terminal_loss() {
         "but not beyond senders that hear each other: {b:.0} vs {in_range:.0}"
     );
     // The data frames themselves now rarely collide: failures move to the short RTS frames.
-    let data_fail = node_sum(&rts, "drops_retry_limit") / node_sum(&rts, "mac_tx");
-    assert!(data_fail < node_sum(&plain, "drops_retry_limit") / node_sum(&plain, "mac_tx"));
+    let data_fail = rts.node_total("drops_retry_limit") / rts.node_total("mac_tx");
+    assert!(data_fail < plain.node_total("drops_retry_limit") / plain.node_total("mac_tx"));
 }
 
 #[test]
@@ -185,17 +170,6 @@ fn cbr_flow_below_capacity_is_delivered_whole() {
     assert!(delay > 0.0 && delay < 0.05, "{delay}");
 }
 
-fn node_value(r: &Results, node: usize, key: &str) -> i64 {
-    match r.nodes[node]
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| v)
-    {
-        Some(Value::Int(i)) => *i,
-        _ => panic!("no integer column {key}"),
-    }
-}
-
 #[test]
 fn two_priority_levels_of_one_sender_lose_nothing_to_duplicate_filtering() {
     // One sender, two saturating flows on different 802.11e levels, a receiver 50 m away and
@@ -205,13 +179,13 @@ fn two_priority_levels_of_one_sender_lose_nothing_to_duplicate_filtering() {
         [[flows]]\nsrc = 0\ndst = 1\npriority = 1\n[[flows]]\nsrc = 0\ndst = 1\npriority = 2\n";
     let r = run(toml);
     assert!(
-        node_value(&r, 0, "internal_collisions") > 0,
+        (r.node_f64(0, "internal_collisions") as i64) > 0,
         "the set-up must exercise internal collisions"
     );
-    assert_eq!(node_value(&r, 1, "duplicates"), 0);
+    assert_eq!((r.node_f64(1, "duplicates") as i64), 0);
     assert_eq!(
-        node_value(&r, 1, "acks_sent"),
-        node_value(&r, 1, "delivered")
+        (r.node_f64(1, "acks_sent") as i64),
+        (r.node_f64(1, "delivered") as i64)
     );
 }
 
@@ -232,8 +206,8 @@ fn acknowledgements_over_long_links_arrive_before_the_timeout() {
         [[flows]]\nsrc = 0\ndst = 1\nrate_bps = 100000.0\n";
     let r = run(toml);
     assert!(r.flow_f64(0, "delivery_ratio") > 0.99);
-    assert_eq!(node_value(&r, 0, "mac_retries"), 0);
-    assert_eq!(node_value(&r, 1, "duplicates"), 0);
+    assert_eq!((r.node_f64(0, "mac_retries") as i64), 0);
+    assert_eq!((r.node_f64(1, "duplicates") as i64), 0);
 }
 
 #[test]
@@ -286,8 +260,8 @@ fn a_flows_drop_and_path_columns_account_for_every_loss_on_its_path() {
     };
     let (queue, link) = (int("queue_drops"), int("link_drops"));
     assert!(queue > 0.0 && link > 0.0, "queue {queue}, link {link}");
-    assert_eq!(queue, node_sum(&r, "drops_queue"));
-    assert_eq!(link, node_sum(&r, "drops_retry_limit"));
+    assert_eq!(queue, r.node_total("drops_queue"));
+    assert_eq!(link, r.node_total("drops_retry_limit"));
     assert_eq!(int("hops"), 4.0);
     assert_eq!(r.flow_f64(0, "hops_mean"), 4.0);
 }

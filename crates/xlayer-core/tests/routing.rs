@@ -9,19 +9,6 @@ fn build(toml: &str) -> Simulation {
     Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"))
 }
 
-fn node_col(sim: &Simulation, node: usize, key: &str) -> f64 {
-    let r = sim.results();
-    match r.nodes[node]
-        .iter()
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| v)
-    {
-        Some(Value::Int(i)) => *i as f64,
-        Some(Value::Float(f)) => *f,
-        _ => panic!("no node column {key}"),
-    }
-}
-
 /// Two nodes in range (no SINR losses: `range` propagation) with a CBR flow 0 → 1.
 fn pair(extra: &str) -> String {
     format!(
@@ -63,7 +50,7 @@ fn link_loss_is_applied_at_reception_per_direction_and_follows_its_schedule() {
     sim.run();
     let (f2, t2) = attempt_failures(&sim);
     assert_proportion(f2 - f1, t2 - t1, 1.0 - 0.8 * 0.8, "0.2 both ways");
-    assert!(node_col(&sim, 1, "rx_link_lost") > 0.0);
+    assert!(sim.results().node_f64(1, "rx_link_lost") > 0.0);
 }
 
 #[test]
@@ -177,9 +164,9 @@ fn etx_estimate_settles_near_one_over_df_dr_and_follows_a_loss_change() {
     );
     assert!(mean(&after[..30]) > 1.2, "{:?}", &after[..30]);
     // Probes are real frames: they took airtime and were counted.
-    assert!(node_col(&sim, 0, "ctrl_tx") >= 790.0);
-    assert!(node_col(&sim, 0, "ctrl_airtime_s") > 0.0);
-    assert!(node_col(&sim, 1, "ctrl_rx") > 0.0);
+    assert!(sim.results().node_f64(0, "ctrl_tx") >= 790.0);
+    assert!(sim.results().node_f64(0, "ctrl_airtime_s") > 0.0);
+    assert!(sim.results().node_f64(1, "ctrl_rx") > 0.0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -379,8 +366,8 @@ fn dsdv_converges_to_the_offline_shortest_etx_paths() {
     );
     // Overhead is real: every node sent probes and updates, and they took airtime.
     for u in 0..n {
-        assert!(node_col(&sim, u, "ctrl_tx") >= 150.0 + 150.0 / 5.0 * 0.8);
-        assert!(node_col(&sim, u, "ctrl_airtime_s") > 0.0);
+        assert!(sim.results().node_f64(u, "ctrl_tx") >= 150.0 + 150.0 / 5.0 * 0.8);
+        assert!(sim.results().node_f64(u, "ctrl_airtime_s") > 0.0);
     }
 }
 
@@ -628,7 +615,9 @@ fn olsr_routes_follow_the_offline_shortest_etx_paths_with_mpr_flooding() {
     assert!(matched as f64 >= 0.95 * possible, "{matched} of {possible}");
     // MPR flooding: TCs were relayed, but not by every node for every TC (that would be plain
     // flooding: each node relaying each of the other 15 nodes' TCs).
-    let relayed: f64 = (0..n).map(|u| node_col(&sim, u, "ctrl_relayed")).sum();
+    let relayed: f64 = (0..n)
+        .map(|u| sim.results().node_f64(u, "ctrl_relayed"))
+        .sum();
     let originated_tcs = 150.0 / 5.0 * n as f64;
     assert!(relayed > 0.0);
     assert!(
@@ -709,9 +698,9 @@ fn a_busier_network_loses_more_of_its_control_traffic() {
         let (mut tx, mut rx, mut air) = (0.0, 0.0, 0.0);
         for u in 0..6 {
             let degree = sim.world.neighbors[u].len() as f64;
-            tx += node_col(&sim, u, "ctrl_tx") * degree;
-            rx += node_col(&sim, u, "ctrl_rx");
-            air += node_col(&sim, u, "ctrl_airtime_s");
+            tx += sim.results().node_f64(u, "ctrl_tx") * degree;
+            rx += sim.results().node_f64(u, "ctrl_rx");
+            air += sim.results().node_f64(u, "ctrl_airtime_s");
         }
         (rx / tx, air)
     };
@@ -732,7 +721,7 @@ fn the_shipped_lossy_dsdv_scenario_builds_and_runs() {
     let mut sim = build(&std::fs::read_to_string(path).unwrap());
     sim.run_until(20.0);
     assert!(sim.world.proto.is_some() && !sim.world.dest_queues.is_empty());
-    assert!((0..25).all(|u| node_col(&sim, u, "ctrl_tx") > 0.0));
+    assert!((0..25).all(|u| sim.results().node_f64(u, "ctrl_tx") > 0.0));
 }
 
 #[test]

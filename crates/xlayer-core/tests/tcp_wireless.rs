@@ -1,13 +1,10 @@
 //! TCP and TFRC over the wireless simulator: reliability across a lossy multi-hop path, sharing
 //! of one bottleneck, and the multi-hop fairness problem of DiffQ's Fig. 2.
 
-use xlayer_core::{Results, Simulation, Value};
+mod common;
+use common::run;
 
-fn run(toml: &str) -> Results {
-    let mut sim = Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
-    sim.run();
-    sim.results()
-}
+use xlayer_core::{Results, Simulation, Value};
 
 fn flow_str(r: &Results, flow: usize, key: &str) -> String {
     match r.flows[flow]
@@ -227,16 +224,6 @@ fn diffq_fig2_diffq_keeps_all_three_flows_fair() {
     }
 }
 
-fn node_total(r: &Results, key: &str) -> i64 {
-    r.nodes
-        .iter()
-        .filter_map(|row| match row.iter().find(|(k, _)| *k == key) {
-            Some((_, Value::Int(i))) => Some(*i),
-            _ => None,
-        })
-        .sum()
-}
-
 #[test]
 fn diffq_ablation_each_component_cuts_queue_drops_at_intermediate_nodes() {
     // DiffQ §6.4 / Fig. 15: queue overflows at intermediate nodes fall from rate control only,
@@ -248,7 +235,7 @@ fn diffq_ablation_each_component_cuts_queue_drops_at_intermediate_nodes() {
         .map(|m| {
             let r = run(&text.replace("mode = \"full\"", &format!("mode = \"{m}\"")));
             (
-                node_total(&r, "drops_dest_queue_transit"),
+                (r.node_total("drops_dest_queue_transit") as i64),
                 r.summary_f64("log_utility"),
             )
         })

@@ -2,21 +2,10 @@
 //! the time-frame rule, owner priority, ZMAC+ priority levels, and the DPCLO Fig. 5(A)
 //! information-asymmetry scenario over 802.11 and over Z-MAC.
 
-use xlayer_core::{Results, Simulation, Value};
+mod common;
+use common::{col, run};
 
-fn run(toml: &str) -> Results {
-    let mut sim = Simulation::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
-    sim.run();
-    sim.results()
-}
-
-fn col(row: &[(&'static str, Value)], key: &str) -> f64 {
-    match row.iter().find(|(k, _)| *k == key).map(|(_, v)| v) {
-        Some(Value::Int(i)) => *i as f64,
-        Some(Value::Float(f)) => *f,
-        other => panic!("column {key}: {other:?}"),
-    }
-}
+use xlayer_core::Results;
 
 fn flow_bps(r: &Results, flow: usize) -> f64 {
     col(&r.flows[flow], "throughput_bps")

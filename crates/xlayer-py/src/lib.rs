@@ -158,22 +158,7 @@ impl Simulation {
     fn params(&self, py: Python<'_>) -> PyResult<PyObject> {
         let out = PyList::empty_bound(py);
         for s in xlayer_core::tune::all_params() {
-            let d = PyDict::new_bound(py);
-            let name = if s.per_level {
-                format!("{}.<level>", s.name)
-            } else if s.per_flow {
-                format!("{}.<flow>", s.name)
-            } else {
-                s.name.to_string()
-            };
-            d.set_item("name", name)?;
-            d.set_item("layer", s.layer)?;
-            d.set_item("doc", s.doc)?;
-            d.set_item("unit", s.unit)?;
-            d.set_item("min", s.min)?;
-            d.set_item("max", s.max)?;
-            d.set_item("read_only", s.read_only)?;
-            out.append(d)?;
+            out.append(param_dict(py, s)?)?;
         }
         Ok(out.into_py(py))
     }
@@ -265,30 +250,40 @@ impl Simulation {
     }
 }
 
+/// One tuning parameter as a dict: `name` (with `.<level>` or `.<flow>` where it takes one),
+/// `layer, doc, unit, min, max, read_only`.
+fn param_dict<'py>(
+    py: Python<'py>,
+    s: &xlayer_core::tune::ParamSpec,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    let name = if s.per_level {
+        format!("{}.<level>", s.name)
+    } else if s.per_flow {
+        format!("{}.<flow>", s.name)
+    } else {
+        s.name.to_string()
+    };
+    d.set_item("name", name)?;
+    d.set_item("layer", s.layer)?;
+    d.set_item("doc", s.doc)?;
+    d.set_item("unit", s.unit)?;
+    d.set_item("min", s.min)?;
+    d.set_item("max", s.max)?;
+    d.set_item("read_only", s.read_only)?;
+    Ok(d)
+}
+
 /// Every tuning parameter and event of every layer: dicts with `kind` ("param" or "event"),
 /// `name, layer, doc, unit`, and for parameters `min, max, read_only, settable`.
 #[pyfunction]
 fn tunables(py: Python<'_>) -> PyResult<PyObject> {
     let out = PyList::empty_bound(py);
     for s in xlayer_core::tune::all_params() {
-        let d = PyDict::new_bound(py);
-        let name = if s.per_level {
-            format!("{}.<level>", s.name)
-        } else if s.per_flow {
-            format!("{}.<flow>", s.name)
-        } else {
-            s.name.to_string()
-        };
+        let d = param_dict(py, s)?;
         d.set_item("kind", "param")?;
-        d.set_item("name", name)?;
-        d.set_item("layer", s.layer)?;
         d.set_item("type", "float")?;
-        d.set_item("unit", s.unit)?;
-        d.set_item("min", s.min)?;
-        d.set_item("max", s.max)?;
-        d.set_item("read_only", s.read_only)?;
         d.set_item("settable", !s.read_only)?;
-        d.set_item("doc", s.doc)?;
         out.append(d)?;
     }
     for k in xlayer_core::tune::TuneEventKind::ALL {

@@ -138,6 +138,12 @@ impl PerDestQueues {
             },
             None => 0,
         };
+        Some(self.hand_to_mac(i))
+    }
+
+    /// Hands the head of queue `i` to the MAC (a queue left empty is removed, its buffer kept
+    /// for reuse): `(packet, destination)`.
+    fn hand_to_mac(&mut self, i: usize) -> (u32, u32) {
         let q = &mut self.queues[i];
         let h = q.items.pop_front().expect("queues are never kept empty");
         let dst = q.dst;
@@ -148,7 +154,7 @@ impl PerDestQueues {
         }
         self.at_mac = Some((h, dst));
         self.last_served = Some(dst);
-        Some((h, dst))
+        (h, dst)
     }
 
     /// Whether `h` is the packet at the MAC.
@@ -173,16 +179,7 @@ impl PerDestQueues {
             return None;
         }
         let i = self.find(dst).ok()?;
-        let q = &mut self.queues[i];
-        let h = q.items.pop_front().expect("queues are never kept empty");
-        if q.items.is_empty() {
-            let items = std::mem::take(&mut self.queues[i].items);
-            self.spare.push(items);
-            self.queues.remove(i);
-        }
-        self.at_mac = Some((h, dst));
-        self.last_served = Some(dst);
-        Some((h, dst))
+        Some(self.hand_to_mac(i))
     }
 
     /// The MAC is done with its packet (sent, dropped, or refused); returns its destination,

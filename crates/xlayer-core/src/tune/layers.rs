@@ -15,7 +15,7 @@ use crate::world::World;
 
 /// Where a per-flow parameter lives: at the flow's source, its destination, or either.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum End {
+pub(super) enum End {
     Source,
     Destination,
     Either,
@@ -140,7 +140,7 @@ fn check_node(w: &World, node: u32) -> Result<(), XlError> {
 }
 
 /// Checks that `flow` exists and that `node` is the endpoint the parameter lives at.
-fn check_flow(
+pub(super) fn check_flow(
     w: &World,
     node: u32,
     flow: Option<usize>,

@@ -501,25 +501,23 @@ fn tcp_conn(
     name: &str,
     at_source: bool,
 ) -> Result<usize, XlError> {
-    let f = flow.unwrap_or(usize::MAX);
-    let Some(fl) = w.flows.get(f) else {
-        return Err(XlError::Tuning(format!(
-            "\"{name}\": flow {f} does not exist (0..{})",
-            w.flows.len().saturating_sub(1)
-        )));
-    };
-    let crate::app::FlowTransport::Tcp(c) = fl.transport else {
+    use layers::{check_flow, End};
+    let f = check_flow(
+        w,
+        node,
+        flow,
+        name,
+        if at_source {
+            End::Source
+        } else {
+            End::Destination
+        },
+    )?;
+    let crate::app::FlowTransport::Tcp(c) = w.flows[f].transport else {
         return Err(XlError::Tuning(format!(
             "\"{name}\": flow {f} is not a TCP flow"
         )));
     };
-    let end = if at_source { fl.src } else { fl.dst };
-    if end != node {
-        return Err(XlError::Tuning(format!(
-            "\"{name}\": flow {f}'s {} is node {end}, not node {node}",
-            if at_source { "sender" } else { "receiver" }
-        )));
-    }
     Ok(c as usize)
 }
 
