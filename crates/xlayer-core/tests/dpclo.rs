@@ -144,16 +144,59 @@ fn run_watching_k(toml: &str, node: usize, dst: u32) -> (Results, f64, u32) {
 }
 
 #[test]
+fn dpclo_fig3_multi_path_splits_the_two_flows_more_fairly_than_single_path() {
+    // §V-C.1, Fig. 3: with adaptive K, A also sends flow 1 over A-B-C-E, which unloads D, and the
+    // two flows share more evenly than under single-path DPCLO (k_max = 1). Checked on every
+    // seed for both MACs, with the document's claim as the only margin: "better fairness".
+    let text = include_str!("../../../scenarios/dpclo-fig3.toml");
+    for preset in ["dpclo-zmacplus", "dpclo-80211e"] {
+        let text = text.replace(
+            "preset = \"dpclo-zmacplus\"",
+            &format!("preset = \"{preset}\""),
+        );
+        for seed in 1..=3 {
+            let text = text.replace("seed = 1", &format!("seed = {seed}"));
+            let jain = |toml: &str| {
+                let r = run(toml);
+                let rates = [
+                    r.flow_f64(0, "throughput_bps"),
+                    r.flow_f64(1, "throughput_bps"),
+                ];
+                (xlayer_core::metrics::jain_index(&rates), rates)
+            };
+            let (single, rs) = jain(&text.replace("beta = 0.9", "beta = 0.9\nk_max = 1"));
+            let (multi, rm) = jain(&text);
+            eprintln!(
+                "{preset} seed {seed}: Jain {single:.3} single-path ({:.0}/{:.0} kbit/s), \
+                 {multi:.3} multi-path ({:.0}/{:.0} kbit/s)",
+                rs[0] / 1e3,
+                rs[1] / 1e3,
+                rm[0] / 1e3,
+                rm[1] / 1e3
+            );
+            assert!(
+                multi > single,
+                "{preset} seed {seed}: multi-path {multi:.3} vs single-path {single:.3}"
+            );
+            assert!(
+                rm[0] > rs[0],
+                "{preset} seed {seed}: flow 1 gains from the second path"
+            );
+        }
+    }
+}
+
+#[test]
 fn dpclo_k_max_1_keeps_k_at_one_and_adaptive_k_opens_the_second_path() {
-    // scenarios/dpclo-fig3.toml: A's DSDV-ETX route to E goes through D; B, one hop from E, is
-    // A's second (downhill) next hop. Single-path DPCLO (k_max = 1) keeps K = 1 everywhere; with
-    // adaptive K, A widens to K = 2 when it hears D's queue for E full (802.11e here, where
-    // that happens now and then) and B then forwards some of A's packets.
-    let text = include_str!("../../../scenarios/dpclo-fig3.toml")
-        .replace("preset = \"dpclo-zmacplus\"", "preset = \"dpclo-80211e\"");
+    // scenarios/dpclo-fig3.toml: A's DSDV-ETX route to E goes through D; B is A's second
+    // (downhill) next hop. Single-path DPCLO (k_max = 1) keeps K = 1 everywhere; with adaptive
+    // K, A widens to K = 2 when it hears D's queue for E full and B then forwards some of A's
+    // packets. (Single-path DPCLO may send through B too: ETX noise on the lossy A-D link can
+    // turn A's one route there for a while — seed 1: after 40 s.)
+    let text = include_str!("../../../scenarios/dpclo-fig3.toml");
     let (single, _, k_single) =
-        run_watching_k(&text.replace("beta = 0.9", "beta = 0.9\nk_max = 1"), 0, 3);
-    let (multi, wide, k_multi) = run_watching_k(&text, 0, 3);
+        run_watching_k(&text.replace("beta = 0.9", "beta = 0.9\nk_max = 1"), 0, 4);
+    let (multi, wide, k_multi) = run_watching_k(&text, 0, 4);
     let forwarded_by_b = |r: &Results| match r.nodes[1].iter().find(|(k, _)| *k == "forwarded") {
         Some((_, xlayer_core::Value::Int(v))) => *v,
         other => panic!("{other:?}"),
@@ -172,8 +215,9 @@ fn dpclo_k_max_1_keeps_k_at_one_and_adaptive_k_opens_the_second_path() {
         100.0 * wide
     );
     assert!(
-        b_multi > b_single + 20,
-        "B forwarded {b_multi} vs {b_single}"
+        b_multi > 2 * b_single,
+        "B forwarded {b_multi} vs {b_single} (single-path: when A's ETX estimate of the lossy A-D link \
+         rises above 2, its one route turns to B)"
     );
     let err = Simulation::from_toml(&text.replace("beta = 0.9", "beta = 0.9\nk_max = 0"))
         .err()
