@@ -196,7 +196,7 @@ fn dpclo_k_max_1_keeps_k_at_one_and_adaptive_k_opens_the_second_path() {
     let text = include_str!("../../../scenarios/dpclo-fig3.toml");
     let (single, _, k_single) =
         run_watching_k(&text.replace("beta = 0.9", "beta = 0.9\nk_max = 1"), 0, 4);
-    let (multi, wide, k_multi) = run_watching_k(&text, 0, 4);
+    let (multi, wide, k_multi) = run_watching_k(text, 0, 4);
     let forwarded_by_b = |r: &Results| match r.nodes[1].iter().find(|(k, _)| *k == "forwarded") {
         Some((_, xlayer_core::Value::Int(v))) => *v,
         other => panic!("{other:?}"),

@@ -330,8 +330,7 @@ fn dsdv_converges_to_the_offline_shortest_etx_paths() {
     let samples = 6;
     for k in 0..samples {
         sim.run_until(100.0 + 10.0 * k as f64);
-        for d in 0..n {
-            let dist = &dists[d];
+        for (d, dist) in dists.iter().enumerate() {
             for u in 0..n {
                 if u == d {
                     continue;
@@ -591,8 +590,7 @@ fn olsr_routes_follow_the_offline_shortest_etx_paths_with_mpr_flooding() {
     let (mut matched, samples) = (0, 6);
     for k in 0..samples {
         sim.run_until(100.0 + 10.0 * k as f64);
-        for d in 0..n {
-            let dist = &dists[d];
+        for (d, dist) in dists.iter().enumerate() {
             for u in (0..n).filter(|&u| u != d) {
                 let (metric, v) = olsr_route(&sim, u, d as u32)
                     .unwrap_or_else(|| panic!("no route from {u} to {d}"));

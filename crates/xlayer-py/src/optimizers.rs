@@ -116,7 +116,8 @@ impl PyOptimizer {
         f: impl FnOnce(Python<'_>, &PyObject, Bound<'_, OptimizerContext>) -> PyResult<PyObject>,
     ) -> Result<(), String> {
         Python::with_gil(|py| {
-            let ptr = ctx as *mut Ctx<'_> as *mut Ctx<'static>;
+            // Erases the borrow's lifetime; the handle's pointer is nulled before `ctx` is released.
+            let ptr: *mut Ctx<'static> = std::ptr::from_mut(ctx).cast();
             let handle =
                 Bound::new(py, OptimizerContext { ctx: ptr }).map_err(|e| describe(py, e))?;
             let r = f(py, &self.obj, handle.clone());

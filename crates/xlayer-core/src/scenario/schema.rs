@@ -1959,8 +1959,8 @@ impl Scenario {
             "802.11e" => vec![
                 l(7, cw_min, cw_max),
                 l(3, cw_min, cw_max),
-                l(2, (cw_min + 1) / 2 - 1, cw_min),
-                l(2, (cw_min + 1) / 4 - 1, (cw_min + 1) / 2 - 1),
+                l(2, cw_min.div_ceil(2) - 1, cw_min),
+                l(2, (cw_min + 1) / 4 - 1, cw_min.div_ceil(2) - 1),
             ],
             // DiffQ Table 1: AIFS, CWmin and CWmax exponents (CW = 2^x - 1) for levels 0..7.
             "diffq8" => {

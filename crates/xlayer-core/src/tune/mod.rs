@@ -38,6 +38,7 @@ pub struct ParamSpec {
     pub per_flow: bool,
 }
 
+#[allow(clippy::too_many_arguments)] // one row of the parameter table, read as such
 const fn p(
     name: &'static str,
     layer: &'static str,

@@ -201,8 +201,7 @@ pub fn run(cfg: TcpConfig, path: &PathConfig, until: SimTime, keep_chunks: bool)
                 s.on_ack(now, &h, &mut out);
                 if out
                     .notices
-                    .iter()
-                    .any(|n| *n == super::TcpNotice::Loss { timeout: false })
+                    .contains(&super::TcpNotice::Loss { timeout: false })
                 {
                     bed.rep.fast_loss_steps.push((before, s.cwnd()));
                 }
