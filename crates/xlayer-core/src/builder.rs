@@ -174,7 +174,8 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     );
     let noise_dbm = mw_to_dbm(noise_mw);
 
-    // Neighbour lists through a grid of cells as wide as the longest useful link.
+    // Neighbour lists through a grid of cells as wide as the longest useful link (cell indices
+    // saturate far away: such cells only gather candidates, distances decide).
     let pos = positions(sc);
     let n = pos.len();
     let reach_m = reach(&prop, tx_dbm, th.cutoff_dbm).max(1e-6);
@@ -190,7 +191,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         let mut near: Vec<u32> = Vec::new();
         for dx in -1..=1 {
             for dy in -1..=1 {
-                if let Some(v) = grid.get(&(cx + dx, cy + dy)) {
+                if let Some(v) = grid.get(&(cx.saturating_add(dx), cy.saturating_add(dy))) {
                     near.extend(v.iter().copied().filter(|&j| j as usize != i));
                 }
             }
@@ -478,15 +479,23 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         None
     };
     // DCLO sources are UDP sources at their eq. 2 rate, starting at the rate of a one-packet
-    // price.
+    // price. A source never offers more than its packets at the data rate.
     let dclo = if sc.stack.preset == "dclo" {
         let d = sc.stack.dclo.clone().unwrap_or_default();
-        for f in flows.iter_mut() {
+        let max_pps: Vec<f64> = flows
+            .iter()
+            .map(|f| r.data_rate() * 1e6 / 8.0 / f.payload_bytes as f64)
+            .collect();
+        let first_pps: Vec<f64> = max_pps
+            .iter()
+            .map(|&max| crate::net::dclo::source_rate(1, d.utility_weight, d.min_rate_pps, max))
+            .collect();
+        for (f, &pps) in flows.iter_mut().zip(&first_pps) {
             f.kind = SourceKind::Cbr {
-                interval: SimTime::from_secs_f64(1.0 / d.utility_weight.max(d.min_rate_pps)),
+                interval: SimTime::from_secs_f64(1.0 / pps),
             };
         }
-        Some(d)
+        Some((d, max_pps, first_pps))
     } else {
         None
     };
@@ -616,9 +625,8 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         });
         world.queue.schedule(interval, Event::BackpressureTick);
     }
-    if let Some(d) = dclo {
+    if let Some((d, max_pps, first_pps)) = dclo {
         let secs = SimTime::from_secs_f64;
-        let max_bps = r.data_rate() * 1e6;
         world.dclo = Some(crate::world::DcloState {
             interval: secs(d.interval_s),
             price_jitter: secs(d.price_jitter_s),
@@ -627,21 +635,12 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             max_requests: d.max_requests,
             utility_weight: d.utility_weight,
             min_pps: d.min_rate_pps,
-            // A source never offers more than its packets at the data rate.
-            max_pps: world
-                .flows
-                .iter()
-                .map(|f| max_bps / 8.0 / f.payload_bytes as f64)
-                .collect(),
+            max_pps,
             cap: sc.net.dest_queue_packets.unwrap_or(3),
             seed: sc.seed,
             current: 0,
             nodes: vec![Default::default(); n],
-            rates: world
-                .flows
-                .iter()
-                .map(|_| d.utility_weight.max(d.min_rate_pps))
-                .collect(),
+            rates: first_pps,
             rng: (0..n as u32)
                 .map(|i| stream(sc.seed, i, "net.dclo"))
                 .collect(),
