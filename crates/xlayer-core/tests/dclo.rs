@@ -142,6 +142,11 @@ fn dclo_preset_sets_its_components_and_checks_its_table() {
             "stack.dclo.max_requests",
             text.replace("max_requests = 3", "max_requests = 0"),
         ),
+        (
+            // The floor beats the data rate's ceiling: 1e12 packets/s would never end.
+            "stack.dclo.min_rate_pps",
+            text.replace("max_requests = 3", "max_requests = 3\nmin_rate_pps = 1e12"),
+        ),
     ] {
         let e = Simulation::from_toml(&bad).err().expect(field).to_string();
         assert!(e.contains(field), "{field}: {e}");
