@@ -135,6 +135,10 @@ fn reach(prop: &Propagation, tx_dbm: f64, cutoff_dbm: f64) -> f64 {
 }
 
 /// Builds the runnable world.
+/// The most directed links (pairs of nodes within radio reach) a network may have: about 300 MB
+/// of link tables, and on average 100 per node at the largest size (100 000 nodes).
+pub const MAX_LINKS: usize = 10_000_000;
+
 pub fn build(sc: &Scenario) -> Result<World, XlError> {
     let r = &sc.radio;
     let standard = r.standard;
@@ -186,7 +190,19 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     }
     let mut links = vec![Vec::new(); n];
     let mut neighbors = vec![Vec::new(); n];
+    let mut link_count = 0usize;
     for (i, &(x, y)) in pos.iter().enumerate() {
+        // Every transmission visits the links of its sender: a topology this dense would
+        // exhaust memory before it ran (100 000 nodes in one cell are 10^10 links).
+        if link_count > MAX_LINKS {
+            return Err(XlError::topology(
+                "topology",
+                format!(
+                    "more than {MAX_LINKS} directed links within radio reach ({n} nodes): \
+                     spread the nodes out, use fewer, or shorten the radio range"
+                ),
+            ));
+        }
         let (cx, cy) = cell(x, y);
         let mut near: Vec<u32> = Vec::new();
         for dx in -1..=1 {
@@ -208,6 +224,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             if !in_range {
                 continue;
             }
+            link_count += 1;
             links[i].push(Link {
                 to: j,
                 mean_rx_mw: dbm_to_mw(dbm),

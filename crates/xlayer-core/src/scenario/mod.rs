@@ -199,6 +199,15 @@ mod tests {
     }
 
     #[test]
+    fn a_network_too_dense_to_hold_is_a_topology_error_not_an_abort() {
+        // 100 000 nodes in 1 m^2 were 10^10 links: the process aborted out of memory.
+        let text = "[topology]\nkind = \"random\"\ncount = 4000\nwidth_m = 1.0\nheight_m = 1.0\n";
+        let err = crate::Simulation::from_toml(text).err().expect("too dense");
+        assert!(matches!(err, crate::XlError::Topology { .. }), "{err}");
+        assert!(err.to_string().contains("topology"), "{err}");
+    }
+
+    #[test]
     fn toml_round_trip_is_stable() {
         let sc = Scenario::from_toml(
             "[topology]\nkind = \"grid\"\nrows = 2\ncols = 2\nspacing_m = 50.0\n",
