@@ -72,7 +72,12 @@ struct Thresholds {
     cutoff_dbm: f64,
 }
 
-fn thresholds(sc: &Scenario, prop: &Propagation, tx_dbm: f64, noise_dbm: f64) -> Thresholds {
+fn thresholds(
+    sc: &Scenario,
+    prop: &Propagation,
+    tx_dbm: f64,
+    noise_dbm: f64,
+) -> Result<Thresholds, XlError> {
     let r = &sc.radio;
     let (def_rx, def_cs) = match r.standard {
         // ns-2 Phy/WirelessPhy defaults: RXThresh_ 3.652e-10 W (250 m), CSThresh_ 1.559e-11 W (550 m).
@@ -83,11 +88,11 @@ fn thresholds(sc: &Scenario, prop: &Propagation, tx_dbm: f64, noise_dbm: f64) ->
     if r.propagation == PropagationKind::Range {
         // Everything in range arrives at full power; nothing else arrives.
         let thr = tx_dbm - 3.0;
-        return Thresholds {
+        return Ok(Thresholds {
             rx_dbm: thr,
             cs_dbm: thr,
             cutoff_dbm: thr,
-        };
+        });
     }
     let rx_dbm = match (r.tx_range_m, r.rx_threshold_dbm) {
         (Some(d), _) => prop.rx_power_dbm(tx_dbm, d),
@@ -101,16 +106,47 @@ fn thresholds(sc: &Scenario, prop: &Propagation, tx_dbm: f64, noise_dbm: f64) ->
         (None, None) if r.tx_range_m.is_some() => rx_dbm,
         (None, None) => def_cs,
     };
+    // A threshold of 0 mW (a range so long the received power underflows, or a threshold of
+    // -1e18 dBm) keeps the medium busy for ever; an infinite one hears nothing.
+    for (dbm, field) in [
+        (
+            rx_dbm,
+            if r.tx_range_m.is_some() {
+                "radio.tx_range_m"
+            } else {
+                "radio.rx_threshold_dbm"
+            },
+        ),
+        (
+            cs_dbm,
+            match (r.cs_range_m, r.cs_threshold_dbm) {
+                (Some(_), _) => "radio.cs_range_m",
+                (None, Some(_)) => "radio.cs_threshold_dbm",
+                (None, None) => "radio.tx_range_m",
+            },
+        ),
+    ] {
+        if !(dbm.is_finite() && dbm_to_mw(dbm) > 0.0) {
+            return Err(XlError::scenario(
+                field,
+                format!(
+                    "gives a threshold of {dbm} dBm ({} mW); a threshold must be a finite power \
+                     above 0 mW, which a range so long that no power arrives is not",
+                    dbm_to_mw(dbm)
+                ),
+            ));
+        }
+    }
     let mut margin = 10.0 + 3.0 * r.shadowing_sigma_db;
     if r.fading == Fading::Rayleigh {
         margin += 10.0;
     }
     let cutoff_dbm = rx_dbm.min(cs_dbm).min(noise_dbm) - margin;
-    Thresholds {
+    Ok(Thresholds {
         rx_dbm,
         cs_dbm,
         cutoff_dbm,
-    }
+    })
 }
 
 /// The largest distance at which the mean received power still reaches `cutoff_dbm`.
@@ -134,11 +170,11 @@ fn reach(prop: &Propagation, tx_dbm: f64, cutoff_dbm: f64) -> f64 {
     hi
 }
 
-/// Builds the runnable world.
 /// The most directed links (pairs of nodes within radio reach) a network may have: about 300 MB
 /// of link tables, and on average 100 per node at the largest size (100 000 nodes).
 pub const MAX_LINKS: usize = 10_000_000;
 
+/// Builds the runnable world.
 pub fn build(sc: &Scenario) -> Result<World, XlError> {
     let r = &sc.radio;
     let standard = r.standard;
@@ -146,7 +182,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     let prop = Propagation::from_radio(r);
     let tx_dbm = r.tx_power_dbm.unwrap_or(16.0206);
     let noise_mw = thermal_noise_mw(timing.bandwidth_hz(), r.noise_figure_db);
-    let th = thresholds(sc, &prop, tx_dbm, mw_to_dbm(noise_mw));
+    let th = thresholds(sc, &prop, tx_dbm, mw_to_dbm(noise_mw))?;
     let sinr_thresholds = rate_set(standard)
         .iter()
         .map(|&rate| {

@@ -208,6 +208,25 @@ mod tests {
     }
 
     #[test]
+    fn a_radio_threshold_of_no_power_is_refused_naming_the_field_that_set_it() {
+        // A 0 mW carrier-sense threshold kept the medium busy for ever (ZMAC+ then never left
+        // the instant); a NaN reception threshold surfaced as an unreachable destination.
+        for (radio, field) in [
+            ("tx_range_m = 250.0\ncs_range_m = 1e300", "radio.cs_range_m"),
+            ("cs_threshold_dbm = -1e18", "radio.cs_threshold_dbm"),
+            ("rx_threshold_dbm = nan", "radio.rx_threshold_dbm"),
+            ("tx_range_m = 1e300", "radio.tx_range_m"),
+        ] {
+            let text = format!("{CHAIN}[mac]\naccess = \"zmacplus\"\n[radio]\n{radio}\n");
+            let err = crate::Simulation::from_toml(&text)
+                .err()
+                .expect(field)
+                .to_string();
+            assert!(err.contains(field) && err.contains("0 mW"), "{err}");
+        }
+    }
+
+    #[test]
     fn toml_round_trip_is_stable() {
         let sc = Scenario::from_toml(
             "[topology]\nkind = \"grid\"\nrows = 2\ncols = 2\nspacing_m = 50.0\n",
