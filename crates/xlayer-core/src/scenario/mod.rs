@@ -152,6 +152,15 @@ mod tests {
     }
 
     #[test]
+    fn olsr_beyond_5000_nodes_is_refused_naming_net_routing() {
+        // 100 000 OLSR nodes asked for 410 GB of routing tables: an out-of-memory abort.
+        let err = refused(
+            "[net]\nrouting = \"olsr\"\n[topology]\nkind = \"chain\"\ncount = 100000\nspacing_m = 200.0\n",
+        );
+        assert!(err.contains("net.routing") && err.contains("5000"), "{err}");
+    }
+
+    #[test]
     fn an_unbounded_mac_queue_is_refused_naming_mac_queue_packets() {
         // A saturating source fills its queue at once: 2^32 - 1 packets exhausted memory.
         let err = refused(&format!("{CHAIN}[mac]\nqueue_packets = 4294967295\n"));

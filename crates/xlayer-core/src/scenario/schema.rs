@@ -1078,6 +1078,18 @@ impl Scenario {
             ));
         }
         if routing == "olsr" {
+            // Every OLSR node keeps dense tables over all destinations for Dijkstra (about 41
+            // bytes each): 41·n² bytes in all, 1 GB at 5000 nodes, 410 GB at 100000.
+            let n = self.node_count();
+            if n > MAX_OLSR_NODES {
+                return Err(bad(
+                    "net.routing",
+                    format!(
+                        "\"olsr\" supports at most {MAX_OLSR_NODES} nodes (each keeps tables \
+                         over every destination), the topology has {n}"
+                    ),
+                ));
+            }
             self.net.olsr.get_or_insert_with(OlsrConfig::default);
             self.net.etx.get_or_insert_with(EtxConfig::default);
         } else if self.net.olsr.is_some() {
@@ -1150,6 +1162,9 @@ impl Scenario {
         Ok(())
     }
 }
+
+/// The most nodes `net.routing = "olsr"` runs on (its per-node tables grow with the network).
+const MAX_OLSR_NODES: u32 = 5000;
 
 fn probability(field: &str, v: f64) -> Result<(), XlError> {
     if v.is_finite() && (0.0..1.0).contains(&v) {
