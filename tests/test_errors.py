@@ -63,6 +63,18 @@ dst = 3
         ["flows[0]", "unreachable"],
         xlayer.TopologyError,
     ),
+    # Found by fuzzing: 1e12 packets/s never ended; 100 000 nodes in 1 m^2 (10^10 links)
+    # aborted the interpreter out of memory.
+    "rate_beyond_a_packet_per_microsecond": (
+        CHAIN + "[[flows]]\nsrc = 0\ndst = 1\nrate_bps = 1e12\n",
+        ["flows[0].rate_bps", "microsecond"],
+        xlayer.ScenarioError,
+    ),
+    "network_too_dense_to_hold": (
+        '[topology]\nkind = "random"\ncount = 100000\nwidth_m = 1.0\nheight_m = 1.0\n',
+        ["topology", "links"],
+        xlayer.TopologyError,
+    ),
     "nan_duration": (
         "duration_s = nan\n" + CHAIN + "[[flows]]\nsrc = 0\ndst = 1\n",
         ["duration_s", "finite"],

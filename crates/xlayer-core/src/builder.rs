@@ -72,7 +72,12 @@ struct Thresholds {
     cutoff_dbm: f64,
 }
 
-fn thresholds(sc: &Scenario, prop: &Propagation, tx_dbm: f64, noise_dbm: f64) -> Thresholds {
+fn thresholds(
+    sc: &Scenario,
+    prop: &Propagation,
+    tx_dbm: f64,
+    noise_dbm: f64,
+) -> Result<Thresholds, XlError> {
     let r = &sc.radio;
     let (def_rx, def_cs) = match r.standard {
         // ns-2 Phy/WirelessPhy defaults: RXThresh_ 3.652e-10 W (250 m), CSThresh_ 1.559e-11 W (550 m).
@@ -83,11 +88,11 @@ fn thresholds(sc: &Scenario, prop: &Propagation, tx_dbm: f64, noise_dbm: f64) ->
     if r.propagation == PropagationKind::Range {
         // Everything in range arrives at full power; nothing else arrives.
         let thr = tx_dbm - 3.0;
-        return Thresholds {
+        return Ok(Thresholds {
             rx_dbm: thr,
             cs_dbm: thr,
             cutoff_dbm: thr,
-        };
+        });
     }
     let rx_dbm = match (r.tx_range_m, r.rx_threshold_dbm) {
         (Some(d), _) => prop.rx_power_dbm(tx_dbm, d),
@@ -101,16 +106,47 @@ fn thresholds(sc: &Scenario, prop: &Propagation, tx_dbm: f64, noise_dbm: f64) ->
         (None, None) if r.tx_range_m.is_some() => rx_dbm,
         (None, None) => def_cs,
     };
+    // A threshold of 0 mW (a range so long the received power underflows, or a threshold of
+    // -1e18 dBm) keeps the medium busy for ever; an infinite one hears nothing.
+    for (dbm, field) in [
+        (
+            rx_dbm,
+            if r.tx_range_m.is_some() {
+                "radio.tx_range_m"
+            } else {
+                "radio.rx_threshold_dbm"
+            },
+        ),
+        (
+            cs_dbm,
+            match (r.cs_range_m, r.cs_threshold_dbm) {
+                (Some(_), _) => "radio.cs_range_m",
+                (None, Some(_)) => "radio.cs_threshold_dbm",
+                (None, None) => "radio.tx_range_m",
+            },
+        ),
+    ] {
+        if !(dbm.is_finite() && dbm_to_mw(dbm) > 0.0) {
+            return Err(XlError::scenario(
+                field,
+                format!(
+                    "gives a threshold of {dbm} dBm ({} mW); a threshold must be a finite power \
+                     above 0 mW, which a range so long that no power arrives is not",
+                    dbm_to_mw(dbm)
+                ),
+            ));
+        }
+    }
     let mut margin = 10.0 + 3.0 * r.shadowing_sigma_db;
     if r.fading == Fading::Rayleigh {
         margin += 10.0;
     }
     let cutoff_dbm = rx_dbm.min(cs_dbm).min(noise_dbm) - margin;
-    Thresholds {
+    Ok(Thresholds {
         rx_dbm,
         cs_dbm,
         cutoff_dbm,
-    }
+    })
 }
 
 /// The largest distance at which the mean received power still reaches `cutoff_dbm`.
@@ -134,6 +170,10 @@ fn reach(prop: &Propagation, tx_dbm: f64, cutoff_dbm: f64) -> f64 {
     hi
 }
 
+/// The most directed links (pairs of nodes within radio reach) a network may have: about 300 MB
+/// of link tables, and on average 100 per node at the largest size (100 000 nodes).
+pub const MAX_LINKS: usize = 10_000_000;
+
 /// Builds the runnable world.
 pub fn build(sc: &Scenario) -> Result<World, XlError> {
     let r = &sc.radio;
@@ -142,7 +182,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     let prop = Propagation::from_radio(r);
     let tx_dbm = r.tx_power_dbm.unwrap_or(16.0206);
     let noise_mw = thermal_noise_mw(timing.bandwidth_hz(), r.noise_figure_db);
-    let th = thresholds(sc, &prop, tx_dbm, mw_to_dbm(noise_mw));
+    let th = thresholds(sc, &prop, tx_dbm, mw_to_dbm(noise_mw))?;
     let sinr_thresholds = rate_set(standard)
         .iter()
         .map(|&rate| {
@@ -174,7 +214,8 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     );
     let noise_dbm = mw_to_dbm(noise_mw);
 
-    // Neighbour lists through a grid of cells as wide as the longest useful link.
+    // Neighbour lists through a grid of cells as wide as the longest useful link (cell indices
+    // saturate far away: such cells only gather candidates, distances decide).
     let pos = positions(sc);
     let n = pos.len();
     let reach_m = reach(&prop, tx_dbm, th.cutoff_dbm).max(1e-6);
@@ -185,12 +226,24 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     }
     let mut links = vec![Vec::new(); n];
     let mut neighbors = vec![Vec::new(); n];
+    let mut link_count = 0usize;
     for (i, &(x, y)) in pos.iter().enumerate() {
+        // Every transmission visits the links of its sender: a topology this dense would
+        // exhaust memory before it ran (100 000 nodes in one cell are 10^10 links).
+        if link_count > MAX_LINKS {
+            return Err(XlError::topology(
+                "topology",
+                format!(
+                    "more than {MAX_LINKS} directed links within radio reach ({n} nodes): \
+                     spread the nodes out, use fewer, or shorten the radio range"
+                ),
+            ));
+        }
         let (cx, cy) = cell(x, y);
         let mut near: Vec<u32> = Vec::new();
         for dx in -1..=1 {
             for dy in -1..=1 {
-                if let Some(v) = grid.get(&(cx + dx, cy + dy)) {
+                if let Some(v) = grid.get(&(cx.saturating_add(dx), cy.saturating_add(dy))) {
                     near.extend(v.iter().copied().filter(|&j| j as usize != i));
                 }
             }
@@ -207,6 +260,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             if !in_range {
                 continue;
             }
+            link_count += 1;
             links[i].push(Link {
                 to: j,
                 mean_rx_mw: dbm_to_mw(dbm),
@@ -478,15 +532,23 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         None
     };
     // DCLO sources are UDP sources at their eq. 2 rate, starting at the rate of a one-packet
-    // price.
+    // price. A source never offers more than its packets at the data rate.
     let dclo = if sc.stack.preset == "dclo" {
         let d = sc.stack.dclo.clone().unwrap_or_default();
-        for f in flows.iter_mut() {
+        let max_pps: Vec<f64> = flows
+            .iter()
+            .map(|f| r.data_rate() * 1e6 / 8.0 / f.payload_bytes as f64)
+            .collect();
+        let first_pps: Vec<f64> = max_pps
+            .iter()
+            .map(|&max| crate::net::dclo::source_rate(1, d.utility_weight, d.min_rate_pps, max))
+            .collect();
+        for (f, &pps) in flows.iter_mut().zip(&first_pps) {
             f.kind = SourceKind::Cbr {
-                interval: SimTime::from_secs_f64(1.0 / d.utility_weight.max(d.min_rate_pps)),
+                interval: SimTime::from_secs_f64(1.0 / pps),
             };
         }
-        Some(d)
+        Some((d, max_pps, first_pps))
     } else {
         None
     };
@@ -616,9 +678,8 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         });
         world.queue.schedule(interval, Event::BackpressureTick);
     }
-    if let Some(d) = dclo {
+    if let Some((d, max_pps, first_pps)) = dclo {
         let secs = SimTime::from_secs_f64;
-        let max_bps = r.data_rate() * 1e6;
         world.dclo = Some(crate::world::DcloState {
             interval: secs(d.interval_s),
             price_jitter: secs(d.price_jitter_s),
@@ -627,21 +688,12 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             max_requests: d.max_requests,
             utility_weight: d.utility_weight,
             min_pps: d.min_rate_pps,
-            // A source never offers more than its packets at the data rate.
-            max_pps: world
-                .flows
-                .iter()
-                .map(|f| max_bps / 8.0 / f.payload_bytes as f64)
-                .collect(),
+            max_pps,
             cap: sc.net.dest_queue_packets.unwrap_or(3),
             seed: sc.seed,
             current: 0,
             nodes: vec![Default::default(); n],
-            rates: world
-                .flows
-                .iter()
-                .map(|_| d.utility_weight.max(d.min_rate_pps))
-                .collect(),
+            rates: first_pps,
             rng: (0..n as u32)
                 .map(|i| stream(sc.seed, i, "net.dclo"))
                 .collect(),

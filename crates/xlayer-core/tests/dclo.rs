@@ -165,8 +165,32 @@ fn dclo_preset_sets_its_components_and_checks_its_table() {
             "stack.dclo.max_requests",
             text.replace("max_requests = 3", "max_requests = 0"),
         ),
+        (
+            // The floor beats the data rate's ceiling: 1e12 packets/s would never end.
+            "stack.dclo.min_rate_pps",
+            text.replace("max_requests = 3", "max_requests = 3\nmin_rate_pps = 1e12"),
+        ),
     ] {
         let e = Simulation::from_toml(&bad).err().expect(field).to_string();
         assert!(e.contains(field), "{field}: {e}");
     }
+}
+
+#[test]
+fn a_dclo_source_never_starts_faster_than_its_packets_at_the_data_rate() {
+    // A huge utility weight used to set the first interval's rate unclamped (1e12 packets/s:
+    // the run never left the set-up phase); eq. 2's ceiling holds from the start.
+    let text = include_str!("../../../scenarios/dclo-fig2.toml").replace(
+        "max_requests = 3",
+        "max_requests = 3\nutility_weight = 1e12",
+    );
+    let sim = Simulation::from_toml(&text).unwrap();
+    let dc = sim.world.dclo.as_ref().unwrap();
+    // 2 Mbit/s of 200-byte payloads.
+    assert_eq!(dc.max_pps[0], 2e6 / 8.0 / 200.0);
+    assert!(
+        dc.rates.iter().zip(&dc.max_pps).all(|(r, m)| r <= m),
+        "{:?}",
+        dc.rates
+    );
 }

@@ -536,6 +536,20 @@ fn scenario_errors_name_the_optimizer_field() {
             "[[optimizers]]\nrust = \"listen\"\npython = \"a:B\"\n",
             "optimizers[0]",
         ),
+        (
+            // 1e12 Hz rounds to a 0 ns timer re-armed at the same instant for ever.
+            "[[optimizers]]\nrust = \"listen\"\nargs = { timer_hz = 1e12 }\n",
+            "optimizers[0].args.timer_hz",
+        ),
+        (
+            // 1e12 iterations per event: the run would not end.
+            "[[optimizers]]\nrust = \"listen\"\nargs = { work = 1e12 }\n",
+            "optimizers[0].args.work",
+        ),
+        (
+            "[[optimizers]]\nrust = \"listen\"\nargs = { work = -1 }\n",
+            "optimizers[0].args.work",
+        ),
     ] {
         let err = Simulation::from_toml(&format!("{BUSY}{extra}"))
             .err()

@@ -250,7 +250,7 @@ impl Olsr {
             Some(s) => *s = (origin, ansn, relay),
             None => self.seen.push((origin, ansn, relay)),
         }
-        let expires = now + SimTime(3 * self.params.tc_interval.ns());
+        let expires = now + SimTime(self.params.tc_interval.ns().saturating_mul(3));
         match self.topology.iter_mut().find(|t| t.origin == origin) {
             Some(t) => {
                 t.ansn = ansn;

@@ -101,6 +101,140 @@ mod tests {
         assert!(err.contains("flows[0].dst") && err.contains("9"), "{err}");
     }
 
+    const CHAIN: &str = "[topology]\nkind = \"chain\"\ncount = 3\nspacing_m = 200.0\n";
+
+    /// The error `text` is refused with; panics if it is accepted.
+    fn refused(text: &str) -> String {
+        Scenario::from_toml(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_grid_too_large_to_count_is_refused_naming_topology_rows() {
+        // 65536 × 65536 overflowed the node count (a panic, or a wrapped count of 0).
+        let err =
+            refused("[topology]\nkind = \"grid\"\nrows = 65536\ncols = 65536\nspacing_m = 10.0\n");
+        assert!(
+            err.contains("topology.rows") && err.contains("4294967296"),
+            "{err}"
+        );
+        let err = refused("[topology]\nkind = \"chain\"\ncount = 200000\nspacing_m = 10.0\n");
+        assert!(
+            err.contains("topology.count") && err.contains("100000"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_flow_faster_than_a_packet_per_microsecond_is_refused_naming_its_rate() {
+        // 1e12 bit/s of 1000-byte packets is 1.25e8 packets per simulated second: never ends.
+        let flow = "[[flows]]\nsrc = 0\ndst = 2\npayload_bytes = 1000\n";
+        let err = refused(&format!("{CHAIN}{flow}rate_bps = 1e12\n"));
+        assert!(
+            err.contains("flows[0].rate_bps") && err.contains("microsecond"),
+            "{err}"
+        );
+        let err = refused(&format!(
+            "{CHAIN}[flows_random]\ncount = 2\nrate_bps = 1e300\n"
+        ));
+        assert!(err.contains("flows_random.rate_bps"), "{err}");
+        // One packet per microsecond exactly is allowed.
+        Scenario::from_toml(&format!("{CHAIN}{flow}rate_bps = 8e9\n")).unwrap();
+    }
+
+    #[test]
+    fn more_than_100000_random_flows_are_refused_naming_flows_random_count() {
+        // 2^32 - 1 random flows exhausted memory while the pairs were drawn.
+        let err = refused(&format!("{CHAIN}[flows_random]\ncount = 4294967295\n"));
+        assert!(
+            err.contains("flows_random.count") && err.contains("100000"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn olsr_beyond_5000_nodes_is_refused_naming_net_routing() {
+        // 100 000 OLSR nodes asked for 410 GB of routing tables: an out-of-memory abort.
+        let err = refused(
+            "[net]\nrouting = \"olsr\"\n[topology]\nkind = \"chain\"\ncount = 100000\nspacing_m = 200.0\n",
+        );
+        assert!(err.contains("net.routing") && err.contains("5000"), "{err}");
+    }
+
+    #[test]
+    fn an_unbounded_mac_queue_is_refused_naming_mac_queue_packets() {
+        // A saturating source fills its queue at once: 2^32 - 1 packets exhausted memory.
+        let err = refused(&format!("{CHAIN}[mac]\nqueue_packets = 4294967295\n"));
+        assert!(
+            err.contains("mac.queue_packets") && err.contains("65535"),
+            "{err}"
+        );
+        Scenario::from_toml(&format!("{CHAIN}[mac]\nqueue_packets = 65535\n")).unwrap();
+    }
+
+    #[test]
+    fn routing_periods_below_a_microsecond_are_refused_naming_the_field() {
+        // 1e-12 s rounds to 0 ns: the jittered period panicked drawing from an empty range.
+        // A 0 ns DSDV update period re-armed itself at the same instant for ever.
+        for (routing, table, field) in [
+            ("olsr", "etx", "probe_period_s"),
+            ("olsr", "olsr", "tc_interval_s"),
+            ("dsdv", "dsdv", "update_interval_s"),
+        ] {
+            let err = refused(&format!(
+                "{CHAIN}[net]\nrouting = \"{routing}\"\n[net.{table}]\n{field} = 1e-12\n"
+            ));
+            assert!(err.contains(&format!("net.{table}.{field}")), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_duration_beyond_the_engines_clock_is_refused_naming_duration_s() {
+        for d in ["1e12", "1e300"] {
+            let err = refused(&format!("duration_s = {d}\n{CHAIN}"));
+            assert!(err.contains("duration_s") && err.contains("1e9"), "{err}");
+        }
+    }
+
+    #[test]
+    fn nodes_astronomically_far_apart_build_without_overflow() {
+        // Neighbour cells of coordinates near 1e300 m overflowed their i64 index.
+        let text = "[topology]\nkind = \"chain\"\ncount = 3\nspacing_m = 1e300\n";
+        let err = crate::Simulation::from_toml(&format!("{text}[[flows]]\nsrc = 0\ndst = 1\n"))
+            .err()
+            .expect("no node reaches another")
+            .to_string();
+        assert!(err.contains("flows[0]"), "{err}");
+        crate::Simulation::from_toml(text).unwrap();
+    }
+
+    #[test]
+    fn a_network_too_dense_to_hold_is_a_topology_error_not_an_abort() {
+        // 100 000 nodes in 1 m^2 were 10^10 links: the process aborted out of memory.
+        let text = "[topology]\nkind = \"random\"\ncount = 4000\nwidth_m = 1.0\nheight_m = 1.0\n";
+        let err = crate::Simulation::from_toml(text).err().expect("too dense");
+        assert!(matches!(err, crate::XlError::Topology { .. }), "{err}");
+        assert!(err.to_string().contains("topology"), "{err}");
+    }
+
+    #[test]
+    fn a_radio_threshold_of_no_power_is_refused_naming_the_field_that_set_it() {
+        // A 0 mW carrier-sense threshold kept the medium busy for ever (ZMAC+ then never left
+        // the instant); a NaN reception threshold surfaced as an unreachable destination.
+        for (radio, field) in [
+            ("tx_range_m = 250.0\ncs_range_m = 1e300", "radio.cs_range_m"),
+            ("cs_threshold_dbm = -1e18", "radio.cs_threshold_dbm"),
+            ("rx_threshold_dbm = nan", "radio.rx_threshold_dbm"),
+            ("tx_range_m = 1e300", "radio.tx_range_m"),
+        ] {
+            let text = format!("{CHAIN}[mac]\naccess = \"zmacplus\"\n[radio]\n{radio}\n");
+            let err = crate::Simulation::from_toml(&text)
+                .err()
+                .expect(field)
+                .to_string();
+            assert!(err.contains(field) && err.contains("0 mW"), "{err}");
+        }
+    }
+
     #[test]
     fn toml_round_trip_is_stable() {
         let sc = Scenario::from_toml(

@@ -1078,6 +1078,18 @@ impl Scenario {
             ));
         }
         if routing == "olsr" {
+            // Every OLSR node keeps dense tables over all destinations for Dijkstra (about 41
+            // bytes each): 41·n² bytes in all, 1 GB at 5000 nodes, 410 GB at 100000.
+            let n = self.node_count();
+            if n > MAX_OLSR_NODES {
+                return Err(bad(
+                    "net.routing",
+                    format!(
+                        "\"olsr\" supports at most {MAX_OLSR_NODES} nodes (each keeps tables \
+                         over every destination), the topology has {n}"
+                    ),
+                ));
+            }
             self.net.olsr.get_or_insert_with(OlsrConfig::default);
             self.net.etx.get_or_insert_with(EtxConfig::default);
         } else if self.net.olsr.is_some() {
@@ -1087,7 +1099,7 @@ impl Scenario {
             ));
         }
         if let Some(o) = &self.net.olsr {
-            positive("net.olsr.tc_interval_s", o.tc_interval_s)?;
+            at_least_1us("net.olsr.tc_interval_s", o.tc_interval_s)?;
             positive("net.olsr.neighb_hold_s", o.neighb_hold_s)?;
             if !(o.max_jitter_s.is_finite() && o.max_jitter_s >= 0.0) {
                 return Err(bad(
@@ -1097,7 +1109,7 @@ impl Scenario {
             }
         }
         if let Some(d) = &self.net.dsdv {
-            positive("net.dsdv.update_interval_s", d.update_interval_s)?;
+            at_least_1us("net.dsdv.update_interval_s", d.update_interval_s)?;
             if d.k_next_hops == 0 || d.k_next_hops > 16 {
                 return Err(bad(
                     "net.dsdv.k_next_hops",
@@ -1124,7 +1136,7 @@ impl Scenario {
             }
         }
         if let Some(e) = &self.net.etx {
-            positive("net.etx.probe_period_s", e.probe_period_s)?;
+            at_least_1us("net.etx.probe_period_s", e.probe_period_s)?;
             if !(e.window_s.is_finite() && e.window_s >= e.probe_period_s) {
                 return Err(bad(
                     "net.etx.window_s",
@@ -1150,6 +1162,9 @@ impl Scenario {
         Ok(())
     }
 }
+
+/// The most nodes `net.routing = "olsr"` runs on (its per-node tables grow with the network).
+const MAX_OLSR_NODES: u32 = 5000;
 
 fn probability(field: &str, v: f64) -> Result<(), XlError> {
     if v.is_finite() && (0.0..1.0).contains(&v) {
@@ -1299,7 +1314,8 @@ impl Scenario {
         let t = &self.topology;
         match t.kind {
             TopologyKind::Explicit => t.positions.len() as u32,
-            TopologyKind::Grid => t.rows.unwrap_or(0) * t.cols.unwrap_or(0),
+            // Saturates, so a grid too large to count fails validation instead of wrapping.
+            TopologyKind::Grid => t.rows.unwrap_or(0).saturating_mul(t.cols.unwrap_or(0)),
             TopologyKind::Chain | TopologyKind::Random => t.count.unwrap_or(0),
         }
     }
@@ -1313,6 +1329,16 @@ impl Scenario {
     fn validate_in_place(&mut self) -> Result<(), XlError> {
         self.apply_preset()?;
         positive("duration_s", self.duration_s)?;
+        // The engine counts nanoseconds in 64 bits (584 years); stay well inside.
+        if self.duration_s > 1e9 {
+            return Err(bad(
+                "duration_s",
+                format!(
+                    "at most 1e9 s (about 32 years), found {:e}",
+                    self.duration_s
+                ),
+            ));
+        }
         if !(self.warmup_s.is_finite() && self.warmup_s >= 0.0 && self.warmup_s < self.duration_s) {
             return Err(bad(
                 "warmup_s",
@@ -1425,8 +1451,11 @@ impl Scenario {
                 levels,
                 self.duration_s,
             )?;
-            if fr.count == 0 {
-                return Err(bad("flows_random.count", "must be at least 1"));
+            if fr.count == 0 || fr.count > 100_000 {
+                return Err(bad(
+                    "flows_random.count",
+                    format!("must be 1..=100000, found {}", fr.count),
+                ));
             }
             if n < 2 {
                 return Err(bad(
@@ -1519,6 +1548,17 @@ impl Scenario {
                 at_least_1us("stack.dclo.request_timeout_s", d.request_timeout_s)?;
                 positive("stack.dclo.utility_weight", d.utility_weight)?;
                 positive("stack.dclo.min_rate_pps", d.min_rate_pps)?;
+                // The floor wins over the data rate's ceiling (eq. 2's clamp): bound it as a
+                // flow's rate is bounded.
+                if d.min_rate_pps > MAX_PACKETS_PER_S {
+                    return Err(bad(
+                        "stack.dclo.min_rate_pps",
+                        format!(
+                            "at most one packet per microsecond ({MAX_PACKETS_PER_S:e}), found {:e}",
+                            d.min_rate_pps
+                        ),
+                    ));
+                }
                 if !(d.price_jitter_s >= 0.0 && d.price_jitter_s < d.match_delay_s) {
                     return Err(bad(
                         "stack.dclo.price_jitter_s",
@@ -1935,8 +1975,13 @@ impl Scenario {
                 format!("must be 1..=255, found {}", m.long_retry_limit),
             ));
         }
-        if m.queue_packets == 0 {
-            return Err(bad("mac.queue_packets", "must be at least 1"));
+        // A saturating source keeps its queue full: a queue without a practical bound would
+        // take every packet it can make at once.
+        if m.queue_packets == 0 || m.queue_packets > 65535 {
+            return Err(bad(
+                "mac.queue_packets",
+                format!("must be 1..=65535, found {}", m.queue_packets),
+            ));
         }
         Ok(())
     }
@@ -2081,9 +2126,23 @@ impl Scenario {
         }
         let n = self.node_count();
         if n > 100_000 {
+            let (field, what) = match self.topology.kind {
+                TopologyKind::Explicit => ("topology.positions", format!("{n} nodes")),
+                TopologyKind::Grid => (
+                    "topology.rows",
+                    format!(
+                        "rows × cols = {} nodes",
+                        u64::from(self.topology.rows.unwrap_or(0))
+                            * u64::from(self.topology.cols.unwrap_or(0))
+                    ),
+                ),
+                TopologyKind::Chain | TopologyKind::Random => {
+                    ("topology.count", format!("{n} nodes"))
+                }
+            };
             return Err(bad(
-                "topology",
-                format!("{n} nodes is more than the supported 100000"),
+                field,
+                format!("{what} is more than the supported 100000"),
             ));
         }
         Ok(())
@@ -2198,6 +2257,9 @@ fn check_transport(
     Ok(())
 }
 
+/// The fastest a flow's source may send (`flows[i].rate_bps`).
+const MAX_PACKETS_PER_S: f64 = 1e6;
+
 #[allow(clippy::too_many_arguments)]
 fn check_flow(
     p: &str,
@@ -2228,6 +2290,19 @@ fn check_flow(
                 2304 - headers
             ),
         ));
+    }
+    if let RateSpec::Bps(v) = rate {
+        // One packet per microsecond at most: faster sources only fill queues, and each packet
+        // costs an event, so a run at 1e12 bit/s would never end.
+        let max = f64::from(payload) * 8.0 * MAX_PACKETS_PER_S;
+        if v > max {
+            return Err(bad(
+                format!("{p}.rate_bps"),
+                format!(
+                    "at most one packet per microsecond: {max:e} bit/s with {payload}-byte payloads, found {v:e}"
+                ),
+            ));
+        }
     }
     if !(start.is_finite() && start >= 0.0 && start < duration) {
         return Err(bad(

@@ -771,8 +771,17 @@ impl Listen {
         };
         let work = arg_f64(args, "work", 0.0)?;
         let hz = arg_f64(args, "timer_hz", 0.0)?;
-        if !(work >= 0.0 && hz >= 0.0 && hz.is_finite()) {
-            return Err("args.work and args.timer_hz must be >= 0".into());
+        // Bounded so a run ends: 1e12 iterations per event, or a timer rounding to 0 ns
+        // (re-armed at the same instant for ever), never would.
+        if !(0.0..=1e9).contains(&work) {
+            return Err(format!(
+                "args.work: must be 0..=1e9 iterations, found {work}"
+            ));
+        }
+        if !(0.0..=1e6).contains(&hz) {
+            return Err(format!(
+                "args.timer_hz: must be 0..=1e6 (a timer at least 1 us apart), found {hz}"
+            ));
         }
         Ok(Listen {
             kinds,
