@@ -32,6 +32,11 @@ BAD_SCENARIOS = {
         ["topology", "bogus_knob"],
         xlayer.ScenarioError,
     ),
+    "name_field_given_a_number": (
+        CHAIN.replace("[radio]\n", "[radio]\npropagation = 2\n") + "[[flows]]\nsrc = 0\ndst = 1\n",
+        ["radio.propagation", "`two_ray_ground`", "`free_space`"],
+        xlayer.ScenarioError,
+    ),
     "negative_rate": (
         CHAIN + "[[flows]]\nsrc = 0\ndst = 1\nrate_bps = -5.0\n",
         ["flows[0].rate_bps"],

@@ -27,6 +27,14 @@ impl Scenario {
                     format!(" (line {line})")
                 })
                 .unwrap_or_default();
+            let msg = match toml::from_str::<toml::Value>(text)
+                .ok()
+                .and_then(|v| serde_json::to_value(v).ok())
+                .and_then(|root| allowed_names(&root, &path))
+            {
+                Some(names) => format!("wrong type: expected one of {names}"),
+                None => msg,
+            };
             XlError::scenario(field_or_root(&path), format!("{msg}{loc}"))
         })?;
         sc.validate()
@@ -43,6 +51,13 @@ impl Scenario {
                 Some(i) => msg[..i].to_string(),
                 None => msg,
             };
+            let msg = match serde_json::from_str(text)
+                .ok()
+                .and_then(|root| allowed_names(&root, &path))
+            {
+                Some(names) => format!("wrong type: expected one of {names}"),
+                None => msg,
+            };
             XlError::scenario(field_or_root(&path), msg)
         })?;
         sc.validate()
@@ -57,6 +72,42 @@ impl Scenario {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a validated scenario always serializes")
     }
+}
+
+/// The names a field that takes one of a fixed set of names accepts, when the scenario gave it
+/// a value of another type (a number, a table): serde then reports only the type it wanted
+/// ("wanted string or table", or serde_json's "expected value"). The value at `path` (the
+/// failing field, as `serde_path_to_error` prints it) is replaced by a name no field accepts
+/// and the scenario deserialized again; serde's "unknown variant" message lists the names.
+/// `None` when the field is not such a field or already holds a string (its own message lists
+/// the names). Runs only on the error path.
+fn allowed_names(root: &serde_json::Value, path: &str) -> Option<String> {
+    const PROBE: &str = "\u{1}not-a-name";
+    let mut probe = root.clone();
+    let mut v = &mut probe;
+    for part in path.split('.') {
+        let (key, indices) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            v = v.get_mut(key)?;
+        }
+        for index in indices.split(['[', ']']).filter(|x| !x.is_empty()) {
+            v = v.get_mut(index.parse::<usize>().ok()?)?;
+        }
+    }
+    if v.is_string() {
+        return None;
+    }
+    *v = serde_json::Value::String(PROBE.to_string());
+    let err = serde_path_to_error::deserialize::<_, Scenario>(&probe).err()?;
+    if err.path().to_string() != path {
+        return None;
+    }
+    let msg = err.into_inner().to_string();
+    let names = msg.split_once("expected one of ")?.1;
+    Some(names.to_string())
 }
 
 fn field_or_root(path: &str) -> String {
@@ -85,6 +136,36 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("radio") && err.contains("bogus"), "{err}");
+    }
+
+    #[test]
+    fn a_name_field_given_a_number_lists_the_names_it_accepts() {
+        let t = "[radio]\npropagation = 2\n[topology]\nkind = \"chain\"\ncount = 2\nspacing_m = 100.0\n";
+        let err = Scenario::from_toml(t).unwrap_err().to_string();
+        assert!(
+            err.contains("radio.propagation") && err.contains("`two_ray_ground`"),
+            "{err}"
+        );
+        // The JSON path (Python dicts) says the same (serde_json alone says "expected value").
+        let j = r#"{"radio": {"propagation": 2},
+                    "topology": {"kind": "chain", "count": 2, "spacing_m": 100.0}}"#;
+        let err = Scenario::from_json(j).unwrap_err().to_string();
+        assert!(
+            err.contains("radio.propagation") && err.contains("`two_ray_ground`"),
+            "{err}"
+        );
+        // A wrong type inside a list is found by its index.
+        let j = r#"{"topology": {"kind": "chain", "count": 2, "spacing_m": 100.0},
+                    "flows": [{"src": 0, "dst": 1}, {"src": 1, "dst": 0, "transport": 3}]}"#;
+        let err = Scenario::from_json(j).unwrap_err().to_string();
+        assert!(
+            err.contains("flows[1].transport") && err.contains("string"),
+            "{err}"
+        );
+        // A field that takes any string keeps serde's message.
+        let t = "name = 5\n[topology]\nkind = \"chain\"\ncount = 2\nspacing_m = 100.0\n";
+        let err = Scenario::from_toml(t).unwrap_err().to_string();
+        assert!(err.contains("name") && err.contains("string"), "{err}");
     }
 
     #[test]
