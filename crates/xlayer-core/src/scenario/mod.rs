@@ -17,7 +17,7 @@ impl Scenario {
     pub fn from_toml(text: &str) -> Result<Scenario, XlError> {
         let de = toml::Deserializer::new(text);
         let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
+            let path = e.path().clone();
             let inner = e.into_inner();
             let msg = inner.message().to_string();
             let loc = inner
@@ -27,15 +27,11 @@ impl Scenario {
                     format!(" (line {line})")
                 })
                 .unwrap_or_default();
-            let msg = match toml::from_str::<toml::Value>(text)
+            let root = toml::from_str::<toml::Value>(text)
                 .ok()
-                .and_then(|v| serde_json::to_value(v).ok())
-                .and_then(|root| allowed_names(&root, &path))
-            {
-                Some(names) => format!("wrong type: expected one of {names}"),
-                None => msg,
-            };
-            XlError::scenario(field_or_root(&path), format!("{msg}{loc}"))
+                .and_then(|v| serde_json::to_value(v).ok());
+            let msg = with_allowed_names(root, &path, msg);
+            XlError::scenario(field_or_root(&path.to_string()), format!("{msg}{loc}"))
         })?;
         sc.validate()
     }
@@ -44,21 +40,15 @@ impl Scenario {
     pub fn from_json(text: &str) -> Result<Scenario, XlError> {
         let mut de = serde_json::Deserializer::from_str(text);
         let sc: Scenario = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
+            let path = e.path().clone();
             let msg = e.into_inner().to_string();
             // serde_json appends " at line L column C" which refers to generated JSON: drop it.
             let msg = match msg.find(" at line ") {
                 Some(i) => msg[..i].to_string(),
                 None => msg,
             };
-            let msg = match serde_json::from_str(text)
-                .ok()
-                .and_then(|root| allowed_names(&root, &path))
-            {
-                Some(names) => format!("wrong type: expected one of {names}"),
-                None => msg,
-            };
-            XlError::scenario(field_or_root(&path), msg)
+            let msg = with_allowed_names(serde_json::from_str(text).ok(), &path, msg);
+            XlError::scenario(field_or_root(&path.to_string()), msg)
         })?;
         sc.validate()
     }
@@ -74,40 +64,46 @@ impl Scenario {
     }
 }
 
-/// The names a field that takes one of a fixed set of names accepts, when the scenario gave it
-/// a value of another type (a number, a table): serde then reports only the type it wanted
-/// ("wanted string or table", or serde_json's "expected value"). The value at `path` (the
-/// failing field, as `serde_path_to_error` prints it) is replaced by a name no field accepts
-/// and the scenario deserialized again; serde's "unknown variant" message lists the names.
-/// `None` when the field is not such a field or already holds a string (its own message lists
-/// the names). Runs only on the error path.
-fn allowed_names(root: &serde_json::Value, path: &str) -> Option<String> {
+/// `msg`, or, when the failing field at `path` takes one of a fixed set of names and the
+/// scenario (`root`, as JSON) gave it a value of another type (a number, a table), the names
+/// it accepts: serde then reports only the type it wanted ("wanted string or table", or
+/// serde_json's "expected value"). The value is replaced by a name no field accepts and the
+/// scenario deserialized again; serde's "unknown variant" message lists the names. A field that
+/// already holds a string keeps its message (it lists the names). Runs only on the error path.
+fn with_allowed_names(
+    root: Option<serde_json::Value>,
+    path: &serde_path_to_error::Path,
+    msg: String,
+) -> String {
+    match root.and_then(|root| allowed_names(root, path)) {
+        Some(names) => format!("wrong type: expected one of {names}"),
+        None => msg,
+    }
+}
+
+/// The names listed by serde for the field at `path` of `probe` once its value is replaced by
+/// a name no field accepts; `None` if it holds a string already or is not such a field.
+fn allowed_names(mut probe: serde_json::Value, path: &serde_path_to_error::Path) -> Option<String> {
+    use serde_path_to_error::Segment;
     const PROBE: &str = "\u{1}not-a-name";
-    let mut probe = root.clone();
     let mut v = &mut probe;
-    for part in path.split('.') {
-        let (key, indices) = match part.find('[') {
-            Some(i) => (&part[..i], &part[i..]),
-            None => (part, ""),
+    for seg in path.iter() {
+        v = match seg {
+            Segment::Map { key } => v.get_mut(key.as_str())?,
+            Segment::Seq { index } => v.get_mut(*index)?,
+            Segment::Enum { .. } | Segment::Unknown => return None,
         };
-        if !key.is_empty() {
-            v = v.get_mut(key)?;
-        }
-        for index in indices.split(['[', ']']).filter(|x| !x.is_empty()) {
-            v = v.get_mut(index.parse::<usize>().ok()?)?;
-        }
     }
     if v.is_string() {
         return None;
     }
     *v = serde_json::Value::String(PROBE.to_string());
     let err = serde_path_to_error::deserialize::<_, Scenario>(&probe).err()?;
-    if err.path().to_string() != path {
+    if err.path().to_string() != path.to_string() {
         return None;
     }
     let msg = err.into_inner().to_string();
-    let names = msg.split_once("expected one of ")?.1;
-    Some(names.to_string())
+    Some(msg.split_once("expected one of ")?.1.to_string())
 }
 
 fn field_or_root(path: &str) -> String {

@@ -60,15 +60,10 @@ pub struct TcpTraceRow {
 
 /// Timer codes of `Event::TransportTimer`.
 const TIMER_TCP_RTO: u8 = 0;
-
 const TIMER_TCP_PACE: u8 = 1;
-
 const TIMER_TCP_DELACK: u8 = 2;
-
 const TIMER_TFRC_SEND: u8 = 3;
-
 const TIMER_TFRC_NOFEEDBACK: u8 = 4;
-
 const TIMER_TFRC_FEEDBACK: u8 = 5;
 
 impl World {
