@@ -541,7 +541,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             .collect();
         let first_pps: Vec<f64> = max_pps
             .iter()
-            .map(|&max| crate::net::dclo::source_rate(1, d.utility_weight, d.min_rate_pps, max))
+            .map(|&max| crate::xl::dclo::source_rate(1, d.utility_weight, d.min_rate_pps, max))
             .collect();
         for (f, &pps) in flows.iter_mut().zip(&first_pps) {
             f.kind = SourceKind::Cbr {
@@ -583,7 +583,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         world.overheard = (0..n).map(|_| NeighbourQueues::default()).collect();
     }
     if let Some((d, init, max_bps)) = diffq {
-        use crate::net::diffq::{RateControl, SourceRate};
+        use crate::xl::diffq::{RateControl, SourceRate};
         let control = if d.rate_control == "log_utility" {
             RateControl::LogUtility
         } else {
@@ -593,7 +593,14 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             }
         };
         let levels = sc.mac_levels().len();
-        world.diffq = Some(crate::world::DiffqState {
+        world.sources = crate::xl::SourceControl::Diffq(
+            world
+                .flows
+                .iter()
+                .map(|_| SourceRate::new(control, d.queue_thresh, init, max_bps))
+                .collect(),
+        );
+        world.scheduler = crate::xl::Scheduler::Diffq(crate::xl::diffq::DiffqScheduler {
             scheduling: d.mode != "rate_only",
             prioritization: d.mode == "full",
             max_queue: sc
@@ -601,11 +608,6 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 .dest_queue_packets
                 .unwrap_or(crate::scenario::DIFFQ_QUEUE_PACKETS),
             levels: levels as u8,
-            rates: world
-                .flows
-                .iter()
-                .map(|_| SourceRate::new(control, d.queue_thresh, init, max_bps))
-                .collect(),
             rng: (0..n as u32)
                 .map(|i| stream(sc.seed, i, "net.diffq"))
                 .collect(),
@@ -620,11 +622,11 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             // fall silent, on the back-pressure tick once its queue length has expired.
             world
                 .queue
-                .schedule(crate::world::DIFFQ_TICK, Event::BackpressureTick);
+                .schedule(crate::xl::diffq::DIFFQ_TICK, Event::BackpressureTick);
         }
     }
     if sc.stack.preset == "fusion" {
-        use crate::net::fusion::{FusionNode, FusionParams};
+        use crate::xl::fusion::{FusionNode, FusionParams};
         let o = sc.stack.fusion.clone().unwrap_or_default();
         let params = FusionParams {
             flow_control: o.flow_control,
@@ -645,18 +647,25 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     }
     build_zmac(sc, &mut world);
     if let Some(d) = dpclo {
-        use crate::net::dpclo::SourceRate;
+        use crate::xl::dpclo::SourceRate;
         let levels = sc.mac_levels().len();
         // A source never offers more than its packets at the data rate.
         let max_pps = r.data_rate() * 1e6 / 8.0;
         let interval = SimTime::from_secs_f64(d.update_interval_s);
-        world.dpclo = Some(crate::world::DpcloState {
+        world.scheduler = crate::xl::Scheduler::Dpclo(crate::xl::dpclo::DpcloScheduler {
             l_lowmark: d.l_lowmark,
             l_highmark: d.l_highmark,
             beta: d.beta,
             k_max: d.k_max.unwrap_or(u32::MAX),
             cap: sc.net.dest_queue_packets.unwrap_or(3),
             k: vec![Vec::new(); n],
+            interval,
+            level_use: vec![0; levels],
+            holds: 0,
+            expiry: SimTime::from_secs_f64(1.0),
+            at_mac: vec![None; n],
+        });
+        world.sources = crate::xl::SourceControl::Dpclo(crate::xl::dpclo::DpcloSources {
             rates: world
                 .flows
                 .iter()
@@ -669,31 +678,28 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                     )
                 })
                 .collect(),
-            interval,
-            level_use: vec![0; levels],
-            holds: 0,
-            expiry: SimTime::from_secs_f64(1.0),
-            at_mac: vec![None; n],
             refused: vec![0; world.flows.len()],
         });
         world.queue.schedule(interval, Event::BackpressureTick);
     }
     if let Some((d, max_pps, first_pps)) = dclo {
         let secs = SimTime::from_secs_f64;
-        world.dclo = Some(crate::world::DcloState {
+        world.sources = crate::xl::SourceControl::Dclo(crate::xl::dclo::DcloSources {
+            utility_weight: d.utility_weight,
+            min_pps: d.min_rate_pps,
+            max_pps,
+            rates: first_pps,
+        });
+        world.scheduler = crate::xl::Scheduler::Dclo(crate::xl::dclo::Dclo {
             interval: secs(d.interval_s),
             price_jitter: secs(d.price_jitter_s),
             match_delay: secs(d.match_delay_s),
             request_timeout: secs(d.request_timeout_s),
             max_requests: d.max_requests,
-            utility_weight: d.utility_weight,
-            min_pps: d.min_rate_pps,
-            max_pps,
             cap: sc.net.dest_queue_packets.unwrap_or(3),
             seed: sc.seed,
             current: 0,
             nodes: vec![Default::default(); n],
-            rates: first_pps,
             rng: (0..n as u32)
                 .map(|i| stream(sc.seed, i, "net.dclo"))
                 .collect(),

@@ -1,10 +1,13 @@
 //! xlayer-core: a discrete-event simulator of 802.11 multi-hop wireless networks.
 //!
-//! Layers, each in its folder, depend downward only: [`sim`] (engine) ← [`phy`] ← [`mac`] ←
-//! [`net`] ← [`transport`] ← [`app`]; [`metrics`] observes; [`tune`] (cross-layer tuning) and
-//! `world` (node assembly) are the places that see several layers. [`scenario`] describes a run
-//! and `builder` turns it into a [`world::World`]. [`Simulation`] is the surface callers use:
-//! build from a scenario, `run_until` a time, read [`Results`].
+//! Layers, each in its folder, import downward only (checked by `tests/layering.rs`): [`sim`]
+//! (engine) and [`error`] ← [`wire`] (packets, headers, frames, addresses) ← [`metrics`]
+//! (counters and capture buffers) ← [`phy`] ← [`mac`] ← [`net`] ← [`transport`] ← [`app`] ←
+//! [`xl`] (cross-layer data-path components: the back-pressure schedulers and source rate
+//! controllers, Fusion) ← [`tune`] (ECLAIR's tuning layers and optimizers) ← [`scenario`] (what a
+//! run is) ← [`world`] (node assembly, the channel, the run loop) ← `builder` (scenario → world)
+//! ← `results` (reading the world out). [`Simulation`] is the surface callers use: build from a
+//! scenario, `run_until` a time, read [`Results`].
 //!
 //! The crate does no I/O of its own: it takes scenario text and returns values and bytes.
 
@@ -19,7 +22,9 @@ pub mod scenario;
 pub mod sim;
 pub mod transport;
 pub mod tune;
+pub mod wire;
 pub mod world;
+pub mod xl;
 
 mod results;
 

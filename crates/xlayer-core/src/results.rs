@@ -234,10 +234,10 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 ),
             ];
             if let Some(z) = n.mac.zmac() {
-                row.extend(crate::mac::zmac::node_columns(z));
+                row.extend(zmac_columns(z));
             }
             if let Some(f) = w.fusion.as_ref() {
-                // Fusion (`net::fusion`): time with the congestion bit set, packets held for a
+                // Fusion (`xl::fusion`): time with the congestion bit set, packets held for a
                 // congested next hop, own packets held for want of a token, interface queue
                 // overflows of packets in transit (all overflows are in `drops_queue`).
                 let st = &f.nodes[n.id as usize];
@@ -255,7 +255,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         })
         .collect();
     let aggregate: f64 = rates.iter().sum();
-    let holds = w.dpclo.as_ref().map_or(0, |d| d.holds) + w.diffq.as_ref().map_or(0, |d| d.holds);
+    let holds = w.scheduler.holds();
     let summary = vec![
         ("name", Str(sc.name.clone())),
         ("seed", Int(sc.seed as i64)),
@@ -291,10 +291,8 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         (
             "mac_level_use",
             Str(w
-                .diffq
-                .as_ref()
-                .map(|d| &d.level_use)
-                .or(w.dpclo.as_ref().map(|d| &d.level_use))
+                .scheduler
+                .level_use()
                 .map(|u| {
                     u.iter()
                         .map(|n| n.to_string())
@@ -320,14 +318,11 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         // DCLO: matching intervals run, and links matched per interval on average.
         (
             "dclo_intervals",
-            Int(w.dclo.as_ref().map(|d| d.current as i64).unwrap_or(0)),
+            Int(w.scheduler.dclo().map(|d| d.current as i64).unwrap_or(0)),
         ),
         (
             "dclo_links_per_interval",
-            Float(match w.dclo.as_ref() {
-                Some(d) if d.current > 0 => d.matched as f64 / 2.0 / d.current as f64,
-                _ => 0.0,
-            }),
+            Float(w.scheduler.dclo().map_or(0.0, |d| d.links_per_interval())),
         ),
         (
             "events",
@@ -408,8 +403,8 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         nodes,
         timeseries,
         tcp_trace,
-        optimizers: crate::tune::optimizer::rows(w),
-        conflicts: crate::tune::optimizer::conflict_rows(w),
+        optimizers: optimizer_rows(w),
+        conflicts: conflict_rows(w),
     }
 }
 
@@ -420,4 +415,95 @@ fn transport_name(w: &World, f: &crate::app::Flow) -> String {
         FlowTransport::Tfrc(_) => "tfrc".into(),
         FlowTransport::Tcp(_) => "tcp".into(),
     }
+}
+
+/// The Z-MAC columns of a node's row in the node table (only present when Z-MAC runs).
+fn zmac_columns(z: &crate::mac::zmac::Zmac) -> Row {
+    use Value::{Float, Int};
+    let s = z.stats;
+    vec![
+        ("zmac_slot", Int(z.colour.slot.map_or(-1, |s| s as i64))),
+        ("zmac_frame", Int(z.colour.frame as i64)),
+        ("zmac_settled_s", Float(s.settled_at.as_secs_f64())),
+        (
+            "zmac_slots_owned_per_s",
+            Float(
+                1e9 / (z.p.slot.ns() as f64 * z.colour.frame as f64)
+                    * z.colour.slot.map_or(0.0, |_| 1.0),
+            ),
+        ),
+        ("zmac_one_hop", Int(z.colour.one_hop_count() as i64)),
+        ("zmac_two_hop", Int(z.colour.two_hop_count() as i64)),
+        ("zmac_state_tx", Int(s.state_tx as i64)),
+        ("zmac_ecn_tx", Int(s.ecn_tx as i64)),
+        ("zmac_ecn_forwarded", Int(s.ecn_forwarded as i64)),
+        ("zmac_beacons_tx", Int(s.beacons_tx as i64)),
+        (
+            "zmac_ctrl_frames",
+            Int((s.state_tx + s.ecn_tx + s.ecn_forwarded + s.beacons_tx) as i64),
+        ),
+        (
+            "zmac_ctrl_airtime_s",
+            Float(s.ctrl_airtime_ns as f64 * 1e-9),
+        ),
+        ("zmac_hcl_s", Float(s.hcl_ns as f64 * 1e-9)),
+        ("zmac_owner_attempts", Int(s.owner_attempts as i64)),
+        ("zmac_non_owner_attempts", Int(s.non_owner_attempts as i64)),
+        ("zmac_owner_data_tx", Int(s.owner_data_tx as i64)),
+        ("zmac_non_owner_data_tx", Int(s.non_owner_data_tx as i64)),
+        ("zmac_deferrals", Int(s.deferrals as i64)),
+        ("zmac_hcl_skips", Int(s.hcl_skips as i64)),
+    ]
+}
+
+/// Rows of the `optimizers` result table.
+fn optimizer_rows(w: &World) -> Vec<Row> {
+    use Value::*;
+    w.optimizers
+        .slots
+        .iter()
+        .enumerate()
+        .map(|(id, s)| {
+            vec![
+                ("id", Int(id as i64)),
+                ("name", Str(s.name.clone())),
+                ("language", Str(s.language.to_string())),
+                ("node", Int(s.node as i64)),
+                ("status", Str(s.status.name().to_string())),
+                (
+                    "ended_s",
+                    Float(s.ended_at.map(|t| t.as_secs_f64()).unwrap_or(f64::NAN)),
+                ),
+                ("error", Str(s.error.clone().unwrap_or_default())),
+                ("deliveries", Int(s.deliveries as i64)),
+                ("events", Int(s.events as i64)),
+                ("timers", Int(s.timers as i64)),
+                ("sets", Int(s.sets as i64)),
+            ]
+        })
+        .collect()
+}
+
+/// Rows of the `conflicts` result table.
+fn conflict_rows(w: &World) -> Vec<Row> {
+    use Value::*;
+    w.optimizers
+        .conflicts
+        .iter()
+        .map(|c| {
+            vec![
+                ("kind", Str(c.kind.to_string())),
+                ("t_s", Float(c.time.as_secs_f64())),
+                ("node", Int(c.node as i64)),
+                ("param", Str(c.param.clone())),
+                ("optimizer_id", Int(c.optimizer_id as i64)),
+                ("optimizer", Str(c.optimizer.clone())),
+                ("value", Float(c.value)),
+                ("other_id", Int(c.other_id as i64)),
+                ("other", Str(c.other.clone())),
+                ("other_value", Float(c.other_value)),
+                ("other_t_s", Float(c.other_time.as_secs_f64())),
+            ]
+        })
+        .collect()
 }

@@ -185,7 +185,9 @@ fn a_dclo_source_never_starts_faster_than_its_packets_at_the_data_rate() {
         "max_requests = 3\nutility_weight = 1e12",
     );
     let sim = Simulation::from_toml(&text).unwrap();
-    let dc = sim.world.dclo.as_ref().unwrap();
+    let xlayer_core::xl::SourceControl::Dclo(dc) = &sim.world.sources else {
+        panic!("DCLO's sources run");
+    };
     // 2 Mbit/s of 200-byte payloads.
     assert_eq!(dc.max_pps[0], 2e6 / 8.0 / 200.0);
     assert!(

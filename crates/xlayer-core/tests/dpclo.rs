@@ -160,7 +160,9 @@ fn run_watching_k(toml: &str, node: usize, dst: u32) -> (Results, f64, u32) {
     let mut t = 0.1;
     while t <= end + 1e-9 {
         sim.run_until(t);
-        let dp = sim.world.dpclo.as_ref().expect("DPCLO runs");
+        let xlayer_core::xl::Scheduler::Dpclo(dp) = &sim.world.scheduler else {
+            panic!("DPCLO runs");
+        };
         steps += 1;
         wide += dp.k[node].iter().any(|&(d, k)| d == dst && k >= 2) as u32;
         k_max = dp.k.iter().flatten().map(|e| e.1).fold(k_max, u32::max);

@@ -1,6 +1,6 @@
-//! Fusion (`net::fusion`; Hull et al., SenSys 2004) on the many-to-one funnel of
+//! Fusion (`xl::fusion`; Hull et al., SenSys 2004) on the many-to-one funnel of
 //! `scenarios/fusion-funnel.toml`, against plain UDP over DCF. The assertions follow what the
-//! sources confirm (`net::fusion`, (A) the paper's abstract, (D) the DPCLO document's summary):
+//! sources confirm (`xl::fusion`, (A) the paper's abstract, (D) the DPCLO document's summary):
 //! without congestion control, congestion causes buffer drops and is grossly unfair to sources
 //! whose data crosses more hops (A); Fusion's flow control keeps nodes from sending faster than
 //! their downstream can forward (D), its rate limiting keeps local and transit traffic fair (D),

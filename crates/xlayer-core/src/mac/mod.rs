@@ -24,7 +24,6 @@
 //! of [`MacAction`]s that the node assembly (`crate::world`) carries out.
 
 pub mod drand;
-pub mod frame;
 pub mod zmac;
 
 use std::collections::VecDeque;
@@ -35,7 +34,9 @@ use crate::phy::PhyTiming;
 use crate::scenario::EdcaLevel;
 use crate::sim::rng::Stream;
 use crate::sim::{Event, EventQueue, SimTime, TimerKind};
-pub use frame::{Frame, FrameKind, BROADCAST};
+pub use crate::wire::frame;
+pub use crate::wire::frame::{Frame, FrameKind};
+pub use crate::wire::BROADCAST;
 use frame::{ACK_BYTES, CTS_BYTES, DATA_OVERHEAD_BYTES, LLC_SNAP_BYTES};
 
 /// A packet waiting in a MAC queue.

@@ -597,45 +597,6 @@ fn zmac_frame(kind: FrameKind, src: u32, bytes: u32, rate_mbps: f64) -> Frame {
     }
 }
 
-/// The Z-MAC columns of a node's row in the node table (only present when Z-MAC runs).
-pub fn node_columns(z: &Zmac) -> Vec<(&'static str, crate::results::Value)> {
-    use crate::results::Value::{Float, Int};
-    let s = z.stats;
-    vec![
-        ("zmac_slot", Int(z.colour.slot.map_or(-1, |s| s as i64))),
-        ("zmac_frame", Int(z.colour.frame as i64)),
-        ("zmac_settled_s", Float(s.settled_at.as_secs_f64())),
-        (
-            "zmac_slots_owned_per_s",
-            Float(
-                1e9 / (z.p.slot.ns() as f64 * z.colour.frame as f64)
-                    * z.colour.slot.map_or(0.0, |_| 1.0),
-            ),
-        ),
-        ("zmac_one_hop", Int(z.colour.one_hop_count() as i64)),
-        ("zmac_two_hop", Int(z.colour.two_hop_count() as i64)),
-        ("zmac_state_tx", Int(s.state_tx as i64)),
-        ("zmac_ecn_tx", Int(s.ecn_tx as i64)),
-        ("zmac_ecn_forwarded", Int(s.ecn_forwarded as i64)),
-        ("zmac_beacons_tx", Int(s.beacons_tx as i64)),
-        (
-            "zmac_ctrl_frames",
-            Int((s.state_tx + s.ecn_tx + s.ecn_forwarded + s.beacons_tx) as i64),
-        ),
-        (
-            "zmac_ctrl_airtime_s",
-            Float(s.ctrl_airtime_ns as f64 * 1e-9),
-        ),
-        ("zmac_hcl_s", Float(s.hcl_ns as f64 * 1e-9)),
-        ("zmac_owner_attempts", Int(s.owner_attempts as i64)),
-        ("zmac_non_owner_attempts", Int(s.non_owner_attempts as i64)),
-        ("zmac_owner_data_tx", Int(s.owner_data_tx as i64)),
-        ("zmac_non_owner_data_tx", Int(s.non_owner_data_tx as i64)),
-        ("zmac_deferrals", Int(s.deferrals as i64)),
-        ("zmac_hcl_skips", Int(s.hcl_skips as i64)),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,23 @@ use super::olsr::{Olsr, OlsrParams, TC_BASE_BYTES, TC_ENTRY_BYTES};
 use crate::sim::rng::{stream, Stream};
 use crate::sim::SimTime;
 
+/// The next hop from `node` towards `dst` under the scenario's routing: DSDV's or OLSR's table
+/// when the node runs one, else the static routes (`super::routing::UNREACHABLE` if none).
+#[inline]
+pub fn next_hop(
+    routes: &super::StaticRoutes,
+    proto: Option<&NetProto>,
+    node: u32,
+    dst: u32,
+) -> u32 {
+    use super::routing::UNREACHABLE;
+    match proto.map(|p| &p.nodes[node as usize]) {
+        Some(NodeProto { dsdv: Some(d), .. }) => d.next_hop(dst).unwrap_or(UNREACHABLE),
+        Some(NodeProto { olsr: Some(o), .. }) => o.next_hop(dst).unwrap_or(UNREACHABLE),
+        _ => routes.next_hop(node, dst),
+    }
+}
+
 /// One node's protocol state.
 #[derive(Debug)]
 pub struct NodeProto {

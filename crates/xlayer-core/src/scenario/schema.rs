@@ -489,9 +489,9 @@ pub struct Stack {
     pub dclo: Option<DcloOptions>,
 }
 
-/// Fusion's parameters (`net::fusion`; Hull et al., SenSys 2004). The paper's abstract and the
+/// Fusion's parameters (`xl::fusion`; Hull et al., SenSys 2004). The paper's abstract and the
 /// DPCLO document confirm the three techniques only; which defaults are the paper as recalled
-/// (unconfirmed) and which are xlayer's choices is said per field and in `net::fusion`.
+/// (unconfirmed) and which are xlayer's choices is said per field and in `xl::fusion`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FusionOptions {
@@ -540,7 +540,7 @@ impl FusionOptions {
     }
 }
 
-/// DPCLO's parameters (`net::dpclo`): Table I's values where it gives them.
+/// DPCLO's parameters (`xl::dpclo`): Table I's values where it gives them.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DpcloOptions {
@@ -586,7 +586,7 @@ impl DpcloOptions {
     }
 }
 
-/// DCLO's parameters (`net::dclo`). The DPCLO document gives none beyond Table I (3-packet
+/// DCLO's parameters (`xl::dclo`). The DPCLO document gives none beyond Table I (3-packet
 /// per-destination queues); Chen et al.'s matching interval and message formats are not in it,
 /// so every timing here is xlayer's choice (docs/scenario.md, `stack.dclo`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -654,7 +654,7 @@ pub const DCLO_MACS: [&str; 4] = ["zmac", "zmacplus", "802.11e", "dcf"];
 /// DSDV next hops kept per destination under the DPCLO presets: K adapts within them.
 pub const DPCLO_DSDV_NEXT_HOPS: u32 = 4;
 
-/// DiffQ's parameters (`net::diffq`); defaults from the document where it gives them.
+/// DiffQ's parameters (`xl::diffq`); defaults from the document where it gives them.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DiffqOptions {
@@ -683,12 +683,12 @@ pub struct DiffqOptions {
     pub neighbour_expiry_s: f64,
     /// Under `mode = "full"`: a packet whose differential is negative (the next hop's queue for
     /// its destination is longer) waits instead of going out at priority 0; see
-    /// `crate::net::diffq::may_send`.
+    /// `crate::xl::diffq::may_send`.
     #[serde(default = "DiffqOptions::default_hold_negative")]
     pub hold_negative: bool,
     /// Candidate forwarders per destination (the document's F_ip, eq. 2): 1 is single-path
     /// DiffQ over the routing next hop; K > 1 takes DSDV-ETX's K best next hops (routing
-    /// becomes DSDV); see `crate::net::diffq::differential`.
+    /// becomes DSDV); see `crate::xl::diffq::differential`.
     #[serde(default = "DiffqOptions::default_next_hops")]
     pub next_hops: u32,
 }
@@ -1530,7 +1530,7 @@ impl Scenario {
                 ("udp", None, false)
             }
             // DCLO: per-destination queues of Table I's 3 packets, no routing (the matched
-            // neighbour is the next hop), prices, matching and source rates of `net::dclo`,
+            // neighbour is the next hop), prices, matching and source rates of `xl::dclo`,
             // UDP sources, over the MAC `stack.dclo.mac` names.
             "dclo" => {
                 let d = self.stack.dclo.get_or_insert_with(DcloOptions::default);

@@ -31,9 +31,9 @@ pub enum NetTimerKind {
     OlsrTc,
     /// OLSR TC relays whose jitter has run out.
     OlsrRelay,
-    /// Fusion: a blocked head packet or a source waiting for a token may go (`net::fusion`).
+    /// Fusion: a blocked head packet or a source waiting for a token may go (`xl::fusion`).
     FusionRetry,
-    /// DCLO: the node broadcasts its PRICE (`net::dclo`).
+    /// DCLO: the node broadcasts its PRICE (`xl::dclo`).
     DcloPrice,
     /// DCLO: the node computes its link weights and starts matching.
     DcloMatch,
@@ -74,6 +74,6 @@ pub enum Event {
     /// no data-path work: the callback runs when the instant ends (`crate::tune::optimizer`).
     Optimizer { slot: u32, tag: u32 },
     /// DPCLO's periodic work: sources sample their queues, held packets are reconsidered.
-    /// DCLO's matching interval starts (`crate::net::dclo`).
+    /// DCLO's matching interval starts (`crate::xl::dclo`).
     BackpressureTick,
 }

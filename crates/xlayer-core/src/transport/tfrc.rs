@@ -61,6 +61,8 @@
 //! No randomness and no per-packet heap allocation: the receive history, the loss intervals and
 //! X_recv_set are fixed arrays inside the structs.
 
+pub use crate::wire::tfrc::{TfrcData, TfrcFeedback};
+
 use crate::sim::SimTime;
 
 /// Packets with a higher sequence number that must arrive before a missing one is declared lost
@@ -131,28 +133,6 @@ impl TfrcConfig {
             assert!(cap > 0.0, "TFRC rate cap must be positive, got {cap}");
         }
     }
-}
-
-/// Header of a TFRC data packet (RFC 5348 §3.2.1).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TfrcData {
-    pub seq: u64,
-    pub timestamp: SimTime,
-    /// The sender's RTT estimate; ZERO when unknown.
-    pub rtt: SimTime,
-}
-
-/// A receiver feedback report (RFC 5348 §3.2.2).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TfrcFeedback {
-    /// Timestamp of the last data packet received (t_recvdata).
-    pub timestamp_echo: SimTime,
-    /// Time between that packet's arrival and this report (t_delay).
-    pub elapsed: SimTime,
-    /// Receive rate since the previous report, bit/s.
-    pub x_recv_bps: f64,
-    /// Loss event rate.
-    pub p: f64,
 }
 
 /// The TCP throughput equation of RFC 5348 §3.1 (bytes/s), b = 1, t_RTO = 4R:

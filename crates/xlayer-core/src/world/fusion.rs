@@ -1,14 +1,14 @@
-//! Fusion's glue in [`World`] (`crate::net::fusion`): the interface queue with its congestion
+//! Fusion's glue in [`World`] (`crate::xl::fusion`): the interface queue with its congestion
 //! bit, hop-by-hop flow control on overheard bits, parent-clocked source rate limiting and the
 //! prioritized MAC for congested nodes.
 
 use super::*;
 
-/// Fusion at every node (`stack.preset = "fusion"`; `crate::net::fusion`).
+/// Fusion at every node (`stack.preset = "fusion"`; `crate::xl::fusion`).
 #[derive(Debug)]
 pub struct FusionState {
-    pub params: crate::net::fusion::FusionParams,
-    pub nodes: Vec<crate::net::fusion::FusionNode>,
+    pub params: crate::xl::fusion::FusionParams,
+    pub nodes: Vec<crate::xl::fusion::FusionNode>,
     /// Each node's MAC levels as configured (a congested node divides their windows).
     pub base_levels: Vec<crate::scenario::EdcaLevel>,
 }
@@ -53,8 +53,8 @@ impl World {
         for (l, base) in f.base_levels.iter().enumerate().take(mac.level_count()) {
             let mut p = *base;
             if congested {
-                p.cw_min = crate::net::fusion::quarter_window(base.cw_min, f.params.cw_divisor);
-                p.cw_max = crate::net::fusion::quarter_window(base.cw_max, f.params.cw_divisor);
+                p.cw_min = crate::xl::fusion::quarter_window(base.cw_min, f.params.cw_divisor);
+                p.cw_max = crate::xl::fusion::quarter_window(base.cw_max, f.params.cw_divisor);
             }
             mac.set_level_params(l, p);
         }
@@ -112,7 +112,7 @@ impl World {
 
     /// Fusion: `node` decoded data packet `p` from `from` carrying congestion bit `bit`. If
     /// `from` is the node's next hop towards the packet's destination (its parent), the packet
-    /// clocks the node's source tokens (the paper's rate limiting as recalled; `net::fusion`).
+    /// clocks the node's source tokens (the paper's rate limiting as recalled; `xl::fusion`).
     pub(super) fn fusion_hear(&mut self, node: u32, from: u32, bit: bool, p: &Packet) {
         let now = self.now();
         let parent = p.dst != node && self.next_hop(node, p.dst) == from;

@@ -8,9 +8,12 @@
 //! density, not the network size. Steady state allocates nothing per event: packet and
 //! transmission slots are recycled and the MAC's action list is reused.
 //!
-//! The glue of the protocols that sit between the layers lives in submodules, each adding
-//! methods to [`World`]: `transport` (TCP and TFRC), `backpressure` (DiffQ, DPCLO, DCLO) and
-//! `fusion`.
+//! The cross-layer components (`crate::xl`) are chosen per scenario: the [`Scheduler`] over the
+//! per-destination queues and the sources' [`SourceControl`] are enums the data path calls
+//! through their hooks, and the side effects they ask for ([`Action`]) are carried out here.
+//! The glue that still adds methods to [`World`] lives in submodules: `transport` (TCP and
+//! TFRC connections) and `fusion` (Fusion's interface queue, congestion bit and token bucket,
+//! not yet a component).
 
 use std::time::{Duration, Instant};
 
@@ -35,15 +38,29 @@ use crate::transport::tcp::{TcpNotice, TcpOut, TcpReceiver, TcpSender, TcpTimer}
 use crate::transport::tfrc::{TfrcConfig, TfrcReceiver, TfrcSender};
 use crate::transport::{udp_datagram, Header, ECN_CE, ECN_ECT0, ECN_NOT_ECT};
 use crate::tune::{EventBus, TuneEventKind};
+use crate::xl::{Action, Choice, NodeView, Scheduler, SourceControl};
 
-mod backpressure;
 mod fusion;
 mod transport;
 
-use backpressure::DiffqChoice;
-pub use backpressure::{DcloState, DiffqState, DpcloState, DIFFQ_TICK};
 pub use fusion::FusionState;
 pub use transport::{TcpConn, TcpTraceRow, TfrcConn, TFRC_HEADER_BYTES};
+
+/// A [`NodeView`] of `node` at `now`, borrowing the world's fields one by one (so that a
+/// component may be borrowed mutably beside it).
+macro_rules! node_view {
+    ($w:ident, $node:expr, $now:expr) => {
+        NodeView {
+            now: $now,
+            node: $node,
+            queues: &$w.dest_queues[$node as usize],
+            overheard: &$w.overheard[$node as usize],
+            routes: &$w.routes,
+            proto: $w.proto.as_ref(),
+            neighbours: $w.neighbors[$node as usize].len(),
+        }
+    };
+}
 
 /// A node: its layers and its own random streams.
 pub struct Node {
@@ -177,12 +194,12 @@ pub struct World {
     pub proto: Option<NetProto>,
     /// Per-destination queues of every node (empty: FIFO interface queues).
     pub dest_queues: Vec<PerDestQueues>,
-    /// DiffQ, when the scenario runs it.
-    pub diffq: Option<DiffqState>,
-    /// DPCLO, when the scenario runs it.
-    pub dpclo: Option<DpcloState>,
-    /// DCLO, when the scenario runs it.
-    pub dclo: Option<DcloState>,
+    /// The scheduler over the per-destination queues (`crate::xl`).
+    pub scheduler: Scheduler,
+    /// The sources' rate control (`crate::xl`).
+    pub sources: SourceControl,
+    /// Side effects the components asked for, carried out by `run_actions` (reused).
+    xl_out: Vec<Action>,
     /// What every node overheard of its neighbours' per-destination queues.
     pub overheard: Vec<NeighbourQueues>,
     /// Fusion, when the scenario runs it.
@@ -257,9 +274,9 @@ impl World {
             scenario_events: Vec::new(),
             proto: None,
             dest_queues: Vec::new(),
-            diffq: None,
-            dpclo: None,
-            dclo: None,
+            scheduler: Scheduler::RoundRobin,
+            sources: SourceControl::Fixed,
+            xl_out: Vec::new(),
             overheard: Vec::new(),
             fusion: None,
             optimizers: Default::default(),
@@ -370,8 +387,7 @@ impl World {
                         });
                         // A DPCLO node holding packets reconsiders them on news of a
                         // neighbour's queue (after this reception is handled).
-                        repump = self.dpclo.is_some()
-                            || self.diffq.as_ref().is_some_and(|d| d.hold_negative);
+                        repump = self.scheduler.repumps_on_overheard();
                     }
                 }
                 // Fusion: the congestion bit of a decoded data frame, acted on once the MAC has
@@ -424,10 +440,7 @@ impl World {
                     self.tx_free.push(tx);
                 }
                 if repump {
-                    let q = &self.dest_queues[node as usize];
-                    if !q.mac_busy() && q.waiting().next().is_some() {
-                        self.pump(node);
-                    }
+                    self.repump(node);
                 }
             }
             Event::MacTimer {
@@ -521,7 +534,12 @@ impl World {
                     if !self.dest_queues.is_empty()
                         && self.dest_queues[node as usize].is_at_mac(packet)
                     {
-                        self.dpclo_handed_over(node, delivered);
+                        self.scheduler.mac_done(
+                            node,
+                            delivered,
+                            now,
+                            &mut self.overheard[node as usize],
+                        );
                         if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
                             self.publish_queue_change(node, dst);
                         }
@@ -559,11 +577,7 @@ impl World {
                 // three hops (measured on scenarios/dpclo-fig9.toml: flows of 4+ hops
                 // carried 2-6 kbit/s, about one packet per expiry).
                 let len = self.dest_queues[node as usize].len(p.dst);
-                let len = if self.dpclo.is_some() {
-                    len.saturating_sub(1)
-                } else {
-                    len
-                };
+                let len = self.scheduler.header_queue_len(len);
                 p.queue_len = len.min(u16::MAX as u32) as u16;
             }
         }
@@ -662,7 +676,10 @@ impl World {
             kind,
             NetTimerKind::DcloPrice | NetTimerKind::DcloMatch | NetTimerKind::DcloRetry
         ) {
-            return self.dclo_timer(node, kind);
+            let mut out = std::mem::take(&mut self.xl_out);
+            let view = node_view!(self, node, now);
+            self.scheduler.timer(&view, kind, &mut out);
+            return self.run_actions(out);
         }
         let Some(proto) = self.proto.as_mut() else {
             return;
@@ -777,20 +794,62 @@ impl World {
     /// Next hop from `node` towards `dst` under the scenario's routing.
     #[inline]
     fn next_hop(&self, node: u32, dst: u32) -> u32 {
-        match self
-            .proto
-            .as_ref()
-            .and_then(|p| p.nodes[node as usize].dsdv.as_ref())
-        {
-            Some(d) => d.next_hop(dst).unwrap_or(UNREACHABLE),
-            None => match self
-                .proto
-                .as_ref()
-                .and_then(|p| p.nodes[node as usize].olsr.as_ref())
-            {
-                Some(o) => o.next_hop(dst).unwrap_or(UNREACHABLE),
-                None => self.routes.next_hop(node, dst),
-            },
+        crate::net::proto::next_hop(&self.routes, self.proto.as_ref(), node, dst)
+    }
+
+    /// The back-pressure tick (`Event::BackpressureTick`): the sources read their queues and
+    /// set their rates (DPCLO, DCLO), the scheduler does its periodic work (DCLO: a matching
+    /// interval starts), and nodes holding packets back reconsider them (DPCLO, DiffQ holding
+    /// negative differentials: their neighbours' queues may have drained).
+    fn backpressure_tick(&mut self) {
+        let now = self.now();
+        let (flows, queues) = (&self.flows, &self.dest_queues);
+        self.sources.tick(
+            |i| flows[i].emitting(now),
+            |i| queues[flows[i].src as usize].len(flows[i].dst),
+        );
+        let mut out = std::mem::take(&mut self.xl_out);
+        let tick = self.scheduler.tick(now, self.nodes.len(), &mut out);
+        self.run_actions(out);
+        let Some(tick) = tick else {
+            return;
+        };
+        if tick.pump_all {
+            for node in 0..self.nodes.len() as u32 {
+                self.repump(node);
+            }
+        }
+        if now + tick.interval < self.end {
+            self.queue
+                .schedule(now + tick.interval, Event::BackpressureTick);
+        }
+    }
+
+    /// Carries out the components' side effects in order; `out` is kept for reuse.
+    fn run_actions(&mut self, mut out: Vec<Action>) {
+        for &a in &out {
+            match a {
+                Action::SendControl {
+                    node,
+                    seq,
+                    bytes,
+                    control,
+                } => self.control_send(node, seq, bytes, control),
+                Action::Timer { node, at, kind } => {
+                    self.queue.schedule(at, Event::NetTimer { node, kind })
+                }
+                Action::Pump { node } => self.repump(node),
+            }
+        }
+        out.clear();
+        self.xl_out = out;
+    }
+
+    /// Pumps `node` if its MAC is free and packets wait in its per-destination queues.
+    fn repump(&mut self, node: u32) {
+        let q = &self.dest_queues[node as usize];
+        if !q.mac_busy() && q.waiting().next().is_some() {
+            self.pump(node);
         }
     }
 
@@ -881,7 +940,10 @@ impl World {
         let now = self.now();
         self.nodes[node as usize].net.ctrl_rx += 1;
         if let Control::DcloPrice { .. } | Control::DcloMatch { .. } = p.control {
-            return self.dclo_receive(node, from, p.control);
+            let mut out = std::mem::take(&mut self.xl_out);
+            self.scheduler
+                .control_received(node, from, p.control, now, &mut out);
+            return self.run_actions(out);
         }
         let Some(proto) = self.proto.as_mut() else {
             return;
@@ -929,9 +991,7 @@ impl World {
             self.packets.release(h);
             return;
         }
-        if !self.dest_queues.is_empty()
-            && (self.diffq.is_none() || crate::net::diffq::is_diffq_traffic(&p))
-        {
+        if !self.dest_queues.is_empty() && self.scheduler.queues(&p) {
             self.dest_enqueue(node, h);
             return;
         }
@@ -1007,21 +1067,11 @@ impl World {
     fn pump(&mut self, node: u32) {
         let now = self.now();
         loop {
-            let mut next_override = None;
-            let (choice, level) = match self.dpclo_choice(node).or_else(|| self.dclo_choice(node)) {
-                Some(Some((d, j, l))) => {
-                    next_override = Some(j);
-                    (Some(d), Some(l))
-                }
-                Some(None) => break,
-                None => match self.diffq_choice(node) {
-                    DiffqChoice::RoundRobin(level) => (None, level),
-                    DiffqChoice::Serve(d, level, to) => {
-                        next_override = to;
-                        (Some(d), Some(level))
-                    }
-                    DiffqChoice::Hold => break,
-                },
+            let view = node_view!(self, node, now);
+            let (choice, level, next_override) = match self.scheduler.choose(&view) {
+                Choice::RoundRobin(level) => (None, level, None),
+                Choice::Serve { dst, level, next } => (Some(dst), Some(level), next),
+                Choice::Hold => break,
             };
             let taken = match choice {
                 Some(d) => self.dest_queues[node as usize].take_for_mac(d),
@@ -1032,12 +1082,7 @@ impl World {
             };
             if let Some(l) = level {
                 self.packets.get_mut(h).level = l;
-                if let Some(dq) = self.diffq.as_mut() {
-                    dq.level_use[l as usize] += 1;
-                }
-                if let Some(dp) = self.dpclo.as_mut() {
-                    dp.level_use[l as usize] += 1;
-                }
+                self.scheduler.level_used(l);
             }
             let next = next_override.unwrap_or_else(|| self.next_hop(node, dst));
             let p = *self.packets.get(h);
@@ -1051,9 +1096,7 @@ impl World {
                 continue;
             }
             if n.mac_enqueue(now, h, &p, next, &mut self.queue) {
-                if let Some(dp) = self.dpclo.as_mut() {
-                    dp.at_mac[node as usize] = Some((next, dst));
-                }
+                self.scheduler.handed_to_mac(node, next, dst);
                 return;
             }
             self.flow_drop(h, true);
@@ -1072,7 +1115,7 @@ impl World {
             // It never makes its own node congested: only transit traffic sets the bit
             // (xlayer's choice; no source says how the paper treats a backlogged source).
             let st = &f.nodes[node as usize];
-            return !crate::net::fusion::is_congested(
+            return !crate::xl::fusion::is_congested(
                 st.occupancy() + 1,
                 f.params.queue_packets,
                 f.params.queue_threshold,
@@ -1273,31 +1316,26 @@ impl World {
                 }
             }
             _ => {
-                if let Some(dp) = self.dpclo.as_mut() {
+                if !self.dest_queues.is_empty() {
                     let f = &self.flows[flow as usize];
-                    if !self.dest_queues[f.src as usize].has_room(f.dst) {
-                        dp.refused[flow as usize] += 1;
-                    }
+                    let room = self.dest_queues[f.src as usize].has_room(f.dst);
+                    self.sources.offered(flow, room);
                 }
                 self.originate(flow)
             }
         }
-        let mut interval = interval;
-        if let Some(dq) = self.diffq.as_mut() {
-            // DiffQ-UDP: the source's rate follows its own destination queue (§4.1).
-            let f = &self.flows[flow as usize];
-            let own = self.dest_queues[f.src as usize].len(f.dst);
-            let rate = dq.rates[flow as usize].on_packet(own);
-            interval = crate::app::cbr_interval(f.payload_bytes, rate);
-        }
-        if let Some(dp) = self.dpclo.as_ref() {
-            // DPCLO sources send at their adapted rate (packets/s).
-            interval = SimTime::from_secs_f64(1.0 / dp.rates[flow as usize].rate_pps);
-        }
-        if let Some(dc) = self.dclo.as_ref() {
-            // DCLO sources send at their eq. 2 rate (packets/s).
-            interval = SimTime::from_secs_f64(1.0 / dc.rates[flow as usize]);
-        }
+        // A controlled source's rate follows its own destination queue (DiffQ §4.1, DPCLO
+        // §IV-C, DCLO eq. 2).
+        let interval = match self.sources {
+            SourceControl::Fixed => interval,
+            _ => {
+                let f = &self.flows[flow as usize];
+                let own = self.dest_queues[f.src as usize].len(f.dst);
+                self.sources
+                    .next_interval(flow, own, f.payload_bytes)
+                    .unwrap_or(interval)
+            }
+        };
         let next = now + interval;
         if next < self.flows[flow as usize].stop {
             self.queue.schedule(next, Event::AppSend { flow });

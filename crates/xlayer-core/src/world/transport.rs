@@ -73,13 +73,14 @@ impl World {
         match kind {
             TIMER_TCP_RTO | TIMER_TCP_PACE => {
                 if kind == TIMER_TCP_PACE {
-                    if let Some(dq) = self.diffq.as_mut() {
+                    if let SourceControl::Diffq(_) = self.sources {
                         // DiffQ-TCP: the pacing rate follows the source's own queue.
                         let flow = self.tcp[conn as usize].flow;
                         let f = &self.flows[flow as usize];
                         let own = self.dest_queues[f.src as usize].len(f.dst);
-                        let rate = dq.rates[flow as usize].on_packet(own);
-                        self.tcp[conn as usize].sender.set_pace_rate_quiet(rate);
+                        if let Some(rate) = self.sources.pace_rate(flow, own) {
+                            self.tcp[conn as usize].sender.set_pace_rate_quiet(rate);
+                        }
                     }
                 }
                 let k = if kind == TIMER_TCP_RTO {

@@ -8,8 +8,8 @@ use super::{
     content_checksum, CcKind, TcpConfig, TcpHeader, TcpNotice, TcpOut, TcpTimer, ACK, FIN,
     SACK_PERMITTED, SYN, TCP_HEADER_BYTES,
 };
-use crate::net::IPV4_HEADER_BYTES;
 use crate::sim::SimTime;
+use crate::wire::packet::IPV4_HEADER_BYTES;
 
 /// Scoreboard flags of an outstanding segment.
 const SACKED: u8 = 1;

@@ -11,6 +11,11 @@
 
 use rand::Rng;
 
+use super::{Choice, NodeView};
+use crate::net::routing::UNREACHABLE;
+use crate::sim::rng::Stream;
+use crate::sim::SimTime;
+
 /// The document's MAC priority: the differential quantized linearly into `levels` (Δ) steps of
 /// `max_queue / levels` (D / Δ), 0 for a differential of 0 or less. `ceil(QD/D·Δ)` reaches Δ at
 /// `QD = D`; levels are numbered 0..Δ-1, so the top value is capped at Δ - 1.
@@ -47,8 +52,8 @@ pub fn may_send(qd: i64) -> bool {
 /// paces data at the DiffQ rate), and a lone handshake segment behind held data could
 /// otherwise wait for tens of seconds: with 32 DiffQ-TCP flows on 40 nodes, 9 flows never
 /// finished their handshake in 60 s (`scenarios/diffq-ablation.toml`, seed 2).
-pub fn is_diffq_traffic(p: &crate::net::Packet) -> bool {
-    !(p.payload_bytes == 0 && matches!(p.transport, crate::transport::Header::Tcp(_)))
+pub fn is_diffq_traffic(p: &crate::wire::packet::Packet) -> bool {
+    !(p.payload_bytes == 0 && matches!(p.transport, crate::wire::packet::Header::Tcp(_)))
 }
 
 /// Eq. 2: the differential against the worst candidate forwarder (the one with the longest
@@ -145,6 +150,131 @@ impl SourceRate {
         }
         .clamp(self.min_bps, self.max_bps);
         self.rate_bps
+    }
+}
+
+/// How often nodes holding DiffQ packets back reconsider them even when they hear nothing
+/// (`stack.diffq.hold_negative`): a tenth of a second, like DPCLO's update interval (the
+/// document gives none), short against the 1 s soft-state expiry that releases such packets.
+pub const DIFFQ_TICK: SimTime = SimTime::from_ms(100);
+
+/// DiffQ's scheduler at every node (`stack.preset = "diffq-udp" | "diffq-tcp"`): the Forwarder
+/// Algorithm of §4.1 over per-destination queues.
+#[derive(Debug)]
+pub struct DiffqScheduler {
+    /// Differential scheduling (else round robin) and MAC priorities (else level 0).
+    pub scheduling: bool,
+    pub prioritization: bool,
+    /// D: the per-destination queue size; Δ: the MAC's levels.
+    pub max_queue: u32,
+    pub levels: u8,
+    /// Tie-breaking streams, one per node (`net.diffq`).
+    pub rng: Vec<Stream>,
+    /// Packets sent per MAC level (priority usage), by level.
+    pub level_use: Vec<u64>,
+    /// Overheard queue lengths older than this are forgotten (soft state).
+    pub expiry: SimTime,
+    /// Negative differentials wait ([`may_send`]).
+    pub hold_negative: bool,
+    /// Times a node had packets but held them all back.
+    pub holds: u64,
+    /// Candidate forwarders per destination (K of DSDV's next hops; 1: the routing next hop).
+    pub next_hops: u32,
+}
+
+impl DiffqScheduler {
+    /// The choice at `v.node` (§4.1, Forwarder Algorithm): the destination whose queue
+    /// differential against its routing next hop is largest (ties at random), and the MAC
+    /// priority of its head-of-line packet; destinations with a negative differential wait
+    /// under `hold_negative`. Round robin with nothing waiting, or under "rate_only" (at level
+    /// 0).
+    pub fn choose(&mut self, v: &NodeView) -> Choice {
+        if v.queues.mac_busy() {
+            return Choice::RoundRobin(None);
+        }
+        if !self.scheduling {
+            return Choice::RoundRobin(Some(0));
+        }
+        let (now, expiry, hold) = (v.now, self.expiry, self.hold_negative);
+        // The node's stream, copied out for the choice and written back (32 bytes).
+        let mut rng = self.rng[v.node as usize].clone();
+        let mut held = false;
+        let candidates = v.queues.waiting().filter_map(|(dst, own)| {
+            let (qd, best) = self.differential_at(v, dst, own);
+            if hold && !may_send(best) {
+                held = true;
+                return None;
+            }
+            Some((dst, qd))
+        });
+        let best = pick(candidates, &mut rng);
+        let choice = match best {
+            Some((dst, qd)) => {
+                let level = if self.prioritization {
+                    priority(qd, self.max_queue, self.levels)
+                } else {
+                    0
+                };
+                // Multi-path: the candidate with the shortest overheard queue, ties at random.
+                let next = self.forwarders(v, dst).map(|cands| {
+                    let shortest = cands
+                        .iter()
+                        .map(|&j| (j, -(v.overheard.fresh_len(j, dst, now, expiry) as i64)));
+                    pick(shortest, &mut rng).expect("at least one candidate").0
+                });
+                Choice::Serve { dst, level, next }
+            }
+            None if held => Choice::Hold,
+            None => Choice::RoundRobin(None),
+        };
+        self.rng[v.node as usize] = rng;
+        self.holds += matches!(choice, Choice::Hold) as u64;
+        choice
+    }
+
+    /// Multi-path DiffQ's candidate forwarders F_ip from `v.node` towards `dst` (eq. 2):
+    /// DSDV's `next_hops` best next hops. `None` for single-path DiffQ (the routing next hop).
+    ///
+    /// The document's multi-path DiffQ serves opportunistic routing, where any candidate that
+    /// hears the packet may forward it; xlayer's MAC is unicast, so the packet goes to the
+    /// candidate with the shortest overheard queue (ties at random, spreading load over equally
+    /// backlogged candidates; xlayer's choice), while its priority follows the worst
+    /// candidate, as eq. 2 has it.
+    fn forwarders<'a>(&self, v: &NodeView<'a>, dst: u32) -> Option<&'a [u32]> {
+        let k = self.next_hops as usize;
+        if k < 2 {
+            return None;
+        }
+        let route = v.proto?.nodes[v.node as usize].dsdv.as_ref()?.route(dst)?;
+        let n = k.min(route.next_hops.len());
+        (n > 0).then(|| &route.next_hops[..n])
+    }
+
+    /// The queue differential at `v.node` for `dst` (own queue `own`): eq. 1 against the
+    /// routing next hop, or eq. 2 over the candidate forwarders (the worst candidate's
+    /// differential, which ranks destinations and sets the priority). Returns it and the
+    /// differential towards the candidate with the shortest queue, where the packet would go
+    /// (what holding compares).
+    fn differential_at(&self, v: &NodeView, dst: u32, own: u32) -> (i64, i64) {
+        let (now, expiry) = (v.now, self.expiry);
+        let Some(cands) = self.forwarders(v, dst) else {
+            let next = v.next_hop(dst);
+            let theirs = if next == UNREACHABLE {
+                0
+            } else {
+                v.overheard.fresh_len(next, dst, now, expiry)
+            };
+            let qd = own as i64 - theirs as i64;
+            return (qd, qd);
+        };
+        let len = |j: u32| v.overheard.fresh_len(j, dst, now, expiry);
+        let qd = differential(own, cands.iter().map(|&j| len(j))).expect("at least one candidate");
+        let shortest = cands
+            .iter()
+            .map(|&j| len(j))
+            .min()
+            .expect("at least one candidate");
+        (qd, own as i64 - shortest as i64)
     }
 }
 

@@ -9,6 +9,10 @@
 //! - K, the number of next hops considered per destination ([`adapt_k`], §IV-E);
 //! - source rate adaptation from the source's own queue ([`SourceRate`], §IV-C).
 
+use super::{Choice, NodeView};
+use crate::net::queue::{NeighbourQueues, Overheard};
+use crate::sim::SimTime;
+
 /// Eq. 7.
 #[inline]
 pub fn price(own: u32, theirs: u32, etx: f64) -> f64 {
@@ -107,6 +111,150 @@ impl SourceRate {
         self.last = Some(queue);
         self.rate_pps = r.clamp(MIN_RATE_PPS, self.max_pps.max(MIN_RATE_PPS));
         self.rate_pps
+    }
+}
+
+/// DPCLO's scheduler at every node (`stack.preset = "dpclo-zmacplus" | "dpclo-80211e"`).
+#[derive(Debug)]
+pub struct DpcloScheduler {
+    pub l_lowmark: u32,
+    pub l_highmark: u32,
+    pub beta: f64,
+    /// A bound on K besides `ceil(β·N)` (`stack.dpclo.k_max`; 1: single-path DPCLO).
+    pub k_max: u32,
+    /// The per-destination queue size.
+    pub cap: u32,
+    /// K per node and destination, `(destination, k)` sorted by destination.
+    pub k: Vec<Vec<(u32, u32)>>,
+    /// The update interval (§IV-C): sources sample their queue, held nodes look again.
+    pub interval: SimTime,
+    /// Packets sent per MAC level, by level.
+    pub level_use: Vec<u64>,
+    /// Scheduling decisions that held every packet back (no positive price).
+    pub holds: u64,
+    /// Overheard queue lengths older than this count as 0 (as for DiffQ).
+    pub expiry: SimTime,
+    /// Per node, the (next hop, destination) of the packet at its MAC.
+    pub at_mac: Vec<Option<(u32, u32)>>,
+}
+
+impl DpcloScheduler {
+    /// The choice at `v.node` (§IV-B, D, E): over the destinations with packets waiting and
+    /// their K best DSDV-ETX next hops, the pair with the largest differential congestion price
+    /// (eq. 7), if it is positive, with its MAC priority; else nothing now (flow control holds
+    /// the packets, or the MAC is busy, or DSDV has no table yet).
+    pub fn choose(&mut self, v: &NodeView) -> Choice {
+        if v.queues.mac_busy() {
+            return Choice::Hold;
+        }
+        let Some(np) = v.proto.map(|p| &p.nodes[v.node as usize]) else {
+            return Choice::Hold;
+        };
+        let Some(dsdv) = np.dsdv.as_ref() else {
+            return Choice::Hold;
+        };
+        let (now, expiry) = (v.now, self.expiry);
+        let theirs = |j: u32, dst: u32| v.overheard.fresh_len(j, dst, now, expiry);
+        let cap_k = ((self.beta * v.neighbours as f64).ceil() as u32).clamp(1, self.k_max.max(1));
+        let ks = &mut self.k[v.node as usize];
+        let mut best: Option<(u32, u32, f64)> = None;
+        for (dst, own) in v.queues.waiting() {
+            let Some(route) = dsdv.route(dst) else {
+                continue;
+            };
+            if route.next_hops.is_empty() {
+                continue;
+            }
+            let slot = match ks.binary_search_by_key(&dst, |e| e.0) {
+                Ok(i) => i,
+                Err(i) => {
+                    ks.insert(i, (dst, 1));
+                    i
+                }
+            };
+            let k = ks[slot].1.min(route.next_hops.len() as u32);
+            let k = adapt_k(
+                k,
+                route.next_hops[..k as usize]
+                    .iter()
+                    .map(|&j| theirs(j, dst)),
+                self.l_lowmark,
+                self.l_highmark,
+                cap_k.min(route.next_hops.len() as u32),
+            );
+            ks[slot].1 = k;
+            for &j in &route.next_hops[..k as usize] {
+                let Some(etx) = np.etx.etx(j) else {
+                    continue;
+                };
+                let c = price(own, theirs(j, dst), etx);
+                if best.is_none_or(|b| c > b.2) {
+                    best = Some((dst, j, c));
+                }
+            }
+        }
+        match best {
+            Some((dst, j, c)) if c > 0.0 => Choice::Serve {
+                dst,
+                level: priority(c, self.cap),
+                next: Some(j),
+            },
+            Some(_) => {
+                self.holds += 1;
+                Choice::Hold
+            }
+            None => Choice::Hold,
+        }
+    }
+
+    /// `node`'s MAC is done with its data packet. If the next hop acknowledged it, its queue
+    /// for the destination holds one more packet than `node` last heard: `node` counts it at
+    /// once (our choice, not in the document: without it a node keeps handing packets to a
+    /// neighbour it believes empty until that neighbour next transmits, and overflows its
+    /// 3-packet queue — hop-by-hop flow control, §IV-B, is meant to prevent exactly that).
+    pub fn handed_over(
+        &mut self,
+        node: u32,
+        delivered: bool,
+        now: SimTime,
+        overheard: &mut NeighbourQueues,
+    ) {
+        let Some((j, dst)) = self.at_mac[node as usize].take() else {
+            return;
+        };
+        if !delivered || j == dst {
+            return;
+        }
+        let len = overheard.fresh_len(j, dst, now, self.expiry) + 1;
+        overheard.record(Overheard {
+            neighbour: j,
+            dst,
+            queue_len: len,
+            sent: now,
+            heard: now,
+        });
+    }
+}
+
+/// DPCLO's sources: each flow's rate, sampled every update interval.
+#[derive(Debug)]
+pub struct DpcloSources {
+    /// Each flow's source rate (packets/s).
+    pub rates: Vec<SourceRate>,
+    /// Per flow, packets its full source queue refused since the last rate sample.
+    pub refused: Vec<u32>,
+}
+
+impl DpcloSources {
+    /// Every emitting flow samples its own queue, with what its queue refused since the last
+    /// sample (§IV-C).
+    pub fn sample(&mut self, emitting: impl Fn(usize) -> bool, own: impl Fn(usize) -> u32) {
+        for i in 0..self.rates.len() {
+            let refused = std::mem::take(&mut self.refused[i]);
+            if emitting(i) {
+                self.rates[i].sample(own(i), refused);
+            }
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::sim::SimTime;
 
-pub const BROADCAST: u32 = u32::MAX;
+pub use super::BROADCAST;
 pub const DATA_OVERHEAD_BYTES: u32 = 24 + 4;
 pub const ACK_BYTES: u32 = 14;
 pub const CTS_BYTES: u32 = 14;

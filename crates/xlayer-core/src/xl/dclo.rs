@@ -28,7 +28,13 @@
 //!   k* for its partner only — while it has any and the partner has room for them as far as it
 //!   knows ([`may_send`]); no routing table is used anywhere.
 
-use crate::sim::rng::splitmix64;
+use rand::Rng;
+
+use super::{Action, Choice, NodeView, Tick};
+use crate::sim::event::NetTimerKind;
+use crate::sim::rng::{splitmix64, Stream};
+use crate::sim::SimTime;
+use crate::wire::packet::Control;
 
 /// A node's prices, `(destination, price)` sorted by destination; destinations not listed are
 /// priced 0.
@@ -291,7 +297,7 @@ pub struct DcloNode {
     /// Whether it sent an ACCEPT this interval (it is matched from then on).
     pub announced: bool,
     /// When a REQUEST repeat is due.
-    pub retry_at: Option<crate::sim::SimTime>,
+    pub retry_at: Option<SimTime>,
 }
 
 impl DcloNode {
@@ -347,6 +353,248 @@ pub fn candidates(
         .iter()
         .filter(move |&&j| nodes[j as usize].interval == interval)
         .filter_map(move |&j| link(salt, me, &own.published, j, &nodes[j as usize].published))
+}
+
+/// DCLO at every node (`stack.preset = "dclo"`): the matching intervals and the forwarding
+/// over matched links, as a scheduler over per-destination queues.
+#[derive(Debug)]
+pub struct Dclo {
+    pub interval: SimTime,
+    pub price_jitter: SimTime,
+    pub match_delay: SimTime,
+    pub request_timeout: SimTime,
+    pub max_requests: u32,
+    /// The per-destination queue size (a partner's room).
+    pub cap: u32,
+    /// Seeds the tie-breaking hash of link weights.
+    pub seed: u64,
+    /// The current matching interval, numbered from 1.
+    pub current: u32,
+    pub nodes: Vec<DcloNode>,
+    /// PRICE jitter streams, one per node (`net.dclo`).
+    pub rng: Vec<Stream>,
+    /// Node-intervals spent matched, and PRICE, REQUEST and ACCEPT messages sent.
+    pub matched: u64,
+    pub prices_sent: u64,
+    pub requests_sent: u64,
+    pub accepts_sent: u64,
+}
+
+impl Dclo {
+    /// A matching interval starts: every node forgets the last one's matching, and the PRICE
+    /// and matching instants of every node are scheduled (both jittered: broadcasts sent in
+    /// the same instant collide under CSMA).
+    pub fn tick(&mut self, now: SimTime, nodes: usize, out: &mut Vec<Action>) -> Tick {
+        self.current += 1;
+        let current = self.current;
+        for (i, st) in self.nodes.iter_mut().enumerate() {
+            st.reset(i as u32, current);
+        }
+        let jitter = self.price_jitter.ns();
+        for node in 0..nodes as u32 {
+            let mut draw = || {
+                if jitter > 0 {
+                    SimTime(self.rng[node as usize].gen_range(0..jitter))
+                } else {
+                    SimTime::ZERO
+                }
+            };
+            let price_at = now + draw();
+            let match_at = now + self.match_delay + draw();
+            out.push(Action::Timer {
+                node,
+                at: price_at,
+                kind: NetTimerKind::DcloPrice,
+            });
+            out.push(Action::Timer {
+                node,
+                at: match_at,
+                kind: NetTimerKind::DcloMatch,
+            });
+        }
+        Tick {
+            pump_all: false,
+            interval: self.interval,
+        }
+    }
+
+    /// `v.node`'s PRICE, matching or REQUEST-repeat instant.
+    pub fn timer(&mut self, v: &NodeView, kind: NetTimerKind, out: &mut Vec<Action>) {
+        let node = v.node;
+        let current = self.current;
+        let st = &mut self.nodes[node as usize];
+        match kind {
+            NetTimerKind::DcloPrice => {
+                let bytes = st.publish(current, v.queues.lengths());
+                self.prices_sent += 1;
+                out.push(Action::SendControl {
+                    node,
+                    seq: current as u64,
+                    bytes,
+                    control: Control::DcloPrice { interval: current },
+                });
+            }
+            NetTimerKind::DcloMatch => {
+                let salt = splitmix64(self.seed) ^ current as u64;
+                // The matcher is taken out while the links are read from every node's prices.
+                let mut m = std::mem::take(&mut self.nodes[node as usize].matcher);
+                let msg = m.start(candidates(&self.nodes, node, current, salt));
+                self.nodes[node as usize].matcher = m;
+                self.send(node, msg, v.now, out);
+            }
+            NetTimerKind::DcloRetry => {
+                if st.retry_at != Some(v.now) {
+                    return;
+                }
+                st.retry_at = None;
+                if st.matcher.waiting() && st.requests < self.max_requests {
+                    let msg = st.matcher.retry();
+                    self.send(node, msg, v.now, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Sends what `node`'s matching asks for; a REQUEST arms its repeat, a new match lets the
+    /// node forward.
+    fn send(&mut self, node: u32, msg: Option<MatchMsg>, now: SimTime, out: &mut Vec<Action>) {
+        let current = self.current;
+        let (target, accept) = match msg {
+            Some(MatchMsg::Request(t)) => (t, false),
+            Some(MatchMsg::Accept(t)) => (t, true),
+            None => return,
+        };
+        let st = &mut self.nodes[node as usize];
+        // A node is matched exactly when it sends its first ACCEPT of the interval.
+        let newly = accept && !st.announced;
+        if accept {
+            self.accepts_sent += 1;
+            st.announced = true;
+            st.retry_at = None;
+            self.matched += newly as u64;
+        } else {
+            self.requests_sent += 1;
+            st.requests += 1;
+            if st.requests < self.max_requests {
+                // Uniform in [1, 2) timeouts, so that nodes that lost their REQUESTs to each
+                // other do not repeat them in step.
+                let t = self.request_timeout.ns();
+                let at =
+                    now + self.request_timeout + SimTime(self.rng[node as usize].gen_range(0..t));
+                st.retry_at = Some(at);
+                out.push(Action::Timer {
+                    node,
+                    at,
+                    kind: NetTimerKind::DcloRetry,
+                });
+            }
+        }
+        out.push(Action::SendControl {
+            node,
+            seq: current as u64,
+            bytes: MATCH_BYTES,
+            control: Control::DcloMatch {
+                interval: current,
+                target,
+                accept,
+            },
+        });
+        if newly {
+            out.push(Action::Pump { node });
+        }
+    }
+
+    /// A DCLO control packet from `from` arrived at `node`; packets of an earlier interval are
+    /// ignored.
+    pub fn receive(
+        &mut self,
+        node: u32,
+        from: u32,
+        control: Control,
+        now: SimTime,
+        out: &mut Vec<Action>,
+    ) {
+        let current = self.current;
+        let st = &mut self.nodes[node as usize];
+        let msg = match control {
+            Control::DcloPrice { interval } => {
+                st.hear_price(from, interval);
+                return;
+            }
+            Control::DcloMatch {
+                interval,
+                target,
+                accept,
+            } if interval == current => {
+                if accept {
+                    st.matcher.on_accept(from, target)
+                } else {
+                    st.matcher.on_request(from, target)
+                }
+            }
+            _ => return,
+        };
+        self.send(node, msg, now, out);
+    }
+
+    /// The choice at `v.node`: a matched sender hands the MAC a packet of its link's
+    /// destination k* for its partner while the partner has room ([`may_send`]); unmatched
+    /// nodes and receivers hold their packets.
+    pub fn choose(&mut self, v: &NodeView) -> Choice {
+        if v.queues.mac_busy() {
+            return Choice::Hold;
+        }
+        let st = &mut self.nodes[v.node as usize];
+        let Some(link) = st.matcher.partner else {
+            return Choice::Hold;
+        };
+        let theirs = st.receiver_price(&link);
+        if !may_send(&link, v.node, theirs, st.sent, self.cap)
+            || !v.queues.waiting().any(|(d, _)| d == link.dst)
+        {
+            return Choice::Hold;
+        }
+        st.sent += 1;
+        Choice::Serve {
+            dst: link.dst,
+            level: 0,
+            next: Some(link.receiver),
+        }
+    }
+
+    /// Links matched per interval on average.
+    pub fn links_per_interval(&self) -> f64 {
+        if self.current > 0 {
+            self.matched as f64 / 2.0 / self.current as f64
+        } else {
+            0.0
+        }
+    }
+}
+
+/// DCLO's sources: eq. 2's `w/p` on the source's own queue, set as each interval starts.
+#[derive(Debug)]
+pub struct DcloSources {
+    /// Eq. 2: w, and each flow's rate bounds (packets/s).
+    pub utility_weight: f64,
+    pub min_pps: f64,
+    pub max_pps: Vec<f64>,
+    /// Each flow's source rate (packets/s).
+    pub rates: Vec<f64>,
+}
+
+impl DcloSources {
+    /// Every emitting flow `i` sets its rate from its own queue (its price is at least the
+    /// packet it is about to send).
+    pub fn set_rates(&mut self, emitting: impl Fn(usize) -> bool, own: impl Fn(usize) -> u32) {
+        for i in 0..self.rates.len() {
+            if emitting(i) {
+                let p = own(i).max(1);
+                self.rates[i] = source_rate(p, self.utility_weight, self.min_pps, self.max_pps[i]);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
