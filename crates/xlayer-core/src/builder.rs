@@ -23,6 +23,7 @@ use crate::sim::Event;
 use crate::sim::SimTime;
 use crate::transport::tcp::{rfc5681_initial_window, CcKind, TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::tfrc::TfrcConfig;
+use crate::tune::optimizer::{attach, builtin, builtin_error, AttachOptions};
 use crate::world::{
     ChannelVariation, Link, Node, ScenarioChange, TcpConn, TfrcConn, World, TFRC_HEADER_BYTES,
 };
@@ -716,8 +717,36 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         };
         world.queue.schedule(secs(first), Event::BackpressureTick);
     }
-    crate::tune::optimizer::attach_from_scenario(&mut world, &sc.optimizers)?;
+    attach_optimizers(&mut world, &sc.optimizers)?;
     Ok(world)
+}
+
+/// Attaches the scenario's Rust optimizers; keeps the Python ones for the Python API
+/// (`World::python_optimizers`).
+fn attach_optimizers(
+    w: &mut World,
+    specs: &[crate::scenario::OptimizerSpec],
+) -> Result<(), XlError> {
+    for (i, spec) in specs.iter().enumerate() {
+        let field = format!("optimizers[{i}]");
+        let Some(name) = &spec.rust else {
+            w.python_optimizers.push(spec.clone());
+            continue;
+        };
+        let nodes: Vec<u32> = match &spec.nodes {
+            Some(n) => n.clone(),
+            None => (0..w.nodes.len() as u32).collect(),
+        };
+        for node in nodes {
+            let opt = builtin(name, &spec.args).map_err(|m| builtin_error(&field, m))?;
+            let mut o = AttachOptions::new(name.clone());
+            o.latency = SimTime::from_secs_f64(spec.latency_s);
+            o.conflict_window = SimTime::from_secs_f64(spec.conflict_window_s);
+            o.delivery = spec.delivery_mode();
+            attach(w, node, opt, o)?;
+        }
+    }
+    Ok(())
 }
 
 /// Z-MAC / ZMAC+ (`mac.access = "zmac" | "zmacplus"`): switches every MAC to the slot access.

@@ -38,10 +38,6 @@ const PENDING: &[(&str, &str)] = &[
     // EDCA level parameters are defined in the scenario schema, not in the layers.
     ("phy", "scenario"),
     ("mac", "scenario"),
-    // The tuning layers reach parameters through World's fields, not through declarations
-    // made by the layers; the optimizer host drives World directly.
-    ("tune", "scenario"),
-    ("tune", "world"),
 ];
 
 fn rank(module: &str) -> Option<usize> {

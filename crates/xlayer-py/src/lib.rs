@@ -209,7 +209,7 @@ impl Simulation {
     /// The scenario's `[[optimizers]]` entries with `python = ...`, as JSON text (a list), for
     /// the Python API to load and attach.
     fn python_optimizers(&self) -> String {
-        serde_json::to_string(&self.inner.world.optimizers.python_pending).unwrap_or_default()
+        serde_json::to_string(&self.inner.world.python_optimizers).unwrap_or_default()
     }
 
     /// Attaches a Python optimizer object to `node` (its `start(ctx)` runs now).

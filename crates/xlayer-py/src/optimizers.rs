@@ -88,8 +88,7 @@ impl OptimizerContext {
     fn flows(&mut self) -> PyResult<Vec<(u32, u32, u32)>> {
         Ok(self
             .ctx()?
-            .world()
-            .flows
+            .flows()
             .iter()
             .map(|f| (f.id, f.src, f.dst))
             .collect())

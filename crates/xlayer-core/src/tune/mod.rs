@@ -12,11 +12,13 @@
 //! Events are buffered in the [`EventBus`] only for kinds someone subscribed to, so an
 //! unobserved event costs one branch; they are delivered after the data path has done its work
 //! (ECLAIR: optimizers sit off the data path).
+//!
+//! This module sees no node assembly: it reaches an assembled network through the [`Host`]
+//! trait, which `crate::world::World` implements by handing each declared parameter to the
+//! layer that owns it.
 
 use crate::error::XlError;
-use crate::scenario::EdcaLevel;
 use crate::sim::SimTime;
-use crate::world::World;
 
 pub mod layers;
 pub mod optimizer;
@@ -484,184 +486,79 @@ fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
     Ok((spec, Some(level)))
 }
 
-fn node_mut(w: &mut World, node: u32) -> Result<&mut crate::world::Node, XlError> {
-    let n = w.nodes.len();
-    w.nodes.get_mut(node as usize).ok_or_else(|| {
-        XlError::Tuning(format!(
-            "node {node} does not exist (0..{})",
-            n.saturating_sub(1)
-        ))
-    })
-}
-
-/// The TCP connection of `flow`, checking that `node` runs one of its endpoints.
-fn tcp_conn(
-    w: &mut World,
-    node: u32,
-    flow: Option<usize>,
-    name: &str,
-    at_source: bool,
-) -> Result<usize, XlError> {
-    use layers::{check_flow, End};
-    let f = check_flow(
-        w,
-        node,
-        flow,
-        name,
-        if at_source {
-            End::Source
-        } else {
-            End::Destination
-        },
-    )?;
-    let crate::app::FlowTransport::Tcp(c) = w.flows[f].transport else {
-        return Err(XlError::Tuning(format!(
-            "\"{name}\": flow {f} is not a TCP flow"
-        )));
-    };
-    Ok(c as usize)
+/// What the tuning layers and the optimizer host reach of an assembled network. The node
+/// assembly (`crate::world::World`) implements it, dispatching each declared parameter to the
+/// layer that owns it, so this module never sees the world's fields.
+pub trait Host {
+    fn now(&self) -> SimTime;
+    fn node_count(&self) -> usize;
+    /// The network's flows.
+    fn flows(&self) -> &[crate::app::Flow];
+    /// The optimizing subsystem and the event bus, borrowed together.
+    fn tuning(&mut self) -> (&mut optimizer::OptimizerHost, &mut EventBus);
+    /// Schedules an engine event (optimizer timers and wake-ups).
+    fn schedule(&mut self, at: SimTime, event: crate::sim::Event);
+    /// Reads declared parameter `spec` (`index`: its level, flow or node suffix) of `node`;
+    /// `name` is the full name, for errors.
+    fn param_get(
+        &mut self,
+        node: u32,
+        spec: &'static ParamSpec,
+        index: Option<usize>,
+        name: &str,
+    ) -> Result<f64, XlError>;
+    /// Sets declared parameter `spec` of `node` to `value`, already checked against the
+    /// declared range and for being writable.
+    fn param_set(
+        &mut self,
+        node: u32,
+        spec: &'static ParamSpec,
+        index: Option<usize>,
+        name: &str,
+        value: f64,
+    ) -> Result<(), XlError>;
+    /// The K best next hops of `node` towards `dst`, best first (one under OLSR and static
+    /// routing; empty if none).
+    fn next_hops(&self, node: u32, dst: u32) -> Vec<u32>;
+    /// Usable neighbours of `node` and its ETX to each (empty without ETX probing).
+    fn etx_links(&self, node: u32) -> Vec<(u32, f64)>;
+    /// `node`'s per-destination queues: (destination, length).
+    fn dest_queue_lengths(&self, node: u32) -> Vec<(u32, u32)>;
+    /// What `node` overheard of its neighbours' queues: (neighbour, destination, length, when
+    /// heard).
+    fn overheard_queues(&self, node: u32) -> Vec<(u32, u32, u32, SimTime)>;
 }
 
 /// The K best next hops of `node` towards `dst`, best first (one under OLSR and static
 /// routing; empty if none).
-pub fn next_hops(w: &World, node: u32, dst: u32) -> Vec<u32> {
-    let Some(st) = w.proto.as_ref().and_then(|p| p.nodes.get(node as usize)) else {
-        let v = w.routes.next_hop(node, dst);
-        return if v == crate::net::routing::UNREACHABLE {
-            vec![]
-        } else {
-            vec![v]
-        };
-    };
-    if let Some(d) = &st.dsdv {
-        return d
-            .route(dst)
-            .map(|r| r.next_hops.clone())
-            .unwrap_or_default();
-    }
-    if let Some(o) = &st.olsr {
-        return o.next_hop(dst).into_iter().collect();
-    }
-    let v = w.routes.next_hop(node, dst);
-    if v == crate::net::routing::UNREACHABLE {
-        vec![]
-    } else {
-        vec![v]
-    }
+pub fn next_hops(w: &dyn Host, node: u32, dst: u32) -> Vec<u32> {
+    w.next_hops(node, dst)
 }
 
 /// Usable neighbours of `node` and its ETX to each (empty without ETX probing).
-pub fn etx_links(w: &World, node: u32) -> Vec<(u32, f64)> {
-    w.proto
-        .as_ref()
-        .and_then(|p| p.nodes.get(node as usize))
-        .map(|st| st.etx.links().collect())
-        .unwrap_or_default()
+pub fn etx_links(w: &dyn Host, node: u32) -> Vec<(u32, f64)> {
+    w.etx_links(node)
 }
 
 /// `node`'s per-destination queues: (destination, length).
-pub fn dest_queue_lengths(w: &World, node: u32) -> Vec<(u32, u32)> {
-    w.dest_queues
-        .get(node as usize)
-        .map(|q| q.lengths().collect())
-        .unwrap_or_default()
+pub fn dest_queue_lengths(w: &dyn Host, node: u32) -> Vec<(u32, u32)> {
+    w.dest_queue_lengths(node)
 }
 
 /// What `node` overheard of its neighbours' queues: (neighbour, destination, length, when heard).
-pub fn overheard_queues(w: &World, node: u32) -> Vec<(u32, u32, u32, SimTime)> {
-    w.overheard
-        .get(node as usize)
-        .map(|o| {
-            o.entries
-                .iter()
-                .map(|e| (e.neighbour, e.dst, e.queue_len, e.heard))
-                .collect()
-        })
-        .unwrap_or_default()
+pub fn overheard_queues(w: &dyn Host, node: u32) -> Vec<(u32, u32, u32, SimTime)> {
+    w.overheard_queues(node)
 }
 
 /// Reads a parameter of a node.
-pub fn get(w: &mut World, node: u32, name: &str) -> Result<f64, XlError> {
-    let (spec, level) = split(name)?;
-    if spec.layer == "net" && spec.per_level {
-        if node as usize >= w.nodes.len() {
-            node_mut(w, node)?;
-        }
-        let i = level.unwrap_or(0) as u32;
-        return Ok(match spec.name {
-            "net.etx" => w
-                .proto
-                .as_ref()
-                .and_then(|p| p.nodes[node as usize].etx.etx(i))
-                .unwrap_or(f64::INFINITY),
-            "net.next_hop" => next_hops(w, node, i)
-                .first()
-                .map(|&v| v as f64)
-                .unwrap_or(-1.0),
-            "net.next_hop_count" => next_hops(w, node, i).len() as f64,
-            "net.dest_queue_len" => w
-                .dest_queues
-                .get(node as usize)
-                .map(|q| q.len(i) as f64)
-                .unwrap_or(0.0),
-            _ => unreachable!("every declared parameter is handled"),
-        });
-    }
-    if layers::owns(spec) {
-        return layers::get(w, node, spec, level, name);
-    }
-    if spec.per_flow {
-        let at_source = spec.name != "tcp.rwnd";
-        let c = tcp_conn(w, node, level, name, at_source)?;
-        let conn = &w.tcp[c];
-        let s = &conn.sender;
-        return Ok(match spec.name {
-            "tcp.cwnd" => s.cwnd(),
-            "tcp.ssthresh" => {
-                if s.ssthresh() >= 1e15 {
-                    f64::INFINITY
-                } else {
-                    s.ssthresh()
-                }
-            }
-            "tcp.srtt" => s.srtt().unwrap_or(f64::NAN),
-            "tcp.rto" => s.rto(),
-            "tcp.rwnd" => conn.receiver.advertised_window() as f64,
-            "tcp.pace_rate" => s.pace_rate(),
-            _ => unreachable!("every declared parameter is handled"),
-        });
-    }
-    let n = node_mut(w, node)?;
-    let lv = |l: Option<usize>| -> Result<EdcaLevel, XlError> {
-        let l = l.unwrap_or(0);
-        if l >= n.mac.level_count() {
-            return Err(XlError::Tuning(format!(
-                "\"{name}\": the MAC has {} level(s)",
-                n.mac.level_count()
-            )));
-        }
-        Ok(n.mac.level_params(l))
-    };
-    Ok(match spec.name {
-        "mac.cw_min" => lv(level)?.cw_min as f64,
-        "mac.cw_max" => lv(level)?.cw_max as f64,
-        "mac.aifsn" => lv(level)?.aifsn as f64,
-        "mac.queue_len" => {
-            lv(level)?;
-            n.mac.queue_len(level.unwrap_or(0)) as f64
-        }
-        "mac.short_retry_limit" => n.mac.params.short_retry_limit as f64,
-        "mac.long_retry_limit" => n.mac.params.long_retry_limit as f64,
-        "net.queue_capacity" => n.mac.params.queue_capacity as f64,
-        "phy.data_rate_mbps" => n.mac.params.data_rate_mbps,
-        "phy.tx_power_offset_db" => n.tx_power_offset_db,
-        _ => unreachable!("every declared parameter is handled"),
-    })
+pub fn get(w: &mut dyn Host, node: u32, name: &str) -> Result<f64, XlError> {
+    let (spec, index) = split(name)?;
+    w.param_get(node, spec, index, name)
 }
 
 /// Sets a parameter of a node; the value is checked against the declared range.
-pub fn set(w: &mut World, node: u32, name: &str, value: f64) -> Result<(), XlError> {
-    let (spec, level) = split(name)?;
+pub fn set(w: &mut dyn Host, node: u32, name: &str, value: f64) -> Result<(), XlError> {
+    let (spec, index) = split(name)?;
     if spec.read_only {
         return Err(XlError::Tuning(format!("\"{name}\" is read-only")));
     }
@@ -671,71 +568,7 @@ pub fn set(w: &mut World, node: u32, name: &str, value: f64) -> Result<(), XlErr
             spec.min, spec.max, spec.unit
         )));
     }
-    if layers::owns(spec) {
-        return layers::set(w, node, spec, level, name, value);
-    }
-    if spec.per_flow {
-        let at_source = spec.name != "tcp.rwnd";
-        let c = tcp_conn(w, node, level, name, at_source)?;
-        match spec.name {
-            "tcp.rwnd" => w.tcp[c].receiver.set_window_limit(value as u32),
-            "tcp.pace_rate" => {
-                if !w.tcp[c].sender.is_paced() {
-                    return Err(XlError::Tuning(format!(
-                        "\"{name}\": the flow's congestion control is not \"paced\""
-                    )));
-                }
-                w.set_pace_rate(c, value);
-            }
-            _ => unreachable!("every settable parameter is handled"),
-        }
-        return Ok(());
-    }
-    let standard = w.cfg.standard;
-    let n = node_mut(w, node)?;
-    let int = value.round() as u32;
-    match spec.name {
-        "mac.cw_min" | "mac.cw_max" | "mac.aifsn" => {
-            let l = level.unwrap_or(0);
-            if l >= n.mac.level_count() {
-                return Err(XlError::Tuning(format!(
-                    "\"{name}\": the MAC has {} level(s)",
-                    n.mac.level_count()
-                )));
-            }
-            let mut p = n.mac.level_params(l);
-            match spec.name {
-                "mac.cw_min" => p.cw_min = int,
-                "mac.cw_max" => p.cw_max = int,
-                _ => p.aifsn = int,
-            }
-            if p.cw_min > p.cw_max {
-                return Err(XlError::Tuning(format!(
-                    "\"{name}\" = {value} would make cw_min ({}) exceed cw_max ({})",
-                    p.cw_min, p.cw_max
-                )));
-            }
-            n.mac.set_level_params(l, p);
-        }
-        "mac.short_retry_limit" => n.mac.params.short_retry_limit = int,
-        "mac.long_retry_limit" => n.mac.params.long_retry_limit = int,
-        "net.queue_capacity" => n.mac.params.queue_capacity = int,
-        "phy.data_rate_mbps" => {
-            let rates = crate::scenario::rate_set(standard);
-            if !rates.contains(&value) {
-                return Err(XlError::Tuning(format!(
-                    "\"{name}\": {value} is not a rate of this standard; allowed: {rates:?}"
-                )));
-            }
-            n.mac.params.data_rate_mbps = value;
-        }
-        "phy.tx_power_offset_db" => {
-            n.tx_power_offset_db = value;
-            n.tx_power_factor = 10f64.powf(value / 10.0);
-        }
-        _ => unreachable!("every declared parameter is handled"),
-    }
-    Ok(())
+    w.param_set(node, spec, index, name, value)
 }
 
 #[cfg(test)]

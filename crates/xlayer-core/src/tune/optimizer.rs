@@ -26,10 +26,10 @@
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use super::Host;
 use super::{TuneEvent, TuneEventKind};
 use crate::error::XlError;
 use crate::sim::{Event, SimTime};
-use crate::world::World;
 
 /// Delivery rounds within one instant before the subsystem stops (a set/event cycle).
 pub const MAX_ROUNDS_PER_INSTANT: usize = 64;
@@ -158,8 +158,6 @@ pub struct OptimizerHost {
     user_priority: Vec<f64>,
     shut_down: Vec<u32>,
     shutdown_pending: Vec<u32>,
-    /// Python optimizers named by the scenario, loaded by the Python API (index, spec).
-    pub python_pending: Vec<crate::scenario::OptimizerSpec>,
 }
 
 impl OptimizerHost {
@@ -238,7 +236,7 @@ impl OptimizerHost {
 
 /// What an optimizer sees of the world during a callback: its node's tuning layers.
 pub struct Ctx<'a> {
-    world: &'a mut World,
+    world: &'a mut dyn Host,
     slot: usize,
     node: u32,
 }
@@ -253,9 +251,9 @@ impl Ctx<'_> {
         self.world.now()
     }
 
-    /// Read-only view of the world (flows, topology), e.g. to find the node's connections.
-    pub fn world(&self) -> &World {
-        self.world
+    /// The network's flows, e.g. to find the node's connections.
+    pub fn flows(&self) -> &[crate::app::Flow] {
+        self.world.flows()
     }
 
     /// Reads a parameter of the node through its tuning layer.
@@ -267,7 +265,7 @@ impl Ctx<'_> {
     pub fn set(&mut self, name: &str, value: f64) -> Result<(), XlError> {
         super::set(self.world, self.node, name, value)?;
         let now = self.world.now();
-        let host = &mut self.world.optimizers;
+        let host = self.world.tuning().0;
         host.slots[self.slot].sets += 1;
         let window = host.slots[self.slot].conflict_window;
         let key = (self.node, name.to_string());
@@ -299,11 +297,12 @@ impl Ctx<'_> {
 
     /// Registers for events of `kind` on this node.
     pub fn subscribe(&mut self, kind: TuneEventKind) {
-        let s = &mut self.world.optimizers.slots[self.slot];
+        let (host, events) = self.world.tuning();
+        let s = &mut host.slots[self.slot];
         let bit = 1u32 << kind.index();
         if s.mask & bit == 0 {
             s.mask |= bit;
-            self.world.events.register(kind);
+            events.register(kind);
         }
     }
 
@@ -316,11 +315,12 @@ impl Ctx<'_> {
 
     /// Unregisters from events of `kind`.
     pub fn unsubscribe(&mut self, kind: TuneEventKind) {
-        let s = &mut self.world.optimizers.slots[self.slot];
+        let (host, events) = self.world.tuning();
+        let s = &mut host.slots[self.slot];
         let bit = 1u32 << kind.index();
         if s.mask & bit != 0 {
             s.mask &= !bit;
-            self.world.events.unregister(kind);
+            events.unregister(kind);
         }
     }
 
@@ -330,7 +330,7 @@ impl Ctx<'_> {
             return Err(XlError::Tuning(format!("timer tag {WAKE} is reserved")));
         }
         let at = self.world.now() + delay;
-        self.world.queue.schedule(
+        self.world.schedule(
             at,
             Event::Optimizer {
                 slot: self.slot as u32,
@@ -408,20 +408,20 @@ impl AttachOptions {
 
 /// Attaches `opt` to `node` and runs its `start`. Returns the optimizer's index. A failing
 /// `start` unloads it like any other failure.
-pub fn attach(
-    w: &mut World,
+pub fn attach<H: Host>(
+    w: &mut H,
     node: u32,
     opt: Box<dyn Optimizer>,
     o: AttachOptions,
 ) -> Result<usize, XlError> {
-    if node as usize >= w.nodes.len() {
+    if node as usize >= w.node_count() {
         return Err(XlError::Tuning(format!(
             "optimizer \"{}\": node {node} does not exist (0..{})",
             o.name,
-            w.nodes.len().saturating_sub(1)
+            w.node_count().saturating_sub(1)
         )));
     }
-    let host = &mut w.optimizers;
+    let host = w.tuning().0;
     let slot = host.slots.len();
     if host.by_node.len() <= node as usize {
         host.by_node.resize(node as usize + 1, Vec::new());
@@ -458,9 +458,10 @@ pub fn attach(
 }
 
 /// Unregisters optimizer `slot` from every event and drops it.
-fn unload(w: &mut World, slot: usize, status: Status, error: Option<String>) {
+fn unload<H: Host>(w: &mut H, slot: usize, status: Status, error: Option<String>) {
     let now = w.now();
-    let s = &mut w.optimizers.slots[slot];
+    let (host, events) = w.tuning();
+    let s = &mut host.slots[slot];
     if s.status != Status::Active {
         return;
     }
@@ -473,25 +474,26 @@ fn unload(w: &mut World, slot: usize, status: Status, error: Option<String>) {
     let mask = std::mem::take(&mut s.mask);
     for k in TuneEventKind::ALL {
         if mask & (1 << k.index()) != 0 {
-            w.events.unregister(k);
+            events.unregister(k);
         }
     }
-    w.optimizers.refresh_active();
+    host.refresh_active();
 }
 
 /// Cross-layer shutdown of `node` (the user set `user.shutdown`): its optimizers still receive
 /// the instant's events (the `user.shutdown` event among them), then are unregistered when the
 /// instant's deliveries end; optimizers attached later are refused.
-pub(crate) fn request_shutdown(w: &mut World, node: u32) {
-    if !w.optimizers.shut_down.contains(&node) {
-        w.optimizers.shut_down.push(node);
-        w.optimizers.shutdown_pending.push(node);
+pub(crate) fn request_shutdown<H: Host + ?Sized>(w: &mut H, node: u32) {
+    let host = w.tuning().0;
+    if !host.shut_down.contains(&node) {
+        host.shut_down.push(node);
+        host.shutdown_pending.push(node);
     }
 }
 
-fn shutdown(w: &mut World, node: u32) {
-    for slot in 0..w.optimizers.slots.len() {
-        if w.optimizers.slots[slot].node == node {
+fn shutdown<H: Host>(w: &mut H, node: u32) {
+    for slot in 0..w.tuning().0.slots.len() {
+        if w.tuning().0.slots[slot].node == node {
             unload(w, slot, Status::Shutdown, None);
         }
     }
@@ -506,16 +508,16 @@ fn panic_message(e: Box<dyn std::any::Any + Send>) -> String {
 
 /// Runs one callback of optimizer `slot` with fault isolation, attributing the events it
 /// publishes (through its sets) to it.
-fn call(
-    w: &mut World,
+fn call<H: Host>(
+    w: &mut H,
     slot: usize,
     f: impl FnOnce(&mut dyn Optimizer, &mut Ctx<'_>) -> Result<(), String>,
 ) {
-    let Some(mut opt) = w.optimizers.slots[slot].opt.take() else {
+    let Some(mut opt) = w.tuning().0.slots[slot].opt.take() else {
         return;
     };
-    let node = w.optimizers.slots[slot].node;
-    let before = w.events.pending_len();
+    let node = w.tuning().0.slots[slot].node;
+    let before = w.tuning().1.pending_len();
     let started = std::time::Instant::now();
     let r = catch_unwind(AssertUnwindSafe(|| {
         let mut ctx = Ctx {
@@ -525,11 +527,11 @@ fn call(
         };
         f(&mut *opt, &mut ctx)
     }));
-    w.optimizers.callback_wall += started.elapsed();
-    w.optimizers.current_causes.clear();
-    let after = w.events.pending_len();
+    w.tuning().0.callback_wall += started.elapsed();
+    w.tuning().0.current_causes.clear();
+    let after = w.tuning().1.pending_len();
     if after > before {
-        w.optimizers.causes.push((before, after, slot));
+        w.tuning().0.causes.push((before, after, slot));
     }
     let error = match r {
         Ok(Ok(())) => None,
@@ -538,12 +540,12 @@ fn call(
     };
     match error {
         None => {
-            if w.optimizers.slots[slot].status == Status::Active {
-                w.optimizers.slots[slot].opt = Some(opt);
+            if w.tuning().0.slots[slot].status == Status::Active {
+                w.tuning().0.slots[slot].opt = Some(opt);
             }
         }
         Some(msg) => {
-            w.optimizers.slots[slot].opt = Some(opt);
+            w.tuning().0.slots[slot].opt = Some(opt);
             unload(w, slot, Status::Failed, Some(msg));
         }
     }
@@ -552,39 +554,40 @@ fn call(
 /// Delivers what the instant produced: timers that fired, then the queued events, one batch
 /// per optimizer in attachment order; repeats while optimizers' sets publish new events.
 #[inline]
-pub(crate) fn end_of_instant(w: &mut World) {
-    if w.events.pending_len() == 0
-        && w.optimizers.due_timers.is_empty()
-        && w.optimizers.shutdown_pending.is_empty()
+pub(crate) fn end_of_instant<H: Host>(w: &mut H) {
+    if w.tuning().1.pending_len() == 0
+        && w.tuning().0.due_timers.is_empty()
+        && w.tuning().0.shutdown_pending.is_empty()
     {
         return;
     }
     deliver(w);
 }
 
-fn deliver(w: &mut World) {
+fn deliver<H: Host>(w: &mut H) {
     for _round in 0..MAX_ROUNDS_PER_INSTANT {
         let now = w.now();
-        let mut events = std::mem::take(&mut w.optimizers.scratch);
+        let mut events = std::mem::take(&mut w.tuning().0.scratch);
         events.clear();
-        w.events.take_for_optimizers(&mut events);
-        let causes = std::mem::take(&mut w.optimizers.causes);
-        let timers = std::mem::take(&mut w.optimizers.due_timers);
+        w.tuning().1.take_for_optimizers(&mut events);
+        let causes = std::mem::take(&mut w.tuning().0.causes);
+        let timers = std::mem::take(&mut w.tuning().0.due_timers);
         if events.is_empty() && timers.is_empty() {
-            w.optimizers.scratch = events;
-            for node in std::mem::take(&mut w.optimizers.shutdown_pending) {
+            w.tuning().0.scratch = events;
+            for node in std::mem::take(&mut w.tuning().0.shutdown_pending) {
                 shutdown(w, node);
             }
             return;
         }
         // Queue each event for the optimizers of its node registered for its kind.
+        let mut wakes: Vec<(SimTime, usize)> = Vec::new();
         for (i, ev) in events.iter().enumerate() {
             let cause = causes
                 .iter()
                 .find(|&&(start, end, _)| i >= start && i < end)
                 .map(|&(_, _, s)| s);
             let bit = 1u32 << ev.kind.index();
-            let host = &mut w.optimizers;
+            let host = w.tuning().0;
             let count = host.by_node.get(ev.node as usize).map_or(0, |v| v.len());
             for j in 0..count {
                 let slot = host.by_node[ev.node as usize][j];
@@ -607,25 +610,30 @@ fn deliver(w: &mut World) {
                     s.delayed.push_back((due, *ev, cause));
                     if s.wake_at.is_none_or(|t| t < due) {
                         s.wake_at = Some(due);
-                        w.queue.schedule(
-                            due,
-                            Event::Optimizer {
-                                slot: slot as u32,
-                                tag: WAKE,
-                            },
-                        );
+                        wakes.push((due, slot));
                     }
                 }
             }
+            // Scheduled in the order they were decided.
+            for &(due, slot) in &wakes {
+                w.schedule(
+                    due,
+                    Event::Optimizer {
+                        slot: slot as u32,
+                        tag: WAKE,
+                    },
+                );
+            }
+            wakes.clear();
         }
-        w.optimizers.scratch = events;
+        w.tuning().0.scratch = events;
         for &(slot, tag) in &timers {
             let slot = slot as usize;
-            if w.optimizers.slots[slot].status != Status::Active {
+            if w.tuning().0.slots[slot].status != Status::Active {
                 continue;
             }
             if tag == WAKE {
-                let s = &mut w.optimizers.slots[slot];
+                let s = &mut w.tuning().0.slots[slot];
                 while s.delayed.front().is_some_and(|d| d.0 <= now) {
                     let (_, ev, cause) = s.delayed.pop_front().expect("front");
                     s.batch.push(ev);
@@ -640,48 +648,49 @@ fn deliver(w: &mut World) {
                 }
                 continue;
             }
-            w.optimizers.slots[slot].timers += 1;
+            w.tuning().0.slots[slot].timers += 1;
             call(w, slot, |o, ctx| o.on_timer(ctx, tag));
         }
-        for slot in 0..w.optimizers.slots.len() {
-            if w.optimizers.slots[slot].batch.is_empty() {
+        for slot in 0..w.tuning().0.slots.len() {
+            if w.tuning().0.slots[slot].batch.is_empty() {
                 continue;
             }
-            let batch = std::mem::take(&mut w.optimizers.slots[slot].batch);
-            let causes = std::mem::take(&mut w.optimizers.slots[slot].batch_causes);
-            let s = &mut w.optimizers.slots[slot];
+            let batch = std::mem::take(&mut w.tuning().0.slots[slot].batch);
+            let causes = std::mem::take(&mut w.tuning().0.slots[slot].batch_causes);
+            let s = &mut w.tuning().0.slots[slot];
             s.deliveries += 1;
             s.events += batch.len() as u64;
-            w.optimizers.current_causes = causes;
+            w.tuning().0.current_causes = causes;
             call(w, slot, |o, ctx| o.on_events(ctx, &batch));
             let mut batch = batch;
             batch.clear();
-            if w.optimizers.slots[slot].batch.is_empty() {
-                w.optimizers.slots[slot].batch = batch;
+            if w.tuning().0.slots[slot].batch.is_empty() {
+                w.tuning().0.slots[slot].batch = batch;
             }
         }
     }
     // Still producing events after MAX_ROUNDS_PER_INSTANT rounds: a cycle; drop this instant's
     // remaining events so the run goes on.
     let mut rest = Vec::new();
-    w.events.take_for_optimizers(&mut rest);
-    w.optimizers.causes.clear();
-    for node in std::mem::take(&mut w.optimizers.shutdown_pending) {
+    w.tuning().1.take_for_optimizers(&mut rest);
+    w.tuning().0.causes.clear();
+    for node in std::mem::take(&mut w.tuning().0.shutdown_pending) {
         shutdown(w, node);
     }
 }
 
 /// The per-packet hook (`Delivery::PerPacket`): called from the TCP receive path of `node`.
-pub(crate) fn per_packet(w: &mut World, node: u32, flow: u32, bytes: u32) {
+pub(crate) fn per_packet<H: Host>(w: &mut H, node: u32, flow: u32, bytes: u32) {
     let now = w.now();
     let count = w
-        .optimizers
+        .tuning()
+        .0
         .by_node
         .get(node as usize)
         .map_or(0, |v| v.len());
     for j in 0..count {
-        let slot = w.optimizers.by_node[node as usize][j];
-        let s = &w.optimizers.slots[slot];
+        let slot = w.tuning().0.by_node[node as usize][j];
+        let s = &w.tuning().0.slots[slot];
         if s.status != Status::Active
             || s.delivery != Delivery::PerPacket
             || s.mask & (1 << TuneEventKind::TcpSegmentRx.index()) == 0
@@ -695,7 +704,7 @@ pub(crate) fn per_packet(w: &mut World, node: u32, flow: u32, bytes: u32) {
             value: bytes as f64,
             flow: Some(flow),
         }];
-        let s = &mut w.optimizers.slots[slot];
+        let s = &mut w.tuning().0.slots[slot];
         s.deliveries += 1;
         s.events += 1;
         call(w, slot, |o, ctx| o.on_events(ctx, &ev));
@@ -881,33 +890,6 @@ impl Optimizer for Schedule {
         let (_, param, value) = &self.actions[tag as usize];
         ctx.set(param, *value).map_err(|e| e.to_string())
     }
-}
-
-/// Attaches the scenario's Rust optimizers; keeps the Python ones for the Python API.
-pub(crate) fn attach_from_scenario(
-    w: &mut World,
-    specs: &[crate::scenario::OptimizerSpec],
-) -> Result<(), XlError> {
-    for (i, spec) in specs.iter().enumerate() {
-        let field = format!("optimizers[{i}]");
-        let Some(name) = &spec.rust else {
-            w.optimizers.python_pending.push(spec.clone());
-            continue;
-        };
-        let nodes: Vec<u32> = match &spec.nodes {
-            Some(n) => n.clone(),
-            None => (0..w.nodes.len() as u32).collect(),
-        };
-        for node in nodes {
-            let opt = builtin(name, &spec.args).map_err(|m| builtin_error(&field, m))?;
-            let mut o = AttachOptions::new(name.clone());
-            o.latency = SimTime::from_secs_f64(spec.latency_s);
-            o.conflict_window = SimTime::from_secs_f64(spec.conflict_window_s);
-            o.delivery = spec.delivery_mode();
-            attach(w, node, opt, o)?;
-        }
-    }
-    Ok(())
 }
 
 /// A built-in's argument error as a scenario error naming the field.

@@ -80,8 +80,7 @@ impl Rwc {
     fn control(&mut self, ctx: &mut Ctx<'_>) -> Result<(), String> {
         let node = ctx.node();
         let flows: Vec<(u32, u32)> = ctx
-            .world()
-            .flows
+            .flows()
             .iter()
             .filter(|f| f.dst == node && matches!(f.transport, FlowTransport::Tcp(_)))
             .map(|f| (f.id, f.payload_bytes))

@@ -42,6 +42,7 @@ use crate::xl::{Action, Choice, NodeView, Scheduler, SourceControl};
 
 mod fusion;
 mod transport;
+mod tuning;
 
 pub use fusion::FusionState;
 pub use transport::{TcpConn, TcpTraceRow, TfrcConn, TFRC_HEADER_BYTES};
@@ -206,6 +207,8 @@ pub struct World {
     pub fusion: Option<FusionState>,
     /// ECLAIR's optimizing subsystem (optimizers, their timers and records; UTL state).
     pub optimizers: crate::tune::optimizer::OptimizerHost,
+    /// Python optimizers the scenario names, loaded by the Python API.
+    pub python_optimizers: Vec<crate::scenario::OptimizerSpec>,
     relay_scratch: Vec<(u32, u32, u32)>,
 }
 
@@ -280,6 +283,7 @@ impl World {
             overheard: Vec::new(),
             fusion: None,
             optimizers: Default::default(),
+            python_optimizers: Vec::new(),
             relay_scratch: Vec::new(),
         }
     }
