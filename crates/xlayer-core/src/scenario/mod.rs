@@ -7,6 +7,7 @@
 //!
 //! Every field is documented with its default and unit in `docs/scenario.md`; keep both in step.
 
+mod check;
 mod schema;
 pub use schema::*;
 

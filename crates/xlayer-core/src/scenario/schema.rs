@@ -7,19 +7,10 @@
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::check::{
+    at_least_1us, bad, default_from_serde, node_exists, positive, probability, yes,
+};
 use crate::error::XlError;
-
-/// `Default` for tables whose every field has a serde default: the value of an empty table, so
-/// the `#[serde(default = ...)]` functions are the one source of each default.
-macro_rules! default_from_serde {
-    ($($t:ty),* $(,)?) => {
-        $(impl Default for $t {
-            fn default() -> Self {
-                serde_json::from_str("{}").expect(concat!("defaults of ", stringify!($t)))
-            }
-        })*
-    };
-}
 
 default_from_serde!(
     Radio,
@@ -979,10 +970,6 @@ pub struct Output {
     pub tcp_trace: bool,
 }
 
-fn yes() -> bool {
-    true
-}
-
 /// Loss probabilities of links: drawn from a range and/or given per link (these override).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -1166,31 +1153,6 @@ impl Scenario {
 /// The most nodes `net.routing = "olsr"` runs on (its per-node tables grow with the network).
 const MAX_OLSR_NODES: u32 = 5000;
 
-fn probability(field: &str, v: f64) -> Result<(), XlError> {
-    if v.is_finite() && (0.0..1.0).contains(&v) {
-        Ok(())
-    } else {
-        Err(bad(
-            field,
-            format!("must be a probability in [0, 1), found {v}"),
-        ))
-    }
-}
-
-fn node_exists(field: &str, v: u32, n: u32) -> Result<(), XlError> {
-    if v < n {
-        Ok(())
-    } else {
-        Err(bad(
-            field,
-            format!(
-                "node {v} does not exist (the topology has nodes 0..{})",
-                n.saturating_sub(1)
-            ),
-        ))
-    }
-}
-
 impl Scenario {
     fn validate_link_loss_and_events(&self) -> Result<(), XlError> {
         let n = self.node_count();
@@ -1274,28 +1236,6 @@ impl Scenario {
             }
         }
         Ok(())
-    }
-}
-
-fn bad(field: impl Into<String>, msg: impl Into<String>) -> XlError {
-    XlError::scenario(field, msg)
-}
-
-fn positive(field: &str, v: f64) -> Result<(), XlError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(bad(field, format!("must be a positive number, found {v}")))
-    }
-}
-
-/// A period the engine schedules repeatedly: at least 1 µs (shorter ones round to nothing in the
-/// engine's nanoseconds, or flood the event queue).
-fn at_least_1us(field: &str, v: f64) -> Result<(), XlError> {
-    if v.is_finite() && v >= 1e-6 {
-        Ok(())
-    } else {
-        Err(bad(field, format!("must be at least 1e-6 s, found {v}")))
     }
 }
 
