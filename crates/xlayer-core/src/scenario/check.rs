@@ -1,6 +1,6 @@
-//! Helpers the scenario's sections share: the error constructor [`bad`], the range checks
-//! every section uses ([`positive`], [`probability`], [`at_least_1us`], [`node_exists`]), the
-//! serde default `yes`, and the [`default_from_serde!`] macro that gives a table's `Default` from
+//! Helpers the scenario's sections share: the error constructor `bad`, the range checks
+//! every section uses (`positive`, `probability`, `at_least_1us`, `node_exists`), the
+//! serde default `yes`, and the `default_from_serde!` macro that gives a table's `Default` from
 //! its serde defaults. Nothing here is public outside `scenario`.
 
 use crate::error::XlError;

@@ -8,7 +8,9 @@
 //! Every field is documented with its default and unit in `docs/scenario.md`; keep both in step.
 
 mod check;
+mod radio;
 mod schema;
+pub use radio::*;
 pub use schema::*;
 
 use crate::error::XlError;
