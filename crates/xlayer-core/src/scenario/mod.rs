@@ -8,8 +8,10 @@
 //! Every field is documented with its default and unit in `docs/scenario.md`; keep both in step.
 
 mod check;
+mod mac;
 mod radio;
 mod schema;
+pub use mac::*;
 pub use radio::*;
 pub use schema::*;
 
