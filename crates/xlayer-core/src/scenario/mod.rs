@@ -9,9 +9,11 @@
 
 mod check;
 mod mac;
+mod net;
 mod radio;
 mod schema;
 pub use mac::*;
+pub use net::*;
 pub use radio::*;
 pub use schema::*;
 
