@@ -12,10 +12,12 @@ mod mac;
 mod net;
 mod radio;
 mod schema;
+mod topology;
 pub use mac::*;
 pub use net::*;
 pub use radio::*;
 pub use schema::*;
+pub use topology::*;
 
 use crate::error::XlError;
 

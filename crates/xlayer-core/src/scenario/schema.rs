@@ -13,6 +13,7 @@ use super::check::{
 use super::mac::*;
 use super::net::*;
 use super::radio::*;
+use super::topology::*;
 use crate::error::XlError;
 
 default_from_serde!(
@@ -368,53 +369,6 @@ impl Default for Stack {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TopologyKind {
-    Explicit,
-    Grid,
-    Chain,
-    Random,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Topology {
-    pub kind: TopologyKind,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub positions: Vec<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cols: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spacing_m: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub width_m: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub height_m: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
-}
-
-impl Default for Topology {
-    fn default() -> Self {
-        Topology {
-            kind: TopologyKind::Chain,
-            positions: vec![],
-            rows: None,
-            cols: None,
-            count: Some(2),
-            spacing_m: Some(200.0),
-            width_m: None,
-            height_m: None,
-            seed: None,
-        }
-    }
-}
-
 /// A flow's offered load: a constant bit rate, or a backlogged ("saturate") source.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RateSpec {
@@ -743,13 +697,7 @@ impl Scenario {
 impl Scenario {
     /// Number of nodes the topology describes.
     pub fn node_count(&self) -> u32 {
-        let t = &self.topology;
-        match t.kind {
-            TopologyKind::Explicit => t.positions.len() as u32,
-            // Saturates, so a grid too large to count fails validation instead of wrapping.
-            TopologyKind::Grid => t.rows.unwrap_or(0).saturating_mul(t.cols.unwrap_or(0)),
-            TopologyKind::Chain | TopologyKind::Random => t.count.unwrap_or(0),
-        }
+        self.topology.node_count()
     }
 
     /// Checks values serde cannot, and fills standard-dependent defaults in place.
@@ -783,7 +731,7 @@ impl Scenario {
         self.radio.validate()?;
         self.mac.validate(self.radio.rts_cts)?;
         self.net.validate_routing()?;
-        self.validate_topology()?;
+        self.topology.validate()?;
         self.validate_link_loss_and_events()?;
         self.net.validate_protocols(self.node_count())?;
         if let Some(bin) = self.output.timeseries_bin_s {
@@ -1162,141 +1110,7 @@ impl Scenario {
     pub fn mac_levels(&self) -> Vec<EdcaLevel> {
         self.mac.edca_levels(self.radio.standard)
     }
-
-    fn validate_topology(&mut self) -> Result<(), XlError> {
-        let t = &self.topology;
-        let need_u = |name: &str, v: Option<u32>| -> Result<u32, XlError> {
-            match v {
-                Some(x) if x >= 1 => Ok(x),
-                Some(x) => Err(bad(
-                    format!("topology.{name}"),
-                    format!("must be at least 1, found {x}"),
-                )),
-                None => Err(bad(
-                    format!("topology.{name}"),
-                    format!("required for kind = \"{}\"", kind_name(t.kind)),
-                )),
-            }
-        };
-        let need_f = |name: &str, v: Option<f64>| -> Result<f64, XlError> {
-            match v {
-                Some(x) => {
-                    positive(&format!("topology.{name}"), x)?;
-                    Ok(x)
-                }
-                None => Err(bad(
-                    format!("topology.{name}"),
-                    format!("required for kind = \"{}\"", kind_name(t.kind)),
-                )),
-            }
-        };
-        let forbid = |names: &[(&str, bool)]| -> Result<(), XlError> {
-            for (name, present) in names {
-                if *present {
-                    return Err(bad(
-                        format!("topology.{name}"),
-                        format!("not used with kind = \"{}\"", kind_name(t.kind)),
-                    ));
-                }
-            }
-            Ok(())
-        };
-        match t.kind {
-            TopologyKind::Explicit => {
-                if t.positions.is_empty() {
-                    return Err(bad(
-                        "topology.positions",
-                        "kind = \"explicit\" needs positions = [[x, y], ...]",
-                    ));
-                }
-                for (i, p) in t.positions.iter().enumerate() {
-                    if !(p[0].is_finite() && p[1].is_finite()) {
-                        return Err(bad(
-                            format!("topology.positions[{i}]"),
-                            "coordinates must be finite numbers",
-                        ));
-                    }
-                }
-                forbid(&[
-                    ("rows", t.rows.is_some()),
-                    ("cols", t.cols.is_some()),
-                    ("count", t.count.is_some()),
-                    ("spacing_m", t.spacing_m.is_some()),
-                    ("width_m", t.width_m.is_some()),
-                    ("height_m", t.height_m.is_some()),
-                    ("seed", t.seed.is_some()),
-                ])?;
-            }
-            TopologyKind::Grid => {
-                need_u("rows", t.rows)?;
-                need_u("cols", t.cols)?;
-                need_f("spacing_m", t.spacing_m)?;
-                forbid(&[
-                    ("positions", !t.positions.is_empty()),
-                    ("count", t.count.is_some()),
-                    ("width_m", t.width_m.is_some()),
-                    ("height_m", t.height_m.is_some()),
-                    ("seed", t.seed.is_some()),
-                ])?;
-            }
-            TopologyKind::Chain => {
-                need_u("count", t.count)?;
-                need_f("spacing_m", t.spacing_m)?;
-                forbid(&[
-                    ("positions", !t.positions.is_empty()),
-                    ("rows", t.rows.is_some()),
-                    ("cols", t.cols.is_some()),
-                    ("width_m", t.width_m.is_some()),
-                    ("height_m", t.height_m.is_some()),
-                    ("seed", t.seed.is_some()),
-                ])?;
-            }
-            TopologyKind::Random => {
-                need_u("count", t.count)?;
-                need_f("width_m", t.width_m)?;
-                need_f("height_m", t.height_m)?;
-                forbid(&[
-                    ("positions", !t.positions.is_empty()),
-                    ("rows", t.rows.is_some()),
-                    ("cols", t.cols.is_some()),
-                    ("spacing_m", t.spacing_m.is_some()),
-                ])?;
-            }
-        }
-        let n = self.node_count();
-        if n > 100_000 {
-            let (field, what) = match self.topology.kind {
-                TopologyKind::Explicit => ("topology.positions", format!("{n} nodes")),
-                TopologyKind::Grid => (
-                    "topology.rows",
-                    format!(
-                        "rows × cols = {} nodes",
-                        u64::from(self.topology.rows.unwrap_or(0))
-                            * u64::from(self.topology.cols.unwrap_or(0))
-                    ),
-                ),
-                TopologyKind::Chain | TopologyKind::Random => {
-                    ("topology.count", format!("{n} nodes"))
-                }
-            };
-            return Err(bad(
-                field,
-                format!("{what} is more than the supported 100000"),
-            ));
-        }
-        Ok(())
-    }
 }
-
-fn kind_name(k: TopologyKind) -> &'static str {
-    match k {
-        TopologyKind::Explicit => "explicit",
-        TopologyKind::Grid => "grid",
-        TopologyKind::Chain => "chain",
-        TopologyKind::Random => "random",
-    }
-}
-
 /// Checks the transport of a flow and fills the TCP default `cc`.
 fn check_transport(
     p: &str,
