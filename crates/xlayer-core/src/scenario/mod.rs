@@ -8,11 +8,13 @@
 //! Every field is documented with its default and unit in `docs/scenario.md`; keep both in step.
 
 mod check;
+mod events;
 mod mac;
 mod net;
 mod radio;
 mod schema;
 mod topology;
+pub use events::*;
 pub use mac::*;
 pub use net::*;
 pub use radio::*;

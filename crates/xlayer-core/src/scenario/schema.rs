@@ -7,9 +7,8 @@
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::check::{
-    at_least_1us, bad, default_from_serde, node_exists, positive, probability, yes,
-};
+use super::check::{at_least_1us, bad, default_from_serde, positive, yes};
+use super::events::*;
 use super::mac::*;
 use super::net::*;
 use super::radio::*;
@@ -554,146 +553,6 @@ pub struct Output {
     pub tcp_trace: bool,
 }
 
-/// Loss probabilities of links: drawn from a range and/or given per link (these override).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkLossSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub random: Option<RandomLoss>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub links: Vec<LinkLossEntry>,
-}
-
-/// Every pair of nodes in reception range gets a loss drawn uniformly from `[min, max]`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RandomLoss {
-    #[serde(default)]
-    pub min: f64,
-    pub max: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
-    /// One draw for both directions of a pair (otherwise one per direction).
-    #[serde(default = "yes")]
-    pub symmetric: bool,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkLossEntry {
-    pub from: u32,
-    pub to: u32,
-    pub loss: f64,
-    /// Also set `to → from`.
-    #[serde(default = "yes")]
-    pub symmetric: bool,
-}
-
-/// A scheduled change: `kind` is "node_off", "node_on" (with `node`) or "link_loss" (with
-/// `from`, `to`, `loss` and optionally `symmetric`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScenarioEvent {
-    pub at_s: f64,
-    pub kind: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub symmetric: Option<bool>,
-}
-
-impl Scenario {
-    fn validate_link_loss_and_events(&self) -> Result<(), XlError> {
-        let n = self.node_count();
-        if let Some(ll) = &self.link_loss {
-            if let Some(r) = &ll.random {
-                probability("link_loss.random.min", r.min)?;
-                probability("link_loss.random.max", r.max)?;
-                if r.max < r.min {
-                    return Err(bad(
-                        "link_loss.random.max",
-                        format!("must be at least min ({}), found {}", r.min, r.max),
-                    ));
-                }
-            }
-            for (i, l) in ll.links.iter().enumerate() {
-                let p = format!("link_loss.links[{i}]");
-                node_exists(&format!("{p}.from"), l.from, n)?;
-                node_exists(&format!("{p}.to"), l.to, n)?;
-                if l.from == l.to {
-                    return Err(bad(format!("{p}.to"), "a link joins two different nodes"));
-                }
-                probability(&format!("{p}.loss"), l.loss)?;
-            }
-        }
-        for (i, e) in self.events.iter().enumerate() {
-            let p = format!("events[{i}]");
-            if !(e.at_s.is_finite() && e.at_s >= 0.0 && e.at_s < self.duration_s) {
-                return Err(bad(
-                    format!("{p}.at_s"),
-                    format!(
-                        "must be >= 0 and below duration_s ({}), found {}",
-                        self.duration_s, e.at_s
-                    ),
-                ));
-            }
-            let forbid = |name: &str, present: bool| -> Result<(), XlError> {
-                if present {
-                    Err(bad(
-                        format!("{p}.{name}"),
-                        format!("not used with kind = \"{}\"", e.kind),
-                    ))
-                } else {
-                    Ok(())
-                }
-            };
-            let need = |name: &str, v: Option<u32>| -> Result<u32, XlError> {
-                let v = v.ok_or_else(|| {
-                    bad(
-                        format!("{p}.{name}"),
-                        format!("required for kind = \"{}\"", e.kind),
-                    )
-                })?;
-                node_exists(&format!("{p}.{name}"), v, n)?;
-                Ok(v)
-            };
-            match e.kind.as_str() {
-                "node_off" | "node_on" => {
-                    need("node", e.node)?;
-                    forbid("from", e.from.is_some())?;
-                    forbid("to", e.to.is_some())?;
-                    forbid("loss", e.loss.is_some())?;
-                    forbid("symmetric", e.symmetric.is_some())?;
-                }
-                "link_loss" => {
-                    forbid("node", e.node.is_some())?;
-                    let (a, b) = (need("from", e.from)?, need("to", e.to)?);
-                    if a == b {
-                        return Err(bad(format!("{p}.to"), "a link joins two different nodes"));
-                    }
-                    let loss = e.loss.ok_or_else(|| {
-                        bad(format!("{p}.loss"), "required for kind = \"link_loss\"")
-                    })?;
-                    probability(&format!("{p}.loss"), loss)?;
-                }
-                other => {
-                    return Err(bad(
-                        format!("{p}.kind"),
-                        format!("unknown event kind \"{other}\"; allowed: \"node_off\", \"node_on\", \"link_loss\""),
-                    ))
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
 impl Scenario {
     /// Number of nodes the topology describes.
     pub fn node_count(&self) -> u32 {
@@ -732,7 +591,11 @@ impl Scenario {
         self.mac.validate(self.radio.rts_cts)?;
         self.net.validate_routing()?;
         self.topology.validate()?;
-        self.validate_link_loss_and_events()?;
+        let n = self.node_count();
+        if let Some(ll) = &self.link_loss {
+            ll.validate(n)?;
+        }
+        validate_events(&self.events, n, self.duration_s)?;
         self.net.validate_protocols(self.node_count())?;
         if let Some(bin) = self.output.timeseries_bin_s {
             if !(bin.is_finite() && bin >= 1e-3 && bin <= self.duration_s) {
