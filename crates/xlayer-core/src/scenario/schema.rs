@@ -11,6 +11,7 @@ use super::check::{at_least_1us, bad, default_from_serde, positive, yes};
 use super::events::*;
 use super::mac::*;
 use super::net::*;
+use super::output::*;
 use super::radio::*;
 use super::topology::*;
 use crate::error::XlError;
@@ -538,21 +539,6 @@ pub struct FlowsRandom {
     pub priority: u32,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Output {
-    /// Record every frame each node sends or receives, for a pcap file per node.
-    #[serde(default)]
-    pub pcap: bool,
-    /// Bin width (s) of the per-flow throughput time series; absent: no time series.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeseries_bin_s: Option<f64>,
-    /// Record every TCP connection's cwnd, ssthresh, RTT estimate, RTO, retransmissions and
-    /// timeouts at each window change and loss (the `tcp_trace` table).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tcp_trace: bool,
-}
-
 impl Scenario {
     /// Number of nodes the topology describes.
     pub fn node_count(&self) -> u32 {
@@ -597,17 +583,7 @@ impl Scenario {
         }
         validate_events(&self.events, n, self.duration_s)?;
         self.net.validate_protocols(self.node_count())?;
-        if let Some(bin) = self.output.timeseries_bin_s {
-            if !(bin.is_finite() && bin >= 1e-3 && bin <= self.duration_s) {
-                return Err(bad(
-                    "output.timeseries_bin_s",
-                    format!(
-                        "must be between 0.001 s and duration_s ({}), found {bin}",
-                        self.duration_s
-                    ),
-                ));
-            }
-        }
+        self.output.validate(self.duration_s)?;
         let n = self.node_count();
         let levels = self.mac_levels().len() as u32;
         for (i, f) in self.flows.iter_mut().enumerate() {
