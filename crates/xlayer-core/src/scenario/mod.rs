@@ -9,6 +9,7 @@
 
 mod check;
 mod events;
+mod flows;
 mod mac;
 mod net;
 mod output;
@@ -16,6 +17,7 @@ mod radio;
 mod schema;
 mod topology;
 pub use events::*;
+pub use flows::*;
 pub use mac::*;
 pub use net::*;
 pub use output::*;
