@@ -18,6 +18,7 @@ macro_rules! default_from_serde {
 }
 pub(super) use default_from_serde;
 
+/// Serde default of the flags that are on unless turned off.
 pub(super) fn yes() -> bool {
     true
 }

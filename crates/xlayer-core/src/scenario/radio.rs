@@ -1,7 +1,7 @@
 //! The `[radio]` section: the standard and its rates, propagation, error model and fading
 //! ([`Radio`] and its enums), and its validation: rates the standard offers, the preamble, a range
-//! or a threshold (not both), positive physical values. `Radio::validate` needs no other section; it
-//! fills in the defaults that depend on the standard, so the written scenario states them.
+//! or a threshold (not both), positive physical values. `Radio::validate` needs no other section;
+//! it fills in the defaults that depend on the standard, so the written scenario states them.
 
 use serde::{Deserialize, Serialize};
 
