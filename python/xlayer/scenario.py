@@ -2,8 +2,8 @@
 
 This module only gets a scenario into the shape the core reads (a JSON document); every check of
 the values themselves (names of fields, ranges, references between fields) is the core's, so
-there is one source of truth: ``crates/xlayer-core/src/scenario/schema.rs``, documented field by
-field in ``docs/scenario.md``.
+there is one source of truth: ``crates/xlayer-core/src/scenario/`` (one file per section),
+documented field by field in ``docs/scenario.md``.
 
 - :func:`load_scenario` reads a TOML path, copies a dict, or takes the built-in default, and
   applies overrides and a seed. It returns the scenario as written (defaults not filled in).

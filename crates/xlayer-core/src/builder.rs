@@ -180,7 +180,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     let r = &sc.radio;
     let standard = r.standard;
     let timing = PhyTiming::new(standard, r.preamble);
-    let prop = Propagation::from_radio(r);
+    let prop = r.propagation();
     let tx_dbm = r.tx_power_dbm.unwrap_or(16.0206);
     let noise_mw = thermal_noise_mw(timing.bandwidth_hz(), r.noise_figure_db);
     let th = thresholds(sc, &prop, tx_dbm, mw_to_dbm(noise_mw))?;

@@ -31,15 +31,6 @@ const LAYERS: &[&[&str]] = &[
     &["lib"],
 ];
 
-/// Upward references not yet removed (issue 13), each `(from, to)`. The list may only shrink:
-/// the test fails on an upward reference missing from it, and on an entry that no longer occurs.
-const PENDING: &[(&str, &str)] = &[
-    // The radio's configuration enums (standard, preamble, propagation, error model) and the
-    // EDCA level parameters are defined in the scenario schema, not in the layers.
-    ("phy", "scenario"),
-    ("mac", "scenario"),
-];
-
 fn rank(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
 }
@@ -156,7 +147,6 @@ fn layers_import_downward_only() {
     rust_files(&src, &mut files);
     files.sort();
     let tests = test_module_files(&files);
-    let mut upward = BTreeSet::new();
     let mut offenders = Vec::new();
     for f in files.iter().filter(|f| !tests.contains(*f)) {
         let rel = f.strip_prefix(&src).unwrap();
@@ -195,11 +185,7 @@ fn layers_import_downward_only() {
                 );
             };
             if to_rank > from {
-                let edge = (module.clone(), to.clone());
-                if !PENDING.contains(&(edge.0.as_str(), edge.1.as_str())) {
-                    offenders.push(format!("src/{}: {module} -> {to}", rel.display()));
-                }
-                upward.insert(edge);
+                offenders.push(format!("src/{}: {module} -> {to}", rel.display()));
             }
         }
     }
@@ -207,14 +193,6 @@ fn layers_import_downward_only() {
         offenders.is_empty(),
         "imports from a lower layer to a higher one:\n  {}",
         offenders.join("\n  ")
-    );
-    let stale: Vec<_> = PENDING
-        .iter()
-        .filter(|(a, b)| !upward.contains(&(a.to_string(), b.to_string())))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "PENDING lists upward imports that no longer occur (remove them): {stale:?}"
     );
 }
 

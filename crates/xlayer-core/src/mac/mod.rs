@@ -29,9 +29,9 @@ pub mod zmac;
 use std::collections::VecDeque;
 
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 
 use crate::phy::PhyTiming;
-use crate::scenario::EdcaLevel;
 use crate::sim::rng::Stream;
 use crate::sim::{Event, EventQueue, SimTime, TimerKind};
 pub use crate::wire::frame;
@@ -40,6 +40,17 @@ pub use crate::wire::BROADCAST;
 use frame::{ACK_BYTES, CTS_BYTES, DATA_OVERHEAD_BYTES, LLC_SNAP_BYTES};
 
 /// A packet waiting in a MAC queue.
+/// One EDCA priority level (index 0 is the lowest priority): its arbitration inter-frame
+/// space number and contention window bounds (802.11-2016 §10.22.2). Scenarios give it as
+/// `mac.levels` (`crate::scenario`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EdcaLevel {
+    pub aifsn: u32,
+    pub cw_min: u32,
+    pub cw_max: u32,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct QueuedPacket {
     pub packet: u32,
@@ -273,7 +284,7 @@ impl Mac {
     /// that picked the same slot, which Bianchi's model counts.
     fn cca_latency(&self) -> SimTime {
         match self.params.timing.standard {
-            crate::scenario::Standard::Dot11a => SimTime::from_us(4),
+            crate::phy::radio::Standard::Dot11a => SimTime::from_us(4),
             _ => SimTime::from_us(15),
         }
     }
@@ -896,7 +907,7 @@ impl Mac {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Preamble, Standard};
+    use crate::phy::radio::{Preamble, Standard};
 
     fn params(levels: Vec<EdcaLevel>) -> MacParams {
         MacParams {

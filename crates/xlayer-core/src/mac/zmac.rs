@@ -600,7 +600,7 @@ fn zmac_frame(kind: FrameKind, src: u32, bytes: u32, rate_mbps: f64) -> Frame {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Preamble, Standard};
+    use crate::phy::radio::{Preamble, Standard};
 
     #[test]
     fn slot_holds_one_exchange_at_the_standards_timing() {

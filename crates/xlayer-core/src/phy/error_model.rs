@@ -28,7 +28,7 @@
 
 use std::sync::OnceLock;
 
-use crate::scenario::Standard;
+use super::radio::Standard;
 
 /// Modulation of a part of a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,14 +17,15 @@
 
 pub mod error_model;
 pub mod propagation;
+pub mod radio;
 pub mod timing;
 
 use rand::Rng;
 
-use crate::scenario::{ErrorModelKind, Standard};
 use crate::sim::rng::Stream;
 use crate::sim::SimTime;
 use error_model::{chunk_ln_success, Modulation};
+use radio::{ErrorModelKind, Standard};
 pub use timing::{FrameTiming, PhyTiming};
 
 /// Radio parameters shared by every node of a scenario.
@@ -289,7 +290,7 @@ pub fn thermal_noise_mw(bandwidth_hz: f64, noise_figure_db: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Preamble;
+    use crate::phy::radio::Preamble;
 
     fn cfg(model: ErrorModelKind, capture: Option<f64>) -> PhyConfig {
         let timing = PhyTiming::new(Standard::Dot11b, Preamble::Long);

@@ -9,9 +9,7 @@
 //!
 //! Received power never exceeds transmitted power (ns-3 clamps short distances the same way).
 
-use crate::scenario::{PropagationKind, Radio};
-
-const SPEED_OF_LIGHT: f64 = 299_792_458.0;
+pub const SPEED_OF_LIGHT: f64 = 299_792_458.0;
 
 /// Received power in dBm that stands for "nothing arrives".
 pub const NO_SIGNAL_DBM: f64 = -1000.0;
@@ -24,31 +22,12 @@ pub enum Propagation {
     Range { range_m: f64 },
 }
 
-fn friis_loss_db(lambda: f64, d: f64) -> f64 {
+/// Free-space (Friis) path loss in dB at distance `d` metres for wavelength `lambda`.
+pub fn friis_loss_db(lambda: f64, d: f64) -> f64 {
     -20.0 * (lambda / (4.0 * std::f64::consts::PI * d)).log10()
 }
 
 impl Propagation {
-    pub fn from_radio(r: &Radio) -> Propagation {
-        let lambda = SPEED_OF_LIGHT / (r.frequency_mhz.unwrap_or(2412.0) * 1e6);
-        match r.propagation {
-            PropagationKind::FreeSpace => Propagation::FreeSpace { lambda },
-            PropagationKind::TwoRayGround => Propagation::TwoRayGround {
-                lambda,
-                ht: r.antenna_height_m,
-                hr: r.antenna_height_m,
-            },
-            PropagationKind::LogDistance => Propagation::LogDistance {
-                exponent: r.path_loss_exponent,
-                d0: r.reference_distance_m,
-                l0_db: friis_loss_db(lambda, r.reference_distance_m),
-            },
-            PropagationKind::Range => Propagation::Range {
-                range_m: r.tx_range_m.unwrap_or(250.0),
-            },
-        }
-    }
-
     /// Path loss in dB at distance `d` metres (`f64::INFINITY` beyond a range cut-off).
     pub fn loss_db(&self, d: f64) -> f64 {
         let loss = match *self {

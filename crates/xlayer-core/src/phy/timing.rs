@@ -10,7 +10,7 @@
 //!   4 µs symbols carrying `N_DBPS` bits, 16 service + 6 tail bits.
 
 use super::error_model::{Modulation, OfdmMode};
-use crate::scenario::{Preamble, Standard};
+use super::radio::{Preamble, Standard};
 use crate::sim::SimTime;
 
 #[derive(Debug, Clone, Copy)]

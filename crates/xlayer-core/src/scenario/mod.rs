@@ -6,9 +6,34 @@
 //! between fields). Building the network from a validated scenario is `crate::builder`.
 //!
 //! Every field is documented with its default and unit in `docs/scenario.md`; keep both in step.
+//!
+//! One module per section of the file, each with its serde types and their validation: `radio`,
+//! `mac`, `net`, `stack` (presets and their options), `topology`, `flows` (`[[flows]]` and
+//! `[flows_random]`), `events` (`[link_loss]` and `[[events]]`), `optimizers`, `output`.
+//! `schema` holds the top-level [`Scenario`] and the order in which the sections are checked;
+//! `check` the helpers they share. Every public item is re-exported here, as `scenario::X`.
 
+mod check;
+mod events;
+mod flows;
+mod mac;
+mod net;
+mod optimizers;
+mod output;
+mod radio;
 mod schema;
+mod stack;
+mod topology;
+pub use events::*;
+pub use flows::*;
+pub use mac::*;
+pub use net::*;
+pub use optimizers::*;
+pub use output::*;
+pub use radio::*;
 pub use schema::*;
+pub use stack::*;
+pub use topology::*;
 
 use crate::error::XlError;
 

@@ -10,7 +10,7 @@ pub struct FusionState {
     pub params: crate::xl::fusion::FusionParams,
     pub nodes: Vec<crate::xl::fusion::FusionNode>,
     /// Each node's MAC levels as configured (a congested node divides their windows).
-    pub base_levels: Vec<crate::scenario::EdcaLevel>,
+    pub base_levels: Vec<crate::mac::EdcaLevel>,
 }
 
 impl World {

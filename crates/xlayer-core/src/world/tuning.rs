@@ -6,7 +6,7 @@
 use super::{Node, World};
 use crate::app::{FlowTransport, SourceKind};
 use crate::error::XlError;
-use crate::scenario::EdcaLevel;
+use crate::mac::EdcaLevel;
 use crate::sim::{Event, SimTime};
 use crate::tune::optimizer::OptimizerHost;
 use crate::tune::{layers, EventBus, Host, ParamSpec, TuneEventKind};
@@ -308,7 +308,7 @@ fn set_param(
         "mac.long_retry_limit" => n.mac.params.long_retry_limit = int,
         "net.queue_capacity" => n.mac.params.queue_capacity = int,
         "phy.data_rate_mbps" => {
-            let rates = crate::scenario::rate_set(standard);
+            let rates = crate::phy::radio::rate_set(standard);
             if !rates.contains(&value) {
                 return Err(XlError::Tuning(format!(
                     "\"{name}\": {value} is not a rate of this standard; allowed: {rates:?}"

@@ -1,0 +1,59 @@
+//! The radio's vocabulary, as scenarios name it: the standard (rate set, timing, defaults), the
+//! preamble, the propagation and error model kinds, and fading. The scenario's `[radio]` section
+//! (`crate::scenario`) is built from these; the PHY and MAC read them.
+
+use serde::{Deserialize, Serialize};
+
+/// Radio standard: rate set, timing and defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Standard {
+    #[serde(rename = "802.11b")]
+    Dot11b,
+    #[serde(rename = "802.11a")]
+    Dot11a,
+    /// The ns-2 `Phy/WirelessPhy` + `Mac/802_11` radio: 2 Mbps data, 1 Mbps basic, DSSS timing.
+    #[serde(rename = "ns2-2mbps")]
+    Ns2,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preamble {
+    Long,
+    Short,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PropagationKind {
+    FreeSpace,
+    TwoRayGround,
+    LogDistance,
+    /// Full power inside `tx_range_m`, nothing beyond (ns-3 `RangePropagationLossModel`).
+    Range,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorModelKind {
+    /// Bit error rate from SINR per modulation, integrated over the frame's interference chunks.
+    Ber,
+    /// The frame survives if its SINR never falls below `sinr_threshold_db`.
+    Threshold,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fading {
+    None,
+    Rayleigh,
+}
+
+/// Data rates each standard offers, in Mbit/s.
+pub fn rate_set(std: Standard) -> &'static [f64] {
+    match std {
+        Standard::Dot11b => &[1.0, 2.0, 5.5, 11.0],
+        Standard::Ns2 => &[1.0, 2.0],
+        Standard::Dot11a => &[6.0, 9.0, 12.0, 18.0, 24.0, 36.0, 48.0, 54.0],
+    }
+}

@@ -1,0 +1,457 @@
+//! The traffic sections: `[[flows]]` and `[flows_random]` ([`FlowSpec`], [`FlowsRandom`], their
+//! offered load [`RateSpec`] and TCP settings [`TcpOptions`]), and their validation: the
+//! transport and its options (`check_transport`, which fills in the TCP default `cc`), payload,
+//! rate, times and MAC priority (`check_flow`), and the nodes. The values they need from other
+//! sections are passed in: the topology's node count, the number of MAC priority levels and
+//! `duration_s`.
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::check::{bad, default_from_serde, positive};
+use crate::error::XlError;
+
+default_from_serde!(TcpOptions);
+
+/// A flow's offered load: a constant bit rate, or a backlogged ("saturate") source.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RateSpec {
+    Saturate,
+    Bps(f64),
+}
+
+impl Serialize for RateSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RateSpec::Saturate => s.serialize_str("saturate"),
+            RateSpec::Bps(v) => s.serialize_f64(*v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RateSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RateSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a rate in bit/s (a positive number) or \"saturate\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RateSpec, E> {
+                if v == "saturate" {
+                    Ok(RateSpec::Saturate)
+                } else {
+                    Err(E::custom(format!(
+                        "expected a rate in bit/s or \"saturate\", found \"{v}\""
+                    )))
+                }
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RateSpec, E> {
+                if v.is_finite() && v > 0.0 {
+                    Ok(RateSpec::Bps(v))
+                } else {
+                    Err(E::custom(format!(
+                        "a rate must be a positive number of bit/s, found {v}"
+                    )))
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RateSpec, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RateSpec, E> {
+                self.visit_f64(v as f64)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+fn default_transport() -> String {
+    "udp".into()
+}
+fn default_rate() -> RateSpec {
+    RateSpec::Saturate
+}
+fn default_payload() -> u32 {
+    1000
+}
+
+/// TCP settings of a flow beyond `cc` and `sack` (`flows[].tcp`). Defaults are the standards'
+/// values; see `crate::transport::tcp` for the sources.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOptions {
+    /// Delayed ACKs (RFC 1122/5681): every second segment or after `delack_timeout_s`.
+    #[serde(default = "TcpOptions::yes")]
+    pub delayed_ack: bool,
+    #[serde(default = "TcpOptions::default_delack")]
+    pub delack_timeout_s: f64,
+    /// Receive buffer: the largest window the receiver advertises.
+    #[serde(default = "TcpOptions::default_rcv_buf")]
+    pub rcv_buf_bytes: u32,
+    /// RFC 7323 window scaling; without it the window is at most 65535 bytes.
+    #[serde(default)]
+    pub window_scale: bool,
+    /// RFC 6298 minimum RTO.
+    #[serde(default = "TcpOptions::default_min_rto")]
+    pub min_rto_s: f64,
+    /// Initial window (segments); default RFC 5681's rule for the MSS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_cwnd: Option<u32>,
+    /// TCP-FeW's fractional increment per round trip (DPCLO: 0.01).
+    #[serde(default = "TcpOptions::default_few_alpha")]
+    pub few_alpha: f64,
+    /// Check every delivered byte against what the sender wrote (costs a pass over the bytes).
+    #[serde(default)]
+    pub verify_stream: bool,
+}
+
+impl TcpOptions {
+    fn yes() -> bool {
+        true
+    }
+    fn default_delack() -> f64 {
+        0.2
+    }
+    fn default_rcv_buf() -> u32 {
+        65535
+    }
+    fn default_min_rto() -> f64 {
+        1.0
+    }
+    fn default_few_alpha() -> f64 {
+        0.01
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub src: u32,
+    pub dst: u32,
+    #[serde(default = "default_transport")]
+    pub transport: String,
+    /// TCP congestion control: "reno", "newreno" (default), "westwood", "few", "paced".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    /// TCP SACK option (RFC 2018) and RFC 6675 loss recovery.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sack: bool,
+    /// Bytes of a bulk transfer (TCP); absent: long-lived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpOptions>,
+    #[serde(default = "default_rate")]
+    pub rate_bps: RateSpec,
+    #[serde(default = "default_payload")]
+    pub payload_bytes: u32,
+    #[serde(default)]
+    pub start_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    /// MAC priority level (EDCA queue index, 0 = lowest).
+    #[serde(default)]
+    pub priority: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsRandom {
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    #[serde(default = "default_transport")]
+    pub transport: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cc: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sack: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpOptions>,
+    #[serde(default = "default_rate")]
+    pub rate_bps: RateSpec,
+    #[serde(default = "default_payload")]
+    pub payload_bytes: u32,
+    #[serde(default)]
+    pub start_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
+    #[serde(default)]
+    pub priority: u32,
+}
+
+/// Checks the transport of a flow and fills the TCP default `cc`.
+fn check_transport(
+    p: &str,
+    transport: &str,
+    cc: &mut Option<String>,
+    sack: bool,
+    size: Option<u64>,
+    tcp: &Option<TcpOptions>,
+    rate: RateSpec,
+) -> Result<(), XlError> {
+    const ALLOWED: &str = "\"udp\", \"tcp\", \"tfrc\", \"tfrc-ecn\"";
+    match transport {
+        "udp" | "tfrc" | "tfrc-ecn" => {
+            for (field, given) in [
+                ("cc", cc.is_some()),
+                ("sack", sack),
+                ("size_bytes", size.is_some()),
+                ("tcp", tcp.is_some()),
+            ] {
+                if given {
+                    return Err(bad(
+                        format!("{p}.{field}"),
+                        format!(
+                            "applies to tcp flows only; this flow's transport is \"{transport}\""
+                        ),
+                    ));
+                }
+            }
+        }
+        "tcp" => {
+            let c = cc.get_or_insert_with(|| "newreno".to_string());
+            const CCS: [&str; 5] = ["reno", "newreno", "westwood", "few", "paced"];
+            if !CCS.contains(&c.as_str()) {
+                return Err(bad(
+                    format!("{p}.cc"),
+                    format!(
+                        "unknown congestion control \"{c}\"; allowed: {}",
+                        CCS.map(|x| format!("\"{x}\"")).join(", ")
+                    ),
+                ));
+            }
+            match (c.as_str(), rate) {
+                ("paced", RateSpec::Saturate) => {
+                    return Err(bad(
+                        format!("{p}.rate_bps"),
+                        "a paced TCP flow needs its initial sending rate in bit/s",
+                    ))
+                }
+                ("paced", _) | (_, RateSpec::Saturate) => {}
+                (_, RateSpec::Bps(_)) => {
+                    return Err(bad(
+                        format!("{p}.rate_bps"),
+                        "a TCP flow is a bulk transfer paced by its congestion control: leave rate_bps out (or use cc = \"paced\")",
+                    ))
+                }
+            }
+            if size == Some(0) {
+                return Err(bad(format!("{p}.size_bytes"), "must be at least 1 byte"));
+            }
+            if let Some(t) = tcp {
+                positive(&format!("{p}.tcp.delack_timeout_s"), t.delack_timeout_s)?;
+                positive(&format!("{p}.tcp.min_rto_s"), t.min_rto_s)?;
+                positive(&format!("{p}.tcp.few_alpha"), t.few_alpha)?;
+                if t.delack_timeout_s > 0.5 {
+                    return Err(bad(
+                        format!("{p}.tcp.delack_timeout_s"),
+                        format!(
+                            "RFC 1122 allows at most 0.5 s, found {}",
+                            t.delack_timeout_s
+                        ),
+                    ));
+                }
+                if t.rcv_buf_bytes == 0 || (!t.window_scale && t.rcv_buf_bytes > 65535) {
+                    return Err(bad(
+                        format!("{p}.tcp.rcv_buf_bytes"),
+                        format!(
+                            "must be 1..=65535 without window scaling (set tcp.window_scale = true for more), found {}",
+                            t.rcv_buf_bytes
+                        ),
+                    ));
+                }
+                if t.initial_cwnd == Some(0) {
+                    return Err(bad(
+                        format!("{p}.tcp.initial_cwnd"),
+                        "must be at least 1 segment",
+                    ));
+                }
+            }
+        }
+        other => {
+            return Err(bad(
+                format!("{p}.transport"),
+                format!("unknown transport \"{other}\"; allowed: {ALLOWED}"),
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// The fastest a flow's source may send (`flows[i].rate_bps`).
+pub(super) const MAX_PACKETS_PER_S: f64 = 1e6;
+
+#[allow(clippy::too_many_arguments)]
+fn check_flow(
+    p: &str,
+    transport: &str,
+    rate: RateSpec,
+    payload: u32,
+    start: f64,
+    stop: Option<f64>,
+    priority: u32,
+    levels: u32,
+    duration: f64,
+) -> Result<(), XlError> {
+    if let RateSpec::Bps(v) = rate {
+        positive(&format!("{p}.rate_bps"), v)?;
+    }
+    // 2304 bytes is the 802.11 MSDU limit; 8 go to LLC/SNAP, 20 to IPv4, 8 to UDP (TFRC adds
+    // its 16-byte header), 20 + up to 28 of options to TCP.
+    let headers = match transport {
+        "tcp" => 8 + 20 + 20 + 28,
+        "tfrc" | "tfrc-ecn" => 8 + 20 + 8 + 16,
+        _ => 36,
+    };
+    if payload == 0 || payload > 2304 - headers {
+        return Err(bad(
+            format!("{p}.payload_bytes"),
+            format!(
+                "must be 1..={} (the 802.11 MSDU limit less LLC, IP and {transport} headers), found {payload}",
+                2304 - headers
+            ),
+        ));
+    }
+    if let RateSpec::Bps(v) = rate {
+        // One packet per microsecond at most: faster sources only fill queues, and each packet
+        // costs an event, so a run at 1e12 bit/s would never end.
+        let max = f64::from(payload) * 8.0 * MAX_PACKETS_PER_S;
+        if v > max {
+            return Err(bad(
+                format!("{p}.rate_bps"),
+                format!(
+                    "at most one packet per microsecond: {max:e} bit/s with {payload}-byte payloads, found {v:e}"
+                ),
+            ));
+        }
+    }
+    if !(start.is_finite() && start >= 0.0 && start < duration) {
+        return Err(bad(
+            format!("{p}.start_s"),
+            format!("must be >= 0 and below duration_s ({duration}), found {start}"),
+        ));
+    }
+    if let Some(s) = stop {
+        if !(s.is_finite() && s > start) {
+            return Err(bad(
+                format!("{p}.stop_s"),
+                format!("must be after start_s ({start}), found {s}"),
+            ));
+        }
+    }
+    if priority >= levels {
+        return Err(bad(
+            format!("{p}.priority"),
+            format!(
+                "the MAC has {levels} priority level(s) (0..{}), found {priority}",
+                levels - 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks every `[[flows]]` entry: its transport, load, times and priority (`levels` MAC
+/// priority levels, `duration_s`), and its nodes (among the topology's `n`).
+pub(super) fn validate_flows(
+    flows: &mut [FlowSpec],
+    n: u32,
+    levels: u32,
+    duration_s: f64,
+) -> Result<(), XlError> {
+    for (i, f) in flows.iter_mut().enumerate() {
+        let p = format!("flows[{i}]");
+        check_transport(
+            &p,
+            &f.transport,
+            &mut f.cc,
+            f.sack,
+            f.size_bytes,
+            &f.tcp,
+            f.rate_bps,
+        )?;
+        check_flow(
+            &p,
+            &f.transport,
+            f.rate_bps,
+            f.payload_bytes,
+            f.start_s,
+            f.stop_s,
+            f.priority,
+            levels,
+            duration_s,
+        )?;
+        if f.src >= n {
+            return Err(bad(
+                format!("{p}.src"),
+                format!(
+                    "node {} does not exist (the topology has nodes 0..{})",
+                    f.src,
+                    n.saturating_sub(1)
+                ),
+            ));
+        }
+        if f.dst >= n {
+            return Err(bad(
+                format!("{p}.dst"),
+                format!(
+                    "node {} does not exist (the topology has nodes 0..{})",
+                    f.dst,
+                    n.saturating_sub(1)
+                ),
+            ));
+        }
+        if f.src == f.dst {
+            return Err(bad(
+                format!("{p}.dst"),
+                "source and destination are the same node".to_string(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl FlowsRandom {
+    /// Checks the random flows' transport, load, times and priority as `validate_flows` does, and
+    /// their count (the topology has `n` nodes).
+    pub(super) fn validate(&mut self, n: u32, levels: u32, duration_s: f64) -> Result<(), XlError> {
+        let fr = self;
+        check_transport(
+            "flows_random",
+            &fr.transport,
+            &mut fr.cc,
+            fr.sack,
+            fr.size_bytes,
+            &fr.tcp,
+            fr.rate_bps,
+        )?;
+        check_flow(
+            "flows_random",
+            &fr.transport,
+            fr.rate_bps,
+            fr.payload_bytes,
+            fr.start_s,
+            fr.stop_s,
+            fr.priority,
+            levels,
+            duration_s,
+        )?;
+        if fr.count == 0 || fr.count > 100_000 {
+            return Err(bad(
+                "flows_random.count",
+                format!("must be 1..=100000, found {}", fr.count),
+            ));
+        }
+        if n < 2 {
+            return Err(bad(
+                "flows_random.count",
+                "random flows need at least 2 nodes",
+            ));
+        }
+        Ok(())
+    }
+}
