@@ -45,6 +45,7 @@ from xlayer.scenario import (
     load_toml_file,
     normalize_scenario,
     parse_override,
+    plain_copy,
     set_field,
 )
 from xlayer.store import SweepStore, run_key, scenario_hash
@@ -102,13 +103,13 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
     OSError for an unreadable file.
     """
     if isinstance(source, Mapping):
-        doc = dict(source)
+        doc = plain_copy(source, "sweep")
         origin = "sweep"
         folder = Path.cwd()
     else:
         path = Path(source)
-        doc = load_toml_file(path, "a sweep file")
         origin = str(path)
+        doc = plain_copy(load_toml_file(path, "a sweep file"), origin)
         folder = path.parent
     unknown = sorted(set(doc) - set(SWEEP_FIELDS))
     if unknown:
