@@ -29,6 +29,51 @@ def one_line_error(proc) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
+# 3. --out replaces only a folder of xlayer's own files
+
+
+def test_out_replaces_a_result_folder_but_not_one_holding_other_files(xlayer_cli, tmp_path,
+                                                                       chain_path):
+    assert xlayer_cli("run", chain_path, "--out", "res", "--quiet").returncode == 0
+    res = tmp_path / "res"
+    again = xlayer_cli("run", chain_path, "--out", "res", "--quiet", "--seed", "2")
+    assert again.returncode == 0, again.stderr  # its own result: replaced
+    (res / "notes.txt").write_text("my notes")
+    line = one_line_error(xlayer_cli("run", chain_path, "--out", "res", "--quiet"))
+    assert "xlayer: error: res: " in line and "notes.txt" in line
+    assert (res / "notes.txt").read_text() == "my notes"
+    assert ".partial" not in line and hidden_leftovers(tmp_path) == []
+    with pytest.raises(FileExistsError, match="notes.txt"):
+        xlayer.run(chain_path, out=res)
+
+
+def test_a_write_error_names_the_out_folder_not_the_hidden_one(xlayer_cli, tmp_path, chain_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        line = one_line_error(xlayer_cli("run", chain_path, "--out", "locked/res", "--quiet"))
+    finally:
+        locked.chmod(0o755)
+    assert "locked/res: cannot write the result folder" in line and ".partial" not in line
+
+
+def test_a_write_error_names_the_out_folder_even_as_root(tmp_path, chain_path, monkeypatch):
+    import xlayer.results as results
+
+    def fail(result, folder):
+        raise PermissionError(13, "Permission denied", str(folder / "summary.json"))
+
+    monkeypatch.setattr(results, "_write_files", fail)
+    with pytest.raises(OSError) as e:
+        xlayer.run(chain_path, out=tmp_path / "res")
+    assert e.value.filename == str(tmp_path / "res") and ".partial" not in str(e.value)
+    assert hidden_leftovers(tmp_path) == []
+
+
+# ----------------------------------------------------------------------------------------------
 # 4. Bad input that ended in a traceback
 
 
@@ -95,3 +140,38 @@ def test_a_seed_beyond_64_bits_in_a_sweep_is_reported_exactly(tmp_path):
 
     with pytest.raises(ScenarioError, match=f"found {2**64} "):
         plan_runs(spec)
+
+
+# ----------------------------------------------------------------------------------------------
+# 8. Result files as the umask says
+
+
+def test_result_files_follow_the_umask(tmp_path, chain_path):
+    old = os.umask(0o022)
+    try:
+        xlayer.run(chain_path, out=tmp_path / "res")
+        xlayer.run(chain_path, out=tmp_path / "res", seed=4)  # replaced in place
+    finally:
+        os.umask(old)
+    res = tmp_path / "res"
+    assert stat.S_IMODE(res.stat().st_mode) == 0o755
+    for f in res.iterdir():
+        assert stat.S_IMODE(f.stat().st_mode) == 0o644, f
+
+
+def test_sweep_store_files_follow_the_umask(tmp_path):
+    from xlayer.store import SweepStore
+
+    r = xlayer.run(xlayer.load_scenario(None, ["duration_s=1.5"]))
+    old = os.umask(0o027)
+    try:
+        store = SweepStore(tmp_path / "sweep")
+        store.prepare({"name": "s", "runs": [], "swept": []}, {})
+        run = store.write_run({"run": "k", "stack": "base", "seed": 1, "values": {}}, r)
+        store.write_failure({"run": "f", "stack": "base", "seed": 2, "values": {}}, "boom")
+        store.rebuild_tables()
+    finally:
+        os.umask(old)
+    for p in [run, *run.iterdir(), *(tmp_path / "sweep").rglob("*")]:
+        want = 0o750 if p.is_dir() else 0o640
+        assert stat.S_IMODE(p.stat().st_mode) == want, p

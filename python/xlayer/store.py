@@ -29,13 +29,12 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Union
 
 import pandas as pd
 
-from xlayer.results import Result, write_result
+from xlayer.results import Result, make_temp_file, make_temp_folder, write_result
 
 __all__ = ["SweepStore", "run_key", "scenario_hash", "RUN_KEY_COLUMNS"]
 
@@ -144,7 +143,7 @@ class SweepStore:
         """
         key = str(meta["run"])
         target = self.run_folder(key)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.partial-", dir=self.runs_dir))
+        tmp = make_temp_folder(self.runs_dir, f".{key}.partial-")
         staged = tmp / "run"
         try:
             write_result(result, staged)
@@ -252,9 +251,7 @@ def _write_text_atomic(path: Path, text: str) -> None:
 
 
 def _write_atomic_with(path: Path, write: Any) -> None:
-    fd, tmp_name = tempfile.mkstemp(prefix=f".tmp-{path.name}.", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = make_temp_file(path.parent, f".tmp-{path.name}.")
     try:
         write(tmp)
         os.replace(tmp, path)
