@@ -142,6 +142,43 @@ def test_a_seed_beyond_64_bits_in_a_sweep_is_reported_exactly(tmp_path):
         plan_runs(spec)
 
 
+@pytest.fixture
+def result_folder(tmp_path, chain_path) -> Path:
+    out = tmp_path / "res"
+    xlayer.run(chain_path, out=out)
+    return out
+
+
+MALFORMED = {
+    "summary.json": ["{", "[1, 2]", b"\xff\xfe"],
+    "flows.csv": ['a,b\n1,2,3\n"x', "", "x\n1\n", "flow,src,dst,hops,throughput_bps\nx,y,z,w,abc\n"],
+}
+
+
+@pytest.mark.parametrize("command", ["plot", "report"])
+@pytest.mark.parametrize("name,content", [(n, c) for n, cs in MALFORMED.items() for c in cs])
+def test_plot_and_report_of_a_malformed_result_folder_are_one_line_errors(
+        command, name, content, result_folder, xlayer_cli):
+    path = result_folder / name
+    path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
+    line = one_line_error(xlayer_cli(command, result_folder))
+    assert str(result_folder) in line and "malformed" in line
+
+
+@pytest.mark.parametrize("command", ["plot", "report"])
+@pytest.mark.parametrize("content", ["{", "[]", '{"runs": 5}', '{"runs": [{"x": 1}]}',
+                                     '{"runs": [], "swept": "a"}'])
+def test_plot_and_report_of_a_malformed_sweep_folder_are_one_line_errors(
+        command, content, tmp_path, xlayer_cli):
+    from xlayer.store import SweepStore
+
+    store = SweepStore(tmp_path / "sweep")
+    store.prepare({"name": "s", "runs": [], "swept": [], "stacks": {}}, {})
+    (tmp_path / "sweep" / "sweep.json").write_text(content)
+    line = one_line_error(xlayer_cli(command, tmp_path / "sweep"))
+    assert "sweep.json: malformed xlayer result file" in line
+
+
 # ----------------------------------------------------------------------------------------------
 # 8. Result files as the umask says
 

@@ -39,6 +39,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Union
 import pandas as pd
 
 from xlayer import _core
+from xlayer.errors import XlayerError
 
 __all__ = [
     "Result",
@@ -50,6 +51,8 @@ __all__ = [
     "CONFLICT_COLUMNS",
     "RESULT_FILES",
     "check_output_folder",
+    "read_csv_table",
+    "read_json_object",
     "summary_json",
     "table",
     "write_result",
@@ -127,6 +130,46 @@ class Result:
             f"<Result {s.get('name')!r} seed={s.get('seed')} nodes={s.get('nodes')} "
             f"flows={s.get('flows')} aggregate_throughput_bps={s.get('aggregate_throughput_bps')}>"
         )
+
+
+def read_json_object(path: Path) -> Dict[str, Any]:
+    """A result folder's JSON file (``summary.json``, ``sweep.json``, ``run.json``) as a dict;
+    a file that is not UTF-8 JSON holding an object raises :class:`XlayerError` naming it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise malformed_result(path, "not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise malformed_result(path, f"not JSON ({e})") from None
+    except RecursionError:
+        raise malformed_result(path, "JSON nested too deeply") from None
+    if not isinstance(data, dict):
+        raise malformed_result(path, f"holds a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def read_csv_table(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
+    """A result folder's CSV file as a DataFrame; one that pandas cannot parse, or without the
+    ``required`` columns, raises :class:`XlayerError` naming it."""
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError,
+            ValueError) as e:
+        raise malformed_result(path, f"not a readable CSV table ({_first_line(e)})") from None
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise malformed_result(path, f"has no column {', '.join(missing)}")
+    return df
+
+
+def malformed_result(path: Path, what: str) -> XlayerError:
+    """The error of a result file xlayer cannot read (damaged or edited by hand)."""
+    return XlayerError(f"{path}: malformed xlayer result file: {what}")
+
+
+def _first_line(e: BaseException) -> str:
+    lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+    return lines[0] if lines else type(e).__name__
 
 
 def summary_json(summary: Mapping[str, Any]) -> str:
