@@ -15,7 +15,7 @@ import pytest
 import xlayer
 from xlayer.cli import main
 from xlayer.errors import ScenarioError
-from xlayer.sweeps import execute_run, load_sweep
+from xlayer.sweeps import MAX_RUNS, execute_run, load_sweep
 
 from conftest import SMALL_CHAIN, hidden_leftovers
 
@@ -26,6 +26,24 @@ def one_line_error(proc) -> str:
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("xlayer: error: "), proc.stderr
     return lines[0]
+
+
+# ----------------------------------------------------------------------------------------------
+# 2. A sweep's name cannot escape the results folder
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", "..", "/tmp/abs", "a\\b", ""])
+def test_a_sweep_name_with_a_path_in_it_is_refused(name, tmp_path, monkeypatch, xlayer_cli):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "base.toml").write_text(SMALL_CHAIN)
+    doc = {"name": name, "scenario": "base.toml"}
+    with pytest.raises(ScenarioError, match=r"^name: must be a plain folder name"):
+        xlayer.sweep(doc)
+    escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+    (tmp_path / "sweep.toml").write_text(f'name = "{escaped}"\nscenario = "base.toml"\n')
+    line = one_line_error(xlayer_cli("sweep", "sweep.toml", "--workers", "1"))
+    assert "name: must be a plain folder name" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base.toml", "sweep.toml"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -140,6 +158,19 @@ def test_a_seed_beyond_64_bits_in_a_sweep_is_reported_exactly(tmp_path):
 
     with pytest.raises(ScenarioError, match=f"found {2**64} "):
         plan_runs(spec)
+
+
+def test_a_sweep_of_too_many_runs_is_refused_before_planning(tmp_path, xlayer_cli):
+    (tmp_path / "base.toml").write_text(SMALL_CHAIN)
+    (tmp_path / "sweep.toml").write_text('scenario = "base.toml"\nseeds = 100000000\n')
+    proc = xlayer_cli("sweep", "sweep.toml", timeout=20)
+    line = one_line_error(proc)
+    assert f"seeds: a sweep has at most {MAX_RUNS} runs" in line
+    doc = {"scenario": "base.toml", "seeds": 200,
+           "grid": {"duration_s": [2.0, 3.0, 4.0, 5.0, 6.0], "warmup_s": [0.1] * 11}}
+    with pytest.raises(ScenarioError, match=rf"^sweep: 11000 runs \(55 grid points x 1 stacks x "
+                       rf"200 seeds\); a sweep has at most {MAX_RUNS}"):
+        load_sweep({**doc, "scenario": str(tmp_path / "base.toml")})
 
 
 @pytest.fixture

@@ -50,7 +50,8 @@ from xlayer.scenario import (
 )
 from xlayer.store import SweepStore, run_key, scenario_hash
 
-__all__ = ["SweepSpec", "PlannedRun", "load_sweep", "plan_runs", "sweep", "DEFAULT_STACK"]
+__all__ = ["SweepSpec", "PlannedRun", "load_sweep", "plan_runs", "sweep", "DEFAULT_STACK",
+           "MAX_RUNS"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -60,6 +61,9 @@ DEFAULT_STACK = "base"
 SCHEDULER_TIMEOUT_S = 15
 #: Fields a sweep file may have at its top level.
 SWEEP_FIELDS = ("name", "scenario", "overrides", "mode", "seeds", "grid", "stacks")
+#: At most this many runs (grid points x stacks x seeds) per sweep, checked before planning
+#: (planning validates every run's scenario, about a millisecond each).
+MAX_RUNS = 10_000
 
 
 @dataclass
@@ -179,6 +183,9 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
     if isinstance(seeds_doc, int):
         if seeds_doc < 1:
             raise scenario_error("seeds", f"a count must be at least 1, found {seeds_doc}")
+        if seeds_doc > MAX_RUNS:
+            raise scenario_error("seeds", f"a sweep has at most {MAX_RUNS} runs, and "
+                                 f"{seeds_doc} seeds alone are more")
         seeds = list(range(1, seeds_doc + 1))
     else:
         if not seeds_doc or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
@@ -189,10 +196,43 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
         seeds = list(seeds_doc)
 
     name = doc.get("name", Path(origin).stem if origin != "sweep" else "sweep")
+    check_sweep_name(name)
+    spec = SweepSpec(name=name, base=base, grid=grid, stacks=stacks, seeds=seeds, mode=mode,
+                     origin=origin)
+    count = run_count(spec)
+    if count > MAX_RUNS:
+        sizes = (f"{count // (len(stacks) * len(seeds))} grid points x {len(stacks)} stacks x "
+                 f"{len(seeds)} seeds")
+        raise scenario_error("sweep", f"{count} runs ({sizes}); a sweep has at most {MAX_RUNS}: "
+                             "split it into several sweeps")
+    return spec
+
+
+def check_sweep_name(name: Any) -> None:
+    """A sweep's name is a plain folder name (it names ``results/<name>``): no path separator,
+    not ``.`` or ``..``, not empty."""
     if not isinstance(name, str):
         raise scenario_error("name", "must be a string")
-    return SweepSpec(name=name, base=base, grid=grid, stacks=stacks, seeds=seeds, mode=mode,
-                     origin=origin)
+    bad = (not name.strip() or name in (".", "..") or "/" in name or "\\" in name
+           or "\0" in name or (os.sep in name) or (os.altsep is not None and os.altsep in name)
+           or ".." in name or os.path.isabs(name))
+    if bad:
+        raise scenario_error("name", "must be a plain folder name (it names results/<name>): "
+                             f'no "/", "\\" or "..", found {name!r}')
+
+
+def run_count(spec: SweepSpec) -> int:
+    """How many runs the sweep plans, computed without planning them."""
+    lengths = [len(v) for v in spec.grid.values()]
+    if not lengths:
+        points = 1
+    elif spec.mode == "zip":
+        points = lengths[0]
+    else:
+        points = 1
+        for n in lengths:
+            points *= n
+    return points * len(spec.stacks) * len(spec.seeds)
 
 
 def _flatten(table: Mapping[str, Any], where: str) -> Dict[str, Any]:
