@@ -29,6 +29,112 @@ def one_line_error(proc) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
+# 1. No code runs from a scenario file unless asked
+
+
+#: A module that leaves a mark when imported, and a class that is not an optimizer.
+EVIL_MODULE = """
+from pathlib import Path
+Path("imported.txt").write_text("evilmod's top-level code ran")
+
+class X:
+    def __init__(self, **kw):
+        Path("built.txt").write_text("X was built")
+"""
+
+POPEN = """
+[[optimizers]]
+python = "subprocess:Popen"
+nodes = [0]
+args = { args = ["sh", "-c", "id > owned.txt"] }
+"""
+
+EVIL = """
+[[optimizers]]
+python = "evilmod:X"
+nodes = [0]
+"""
+
+OPT_IN = ("--allow-python-optimizers", "allow_python=True")
+
+
+@pytest.mark.parametrize("command", ["run", "params"])
+@pytest.mark.parametrize("entry", [POPEN, EVIL], ids=["subprocess.Popen", "evilmod"])
+def test_a_scenario_naming_python_code_runs_nothing_without_the_opt_in(
+        command, entry, xlayer_cli, tmp_path):
+    (tmp_path / "evilmod.py").write_text(EVIL_MODULE)
+    (tmp_path / "s.toml").write_text(SMALL_CHAIN + entry)
+    proc = xlayer_cli(command, "s.toml")  # python -m xlayer: the current folder is on sys.path
+    line = one_line_error(proc)
+    assert "optimizers[0].python" in line
+    for hint in OPT_IN:
+        assert hint in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evilmod.py", "s.toml"]
+
+
+def test_the_opt_in_still_builds_only_optimizer_subclasses(xlayer_cli, tmp_path):
+    (tmp_path / "s.toml").write_text(SMALL_CHAIN + POPEN)
+    proc = xlayer_cli("run", "s.toml", "--allow-python-optimizers")
+    line = one_line_error(proc)
+    assert "optimizers[0].python" in line and "subprocess.Popen" in line
+    assert "not a subclass of xlayer.optimizers.Optimizer" in line
+    assert not (tmp_path / "owned.txt").exists()
+
+
+def test_the_current_folder_is_not_searched_for_optimizer_modules(tmp_path, monkeypatch, capsys):
+    (tmp_path / "evilmod.py").write_text(EVIL_MODULE)
+    (tmp_path / "s.toml").write_text(SMALL_CHAIN + EVIL)
+    monkeypatch.chdir(tmp_path)
+    # As under the `xlayer` console script: neither "" nor the current folder on sys.path.
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    assert main(["run", "s.toml", "--allow-python-optimizers"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot import module 'evilmod'" in err and "PYTHONPATH" in err
+    assert not (tmp_path / "imported.txt").exists()
+    assert "evilmod" not in sys.modules
+
+
+def test_the_api_asks_for_allow_python_and_takes_optimizer_objects_without_it(tmp_path):
+    scenario = xlayer.load_scenario(None, ["duration_s=1.5"])
+    scenario["optimizers"] = [{"python": "test_optimizers:Listening", "nodes": [0]}]
+    for call in (lambda: xlayer.run(scenario), lambda: xlayer.Simulation(scenario)):
+        with pytest.raises(ScenarioError) as e:
+            call()
+        assert "optimizers[0].python" in str(e.value)
+        assert all(hint in str(e.value) for hint in OPT_IN)
+    r = xlayer.run(scenario, allow_python=True)
+    assert list(r.optimizers["name"]) == ["test_optimizers:Listening"]
+    # An object the user builds is their own code: no opt-in.
+    from test_optimizers import Listening
+
+    sim = xlayer.Simulation(xlayer.load_scenario(None, ["duration_s=1.5"]))
+    sim.add_optimizer(Listening(), node=0)
+    assert list(sim.run().optimizers["status"]) == ["active"]
+
+
+def test_a_worker_checks_the_opt_in_the_same_way():
+    scenario = xlayer.normalize_scenario(xlayer.load_scenario(None, ["duration_s=1.5"]))
+    scenario["optimizers"] = [{"python": "test_optimizers:Listening", "nodes": [0]}]
+    status, message = execute_run(scenario)
+    assert status == "failed" and "--allow-python-optimizers" in message
+    status, result = execute_run(scenario, True)
+    assert status == "ok" and list(result.optimizers["status"]) == ["active"]
+
+
+class ValueErrorInInit(xlayer.optimizers.Optimizer):
+    def __init__(self, level=1):
+        raise ValueError(f"level {level} is not supported")
+
+
+def test_an_optimizer_constructor_raising_is_an_error_naming_the_args(xlayer_cli, tmp_path):
+    scenario = xlayer.load_scenario(None, ["duration_s=1.5"])
+    scenario["optimizers"] = [{"python": "test_hardening:ValueErrorInInit", "args": {"level": 7}}]
+    with pytest.raises(ScenarioError, match=r"optimizers\[0\]\.args: building "
+                       r"test_hardening:ValueErrorInInit raised ValueError: level 7"):
+        xlayer.Simulation(scenario, allow_python=True)
+
+
+# ----------------------------------------------------------------------------------------------
 # 2. A sweep's name cannot escape the results folder
 
 

@@ -384,3 +384,32 @@ def test_example_sweep_completes_with_30_keyed_runs(scheduler, tmp_path):
         (c, st, sd) for c in (4, 8, 16) for st in ("dcf", "rts") for sd in range(1, 6))
     flows = pd.read_parquet(tmp_path / "mesh" / "flows.parquet")
     assert flows.groupby("run").size().to_dict() == dict(zip(table["run"], table["flows"]))
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 14 (hardening): sweeps on Dask
+
+CHAIN_BASE = (
+    'duration_s = 1.0\n[radio]\ntx_range_m = 250.0\n'
+    '[topology]\nkind = "chain"\ncount = 3\nspacing_m = 200.0\n'
+    '[[flows]]\nsrc = 0\ndst = 2\nrate_bps = 1e5\n'
+)
+
+
+def test_python_optimizers_in_a_sweep_need_the_opt_in_which_reaches_the_workers(
+        sweep_file, scheduler, tmp_path, xlayer_cli):
+    base = CHAIN_BASE + '[[optimizers]]\npython = "test_optimizers:Listening"\nnodes = [0]\n'
+    path = sweep_file('scenario = "base.toml"\nseeds = 2\n', base=base)
+    out = tmp_path / "out"
+    with pytest.raises(ScenarioError) as e:
+        xlayer.sweep(path, out, scheduler=scheduler)
+    assert "optimizers[0].python" in str(e.value) and "allow_python=True" in str(e.value)
+    proc = xlayer_cli("sweep", path, "--out", out, "--scheduler", scheduler)
+    assert proc.returncode == 2 and "--allow-python-optimizers" in proc.stderr
+    assert not out.exists()
+    s = xlayer.sweep(path, out, scheduler=scheduler, allow_python=True)
+    assert list(s.runs["status"]) == ["ok", "ok"]
+    for folder in run_folders(out).values():
+        table = pd.read_csv(folder / "optimizers.csv")
+        assert list(table["name"]) == ["test_optimizers:Listening"]
+        assert list(table["status"]) == ["active"]

@@ -1,16 +1,19 @@
 """The ``xlayer`` command.
 
     xlayer run [SCENARIO] [--seed N] [--out DIR] [--set KEY=VALUE ...] [--json] [--quiet]
+               [--allow-python-optimizers]
     xlayer scenario [SCENARIO] [--seed N] [--set KEY=VALUE ...]
-    xlayer params [SCENARIO] [--json]
+    xlayer params [SCENARIO] [--json] [--allow-python-optimizers]
     xlayer tunables [--json]
     xlayer sweep SWEEP.toml [--out DIR] [--workers N | --scheduler tcp://host:port] [--set ...]
+               [--allow-python-optimizers]
     xlayer plot DIR [--out DIR]
     xlayer report DIR [--out FILE]
 
 Without SCENARIO the built-in default scenario runs. Every error xlayer expects (a bad scenario
 field, malformed TOML, a missing file, an unreachable node) is printed as one line
 ``xlayer: error: <message>`` on stderr with exit status 2, no traceback, and no result folder.
+A scenario naming Python optimizer classes runs only with ``--allow-python-optimizers``.
 """
 
 from __future__ import annotations
@@ -81,8 +84,16 @@ def _parser() -> argparse.ArgumentParser:
             "may be repeated",
         )
 
+    def allow_python_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--allow-python-optimizers", dest="allow_python", action="store_true",
+            help='let the scenario name Python optimizer classes ([[optimizers]] python = '
+            '"module:Class"): their modules are imported and run, so only for files you trust '
+            "(refused without this flag)",
+        )
+
     def dask_args(p: argparse.ArgumentParser, set_help: str) -> None:
-        """Where a sweep runs (--workers | --scheduler), --set and --quiet."""
+        """Where a sweep runs (--workers | --scheduler), --set, --quiet, the opt-in."""
         where = p.add_mutually_exclusive_group()
         where.add_argument("--workers", type=int, metavar="N",
                            help="local Dask workers, one process each (default: one per core)")
@@ -91,12 +102,14 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--set", dest="overrides", action="append", default=[],
                        metavar="KEY=VALUE", help=set_help)
         p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+        allow_python_arg(p)
 
     p_run = sub.add_parser("run", help="run a scenario and print its summary")
     scenario_args(p_run)
     p_run.add_argument("--out", metavar="DIR", help="write the result folder DIR (atomically)")
     p_run.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p_run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    allow_python_arg(p_run)
     p_run.set_defaults(command_fn=_cmd_run)
 
     p_sc = sub.add_parser("scenario", help="print a scenario as run: validated, defaults filled")
@@ -107,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     p_params.add_argument("scenario", nargs="?", metavar="SCENARIO",
                           help="scenario whose network to ask (default: the built-in default)")
     p_params.add_argument("--json", action="store_true", help="print them as JSON")
+    allow_python_arg(p_params)
     p_params.set_defaults(command_fn=_cmd_params, seed=None, overrides=[])
     p_tun = sub.add_parser(
         "tunables",
@@ -174,7 +188,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     scenario = _load(args)
     if args.out is not None:
         check_output_folder(args.out)  # refuse a bad --out before a long run, not after
-    sim = Simulation(scenario)
+    sim = Simulation(scenario, allow_python=args.allow_python)
     show_progress = not (args.quiet or args.json) and sys.stderr.isatty()
     result = sim.run(progress=show_progress)
     if args.out is not None:
@@ -209,7 +223,7 @@ def _cmd_scenario(args: argparse.Namespace) -> int:
 
 
 def _cmd_params(args: argparse.Namespace) -> int:
-    params = Simulation(_load(args)).params()
+    params = Simulation(_load(args), allow_python=args.allow_python).params()
     if args.json:
         sys.stdout.write(json.dumps(params, indent=2, sort_keys=True) + "\n")
         return 0
@@ -267,7 +281,7 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
     runs = plan_runs(spec)
     show_progress = not args.quiet and sys.stderr.isatty()
     outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
-                          progress=show_progress)
+                          progress=show_progress, allow_python=args.allow_python)
     if not args.quiet:
         console = _console()
         console.print(

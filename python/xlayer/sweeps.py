@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from xlayer.errors import ScenarioError, XlayerError, scenario_error
+from xlayer.optimizers import check_python_allowed
 from xlayer.scenario import (
     load_scenario,
     load_toml_file,
@@ -309,17 +310,19 @@ def _describe(stack: str, values: Mapping[str, Any], seed: int) -> str:
 # Running it
 
 
-def execute_run(scenario: Dict[str, Any]) -> Tuple[str, Any]:
+def execute_run(scenario: Dict[str, Any], allow_python: bool = False) -> Tuple[str, Any]:
     """Runs one scenario on a worker: ``("ok", Result)`` or ``("failed", message)``.
 
     An error of the run is returned rather than raised, so that Dask does not retry a run that
     would fail again; a worker dying under a run is Dask's to retry (see :func:`sweep`).
+    ``allow_python`` is the sweep's opt-in to Python optimizer classes named in the scenario,
+    checked here on the worker as in :class:`xlayer.Simulation`.
     """
     from xlayer.api import Simulation
 
     sim: Optional[Simulation] = None
     try:
-        sim = Simulation(scenario)
+        sim = Simulation(scenario, allow_python=allow_python)
         return "ok", sim.run()
     except Exception as e:  # noqa: BLE001 - every failure of a run is recorded, not raised
         return "failed", f"{type(e).__name__}: {e}"
@@ -349,6 +352,7 @@ def sweep(
     scheduler: Optional[str] = None,
     progress: Union[bool, Callable[[int, int], None]] = False,
     overrides: Sequence[str] = (),
+    allow_python: bool = False,
 ) -> "Any":
     """Runs a sweep (a sweep file path or a dict of the same shape) and returns it loaded.
 
@@ -357,14 +361,19 @@ def sweep(
     address of an existing Dask scheduler instead. ``progress`` is False, True (a rich bar of
     runs done / total with time left, on stderr) or ``callback(done, total)``, called as each
     run ends. ``overrides`` (``KEY=VALUE``) change the base scenario. A relative ``scenario``
-    path in a dict is relative to the working directory. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows`` DataFrames).
+    path in a dict is relative to the working directory. ``allow_python=True`` lets the runs'
+    scenarios name Python optimizer classes (imported and run on the workers); without it such
+    a sweep raises :class:`ScenarioError` before anything runs. A sweep has at most
+    :data:`MAX_RUNS` runs. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows``
+    DataFrames).
     """
     from xlayer.analysis import load
 
     spec = load_sweep(sweep_file, overrides)
     folder = Path(out) if out is not None else Path("results") / spec.name
     runs = plan_runs(spec)
-    run_planned(spec, runs, folder, workers=workers, scheduler=scheduler, progress=progress)
+    run_planned(spec, runs, folder, workers=workers, scheduler=scheduler, progress=progress,
+                allow_python=allow_python)
     return load(folder)
 
 
@@ -376,8 +385,11 @@ def run_planned(
     workers: Optional[int] = None,
     scheduler: Optional[str] = None,
     progress: Union[bool, Callable[[int, int], None]] = False,
+    allow_python: bool = False,
 ) -> SweepOutcome:
     """Runs the planned runs not yet finished in ``folder`` on Dask, writing each as it ends."""
+    for r in runs:  # refused before the folder or the cluster is touched
+        check_python_allowed(r.scenario, allow_python, _describe(r.stack, r.values, r.seed))
     store = SweepStore(folder)
     store.check_usable()
     finished = store.finished() if store.is_sweep_folder() else {}
@@ -398,7 +410,8 @@ def run_planned(
         client, cluster = _connect(workers, scheduler)
         try:
             store.prepare(_plan_document(spec, runs), spec.base)
-            _run_on_dask(client, store, todo, outcome, progress=progress)
+            _run_on_dask(client, store, todo, outcome, progress=progress,
+                         allow_python=allow_python)
         finally:
             client.close()
             if cluster is not None:
@@ -448,13 +461,15 @@ def _cores() -> int:
 
 def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
                  outcome: SweepOutcome, *,
-                 progress: Union[bool, Callable[[int, int], None]]) -> None:
+                 progress: Union[bool, Callable[[int, int], None]],
+                 allow_python: bool = False) -> None:
     from distributed import as_completed
 
     bar = _SweepProgress(progress, outcome.planned, outcome.skipped)
     try:
         by_key = {r.run: r for r in todo}
-        futures = [client.submit(execute_run, r.scenario, key=f"xlayer-run-{r.run}", pure=False)
+        futures = [client.submit(execute_run, r.scenario, allow_python,
+                                 key=f"xlayer-run-{r.run}", pure=False)
                    for r in todo]
         for future in as_completed(futures):
             run = by_key[str(future.key)[len("xlayer-run-"):]]
