@@ -413,3 +413,18 @@ def test_python_optimizers_in_a_sweep_need_the_opt_in_which_reaches_the_workers(
         table = pd.read_csv(folder / "optimizers.csv")
         assert list(table["name"]) == ["test_optimizers:Listening"]
         assert list(table["status"]) == ["active"]
+
+
+def test_cli_sweep_with_failed_runs_exits_1_saying_how_many_unless_allowed(
+        sweep_file, scheduler, tmp_path, xlayer_cli):
+    path = sweep_file('scenario = "base.toml"\n[grid]\n"topology.spacing_m" = [200.0, 1000.0]\n',
+                      base=CHAIN_BASE)
+    out = tmp_path / "out"
+    proc = xlayer_cli("sweep", path, "--out", out, "--scheduler", scheduler, "--quiet")
+    assert proc.returncode == 1, proc.stderr
+    assert "1 of 2 runs failed" in proc.stderr and "--allow-failures" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    allowed = xlayer_cli("sweep", path, "--out", out, "--scheduler", scheduler, "--quiet",
+                         "--allow-failures")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "1 of 2 runs failed" in allowed.stderr

@@ -6,7 +6,8 @@
     xlayer params [SCENARIO] [--json] [--allow-python-optimizers]
     xlayer tunables [--json]
     xlayer sweep SWEEP.toml [--out DIR] [--workers N | --scheduler tcp://host:port] [--set ...]
-               [--allow-python-optimizers]
+               [--allow-failures] [--allow-python-optimizers]
+    xlayer compare SCENARIO --stacks A,B [--seeds N] [same options as sweep]
     xlayer plot DIR [--out DIR]
     xlayer report DIR [--out FILE]
 
@@ -14,6 +15,8 @@ Without SCENARIO the built-in default scenario runs. Every error xlayer expects 
 field, malformed TOML, a missing file, an unreachable node) is printed as one line
 ``xlayer: error: <message>`` on stderr with exit status 2, no traceback, and no result folder.
 A scenario naming Python optimizer classes runs only with ``--allow-python-optimizers``.
+``xlayer sweep`` and ``compare`` exit 1 when runs failed (saying how many) unless
+``--allow-failures``.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from xlayer.scenario import load_scenario, scenario_to_toml
 __all__ = ["main"]
 
 EXIT_ERROR = 2
+#: `xlayer sweep` / `compare` when runs failed (without --allow-failures).
+EXIT_RUNS_FAILED = 1
 EXIT_INTERRUPTED = 130
 #: Per-flow rows printed in the summary; the rest are in flows.csv.
 MAX_FLOW_ROWS = 50
@@ -93,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
         )
 
     def dask_args(p: argparse.ArgumentParser, set_help: str) -> None:
-        """Where a sweep runs (--workers | --scheduler), --set, --quiet, the opt-in."""
+        """Where a sweep runs (--workers | --scheduler), --set, --quiet, the opt-ins."""
         where = p.add_mutually_exclusive_group()
         where.add_argument("--workers", type=int, metavar="N",
                            help="local Dask workers, one process each (default: one per core)")
@@ -102,6 +107,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--set", dest="overrides", action="append", default=[],
                        metavar="KEY=VALUE", help=set_help)
         p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+        p.add_argument("--allow-failures", action="store_true",
+                       help="exit 0 even when runs failed (default: exit 1 and say how many)")
         allow_python_arg(p)
 
     p_run = sub.add_parser("run", help="run a scenario and print its summary")
@@ -266,8 +273,19 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         spec = load_sweep(args.sweep, args.overrides)
     except OSError as e:
         raise _CommandError(f"cannot read sweep {args.sweep}: {e.strerror or e}") from None
-    _run_sweep(spec, args, lambda o: f"{o.planned} runs")
-    return 0
+    outcome = _run_sweep(spec, args, lambda o: f"{o.planned} runs")
+    return _failures_status(outcome, args)
+
+
+def _failures_status(outcome: Any, args: argparse.Namespace) -> int:
+    """0, or 1 (saying how many runs failed, even with --quiet) unless --allow-failures."""
+    if not outcome.failed:
+        return 0
+    print(f"xlayer: {outcome.failed} of {outcome.planned} runs failed (recorded in "
+          f"{args.out_folder}/failed; run the sweep again to retry them)"
+          + ("" if args.allow_failures else "; --allow-failures exits 0 despite them"),
+          file=sys.stderr)
+    return 0 if args.allow_failures else EXIT_RUNS_FAILED
 
 
 def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
@@ -278,6 +296,7 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
     if args.workers is not None and args.workers < 1:
         raise _CommandError(f"--workers: must be at least 1, found {args.workers}")
     out = args.out if args.out is not None else f"results/{spec.name}"
+    args.out_folder = out
     runs = plan_runs(spec)
     show_progress = not args.quiet and sys.stderr.isatty()
     outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
@@ -345,7 +364,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     outcome = _run_sweep(
         spec, args,
         lambda o: f"{len(stacks)} stacks x {o.planned // max(len(stacks), 1)} seeds")
-    return 1 if outcome.failed else 0
+    return _failures_status(outcome, args)
 
 
 def _print_sweep_table(console: Console, folder: str) -> None:
