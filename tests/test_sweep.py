@@ -428,3 +428,59 @@ def test_cli_sweep_with_failed_runs_exits_1_saying_how_many_unless_allowed(
                          "--allow-failures")
     assert allowed.returncode == 0, allowed.stderr
     assert "1 of 2 runs failed" in allowed.stderr
+
+
+def test_a_sweep_whose_last_worker_dies_says_so_fails_in_time_and_resumes(sweep_file, tmp_path):
+    from distributed import LocalCluster
+
+    base = GRID_BASE.replace("duration_s = 1.0", "duration_s = 40.0")
+    path = sweep_file(SWEEP.replace("seeds = 2", "seeds = 3"), base=base)  # 12 runs, ~0.5 s
+    out = tmp_path / "out"
+    cluster = LocalCluster(n_workers=0, processes=True, dashboard_address=":0", silence_logs=50)
+    address = cluster.scheduler_address
+
+    def start_worker() -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+             "--no-nanny", "--no-dashboard"],
+            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    worker = start_worker()
+    sweep_proc = None
+    try:
+        sweep_proc = subprocess.Popen(
+            [sys.executable, "-m", "xlayer", "sweep", str(path), "--out", str(out),
+             "--scheduler", address, "--no-workers-timeout", "3", "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sweep_proc.poll() is None:
+            if (out / "runs").is_dir() and len(run_folders(out)) >= 2:
+                break
+            time.sleep(0.02)
+        worker.kill()
+        worker.wait(timeout=10)
+        killed_at = time.monotonic()
+        _, stderr = sweep_proc.communicate(timeout=60)
+        waited = time.monotonic() - killed_at
+        assert sweep_proc.returncode == 2, stderr
+        assert "Traceback" not in stderr
+        assert "has no worker left" in stderr
+        assert "has had no worker for 3 s" in stderr and "run the same sweep into it again" \
+            in stderr
+        assert 3 <= waited < 30
+        done = run_folders(out)
+        assert 0 < len(done) < 12
+        stamps = {k: (p / "summary.json").stat().st_mtime_ns for k, p in done.items()}
+
+        worker = start_worker()
+        resumed = xlayer.sweep(path, out, scheduler=address)
+        assert len(resumed.runs) == 12 and set(resumed.runs["status"]) == {"ok"}
+        for k, p in run_folders(out).items():
+            if k in stamps:
+                assert (p / "summary.json").stat().st_mtime_ns == stamps[k], "finished run rerun"
+    finally:
+        if sweep_proc is not None and sweep_proc.poll() is None:
+            sweep_proc.kill()
+        worker.kill()
+        worker.wait(timeout=10)
+        cluster.close()

@@ -6,7 +6,7 @@
     xlayer params [SCENARIO] [--json] [--allow-python-optimizers]
     xlayer tunables [--json]
     xlayer sweep SWEEP.toml [--out DIR] [--workers N | --scheduler tcp://host:port] [--set ...]
-               [--allow-failures] [--allow-python-optimizers]
+               [--allow-failures] [--no-workers-timeout S] [--allow-python-optimizers]
     xlayer compare SCENARIO --stacks A,B [--seeds N] [same options as sweep]
     xlayer plot DIR [--out DIR]
     xlayer report DIR [--out FILE]
@@ -37,6 +37,7 @@ from xlayer.api import Simulation
 from xlayer.errors import XlayerError
 from xlayer.results import Result, check_output_folder, summary_json
 from xlayer.scenario import load_scenario, scenario_to_toml
+from xlayer.sweeps import NO_WORKERS_TIMEOUT_S
 
 __all__ = ["main"]
 
@@ -109,6 +110,11 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
         p.add_argument("--allow-failures", action="store_true",
                        help="exit 0 even when runs failed (default: exit 1 and say how many)")
+        p.add_argument("--no-workers-timeout", type=float, metavar="SECONDS",
+                       default=NO_WORKERS_TIMEOUT_S,
+                       help="fail when the cluster has had no worker for this long while runs "
+                       f"are left (default: {NO_WORKERS_TIMEOUT_S:g}); the folder stays "
+                       "resumable")
         allow_python_arg(p)
 
     p_run = sub.add_parser("run", help="run a scenario and print its summary")
@@ -295,12 +301,16 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
 
     if args.workers is not None and args.workers < 1:
         raise _CommandError(f"--workers: must be at least 1, found {args.workers}")
+    if not args.no_workers_timeout > 0 or math.isinf(args.no_workers_timeout):
+        raise _CommandError("--no-workers-timeout: must be a positive number of seconds, found "
+                            f"{args.no_workers_timeout:g}")
     out = args.out if args.out is not None else f"results/{spec.name}"
     args.out_folder = out
     runs = plan_runs(spec)
     show_progress = not args.quiet and sys.stderr.isatty()
     outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
-                          progress=show_progress, allow_python=args.allow_python)
+                          progress=show_progress, allow_python=args.allow_python,
+                          no_workers_timeout_s=args.no_workers_timeout)
     if not args.quiet:
         console = _console()
         console.print(

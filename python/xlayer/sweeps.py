@@ -34,12 +34,14 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from xlayer.errors import ScenarioError, XlayerError, scenario_error
+from xlayer.errors import ScenarioError, SimulationError, XlayerError, scenario_error
 from xlayer.optimizers import check_python_allowed
 from xlayer.scenario import (
     load_scenario,
@@ -52,7 +54,7 @@ from xlayer.scenario import (
 from xlayer.store import SweepStore, run_key, scenario_hash
 
 __all__ = ["SweepSpec", "PlannedRun", "load_sweep", "plan_runs", "sweep", "DEFAULT_STACK",
-           "MAX_RUNS"]
+           "MAX_RUNS", "NO_WORKERS_TIMEOUT_S"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -65,6 +67,8 @@ SWEEP_FIELDS = ("name", "scenario", "overrides", "mode", "seeds", "grid", "stack
 #: At most this many runs (grid points x stacks x seeds) per sweep, checked before planning
 #: (planning validates every run's scenario, about a millisecond each).
 MAX_RUNS = 10_000
+#: A sweep fails when its cluster has had no worker for this long while runs are left (s).
+NO_WORKERS_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -353,6 +357,7 @@ def sweep(
     progress: Union[bool, Callable[[int, int], None]] = False,
     overrides: Sequence[str] = (),
     allow_python: bool = False,
+    no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
 ) -> "Any":
     """Runs a sweep (a sweep file path or a dict of the same shape) and returns it loaded.
 
@@ -363,9 +368,11 @@ def sweep(
     run ends. ``overrides`` (``KEY=VALUE``) change the base scenario. A relative ``scenario``
     path in a dict is relative to the working directory. ``allow_python=True`` lets the runs'
     scenarios name Python optimizer classes (imported and run on the workers); without it such
-    a sweep raises :class:`ScenarioError` before anything runs. A sweep has at most
-    :data:`MAX_RUNS` runs. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows``
-    DataFrames).
+    a sweep raises :class:`ScenarioError` before anything runs. When the cluster has had no
+    worker for ``no_workers_timeout_s`` seconds while runs are left, the sweep raises
+    :class:`SimulationError`; the folder keeps the finished runs and resumes. A sweep has at
+    most :data:`MAX_RUNS` runs. Failed runs do not raise: they are rows with ``status ==
+    "failed"``. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows`` DataFrames).
     """
     from xlayer.analysis import load
 
@@ -373,7 +380,7 @@ def sweep(
     folder = Path(out) if out is not None else Path("results") / spec.name
     runs = plan_runs(spec)
     run_planned(spec, runs, folder, workers=workers, scheduler=scheduler, progress=progress,
-                allow_python=allow_python)
+                allow_python=allow_python, no_workers_timeout_s=no_workers_timeout_s)
     return load(folder)
 
 
@@ -386,8 +393,11 @@ def run_planned(
     scheduler: Optional[str] = None,
     progress: Union[bool, Callable[[int, int], None]] = False,
     allow_python: bool = False,
+    no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
 ) -> SweepOutcome:
     """Runs the planned runs not yet finished in ``folder`` on Dask, writing each as it ends."""
+    if not no_workers_timeout_s > 0:
+        raise ValueError(f"no_workers_timeout_s must be positive, found {no_workers_timeout_s}")
     for r in runs:  # refused before the folder or the cluster is touched
         check_python_allowed(r.scenario, allow_python, _describe(r.stack, r.values, r.seed))
     store = SweepStore(folder)
@@ -411,7 +421,8 @@ def run_planned(
         try:
             store.prepare(_plan_document(spec, runs), spec.base)
             _run_on_dask(client, store, todo, outcome, progress=progress,
-                         allow_python=allow_python)
+                         allow_python=allow_python, no_workers_timeout_s=no_workers_timeout_s,
+                         where=scheduler)
         finally:
             client.close()
             if cluster is not None:
@@ -462,19 +473,25 @@ def _cores() -> int:
 def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
                  outcome: SweepOutcome, *,
                  progress: Union[bool, Callable[[int, int], None]],
-                 allow_python: bool = False) -> None:
+                 allow_python: bool = False,
+                 no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
+                 where: Optional[str] = None) -> None:
     from distributed import as_completed
 
     bar = _SweepProgress(progress, outcome.planned, outcome.skipped)
+    futures: List[Any] = []
     try:
         by_key = {r.run: r for r in todo}
         futures = [client.submit(execute_run, r.scenario, allow_python,
                                  key=f"xlayer-run-{r.run}", pure=False)
                    for r in todo]
-        for future in as_completed(futures):
+        watch = _WorkerWatch(client, store, no_workers_timeout_s, where)
+        for future in _completed(as_completed(futures), watch, outcome, len(todo)):
             run = by_key[str(future.key)[len("xlayer-run-"):]]
             try:
-                status, value = future.result()
+                status, value = _result(future, watch, outcome, len(todo))
+            except _NoWorkers:
+                raise
             except Exception as e:  # noqa: BLE001 - e.g. KilledWorker: the worker died
                 status, value = "failed", f"{type(e).__name__}: {e}"
             if status == "ok":
@@ -486,8 +503,92 @@ def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
                 outcome.failures.append((run.run, str(value)))
             future.release()
             bar.advance()
+    except BaseException as e:
+        # Nothing left to run for this client (a worker joining later must not start them).
+        try:
+            client.cancel(futures)
+        except Exception:  # noqa: BLE001 - the scheduler may be gone too
+            pass
+        if isinstance(e, _NoWorkers):
+            raise SimulationError(str(e)) from None
+        raise
     finally:
         bar.close()
+
+
+def _result(future: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: int) -> Any:
+    """``future.result()``, watching the workers meanwhile: a finished run whose result lived
+    on a worker that died is recomputed, which needs a worker."""
+    import asyncio
+
+    from distributed import TimeoutError as DaskTimeout
+
+    while True:
+        try:
+            return future.result(timeout=1.0)
+        except (TimeoutError, asyncio.TimeoutError, DaskTimeout):
+            watch.check(outcome.ran + outcome.failed, total)
+
+
+class _NoWorkers(Exception):
+    """Raised by :class:`_WorkerWatch`; becomes a :class:`SimulationError` once cleaned up."""
+
+
+def _completed(ac: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: int) -> Any:
+    """The futures of ``ac`` as they finish; between them, ``watch`` checks that the cluster
+    still has a worker (``as_completed`` alone would wait forever once the last one died)."""
+    while not ac.is_empty():
+        batch = ac.next_batch(block=False)
+        if batch:
+            yield from batch
+            continue
+        watch.check(outcome.ran + outcome.failed, total)
+        time.sleep(POLL_S)
+
+
+#: How often a sweep waiting for results checks its cluster's workers (seconds).
+POLL_S = 0.1
+
+
+class _WorkerWatch:
+    """Notices a cluster left without workers: says so on stderr at once, and raises
+    :class:`_NoWorkers` (reported as :class:`SimulationError`) once none came back for
+    ``timeout_s``; checks the scheduler at most once a second."""
+
+    def __init__(self, client: Any, store: SweepStore, timeout_s: float,
+                 where: Optional[str]) -> None:
+        self._client = client
+        self._store = store
+        self._timeout_s = timeout_s
+        self._where = f"the scheduler at {where}" if where else "the local cluster"
+        self._since: Optional[float] = None
+        self._next_check = 0.0
+
+    def check(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now < self._next_check:
+            return
+        self._next_check = now + 1.0
+        try:
+            workers = len(self._client.nthreads())
+        except Exception:  # noqa: BLE001 - the scheduler itself is unreachable: no workers
+            workers = 0
+        if workers:
+            if self._since is not None:
+                print("xlayer: a Dask worker is back; the sweep goes on", file=sys.stderr)
+            self._since = None
+            return
+        if self._since is None:
+            self._since = now
+            print(f"xlayer: {self._where} has no worker left ({done} of {total} runs done "
+                  f"this time); waiting up to {self._timeout_s:g} s for one to join",
+                  file=sys.stderr)
+        elif now - self._since >= self._timeout_s:
+            raise _NoWorkers(
+                f"{self._where} has had no worker for {self._timeout_s:g} s, with "
+                f"{total - done} of {total} runs left; stopped. {self._store.folder} keeps the "
+                "finished runs: run the same sweep into it again to resume"
+            )
 
 
 class _SweepProgress:
