@@ -138,7 +138,7 @@ def test_an_optimizer_constructor_raising_is_an_error_naming_the_args(xlayer_cli
 # 2. A sweep's name cannot escape the results folder
 
 
-@pytest.mark.parametrize("name", ["../../x", "a/b", "..", "/tmp/abs", "a\\b", ""])
+@pytest.mark.parametrize("name", ["../../x", "a/b", "..", ".", "/tmp/abs", "a\\b", "", " "])
 def test_a_sweep_name_with_a_path_in_it_is_refused(name, tmp_path, monkeypatch, xlayer_cli):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "base.toml").write_text(SMALL_CHAIN)
@@ -150,6 +150,11 @@ def test_a_sweep_name_with_a_path_in_it_is_refused(name, tmp_path, monkeypatch, 
     line = one_line_error(xlayer_cli("sweep", "sweep.toml", "--workers", "1"))
     assert "name: must be a plain folder name" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["base.toml", "sweep.toml"]
+
+
+def test_a_sweep_name_with_dots_inside_one_folder_name_is_fine(tmp_path):
+    (tmp_path / "base.toml").write_text(SMALL_CHAIN)
+    assert load_sweep({"name": "v1..v2", "scenario": str(tmp_path / "base.toml")}).name == "v1..v2"
 
 
 # ----------------------------------------------------------------------------------------------

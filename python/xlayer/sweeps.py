@@ -214,16 +214,17 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
 
 
 def check_sweep_name(name: Any) -> None:
-    """A sweep's name is a plain folder name (it names ``results/<name>``): no path separator,
-    not ``.`` or ``..``, not empty."""
+    """A sweep's name is a plain folder name (it names ``results/<name>``): no path separator
+    (``/``, ``\\``), not ``.`` or ``..``, not blank. Without a separator a name is one path
+    component, so ``..`` inside it (``v1..v2``) goes nowhere and is allowed."""
     if not isinstance(name, str):
         raise scenario_error("name", "must be a string")
-    bad = (not name.strip() or name in (".", "..") or "/" in name or "\\" in name
-           or "\0" in name or (os.sep in name) or (os.altsep is not None and os.altsep in name)
-           or ".." in name or os.path.isabs(name))
+    separators = {"/", "\\", os.sep} | ({os.altsep} if os.altsep else set())
+    bad = (not name.strip() or name.strip() in (".", "..") or "\0" in name
+           or any(sep in name for sep in separators) or os.path.isabs(name))
     if bad:
         raise scenario_error("name", "must be a plain folder name (it names results/<name>): "
-                             f'no "/", "\\" or "..", found {name!r}')
+                             f'no "/" or "\\", not "." or "..", found {name!r}')
 
 
 def run_count(spec: SweepSpec) -> int:
