@@ -464,7 +464,7 @@ def test_a_sweep_whose_last_worker_dies_says_so_fails_in_time_and_resumes(sweep_
         waited = time.monotonic() - killed_at
         assert sweep_proc.returncode == 2, stderr
         assert "Traceback" not in stderr
-        assert "has no worker left" in stderr
+        assert "has no worker left" in stderr and "waiting up to 3 s for a worker" in stderr
         assert "has had no worker for 3 s" in stderr and "run the same sweep into it again" \
             in stderr
         assert 3 <= waited < 30
@@ -484,3 +484,53 @@ def test_a_sweep_whose_last_worker_dies_says_so_fails_in_time_and_resumes(sweep_
         worker.kill()
         worker.wait(timeout=10)
         cluster.close()
+
+
+def test_a_sweep_whose_scheduler_dies_stops_in_one_line_recording_no_failures(sweep_file,
+                                                                              tmp_path):
+    base = GRID_BASE.replace("duration_s = 1.0", "duration_s = 40.0")
+    path = sweep_file(SWEEP.replace("seeds = 2", "seeds = 5"), base=base)  # 20 runs, ~0.5 s
+    out = tmp_path / "out"
+    address_file = tmp_path / "scheduler.json"
+    procs = []
+
+    def start(*args: str) -> subprocess.Popen:
+        p = subprocess.Popen([sys.executable, "-m", *args], start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(p)
+        return p
+
+    try:
+        scheduler = start("distributed.cli.dask_scheduler", "--port", "0", "--no-dashboard",
+                          "--scheduler-file", str(address_file))
+        deadline = time.monotonic() + 30
+        while not address_file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        address = json.loads(address_file.read_text())["address"]
+        start("distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny",
+              "--no-dashboard")
+        sweep_proc = subprocess.Popen(
+            [sys.executable, "-m", "xlayer", "sweep", str(path), "--out", str(out),
+             "--scheduler", address, "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(sweep_proc)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sweep_proc.poll() is None:
+            if (out / "runs").is_dir() and len(run_folders(out)) >= 2:
+                break
+            time.sleep(0.02)
+        scheduler.kill()
+        _, stderr = sweep_proc.communicate(timeout=60)
+        assert sweep_proc.returncode == 2, stderr
+        assert "Traceback" not in stderr and "ERROR" not in stderr
+        errors = [line for line in stderr.splitlines() if line.startswith("xlayer: error: ")]
+        assert len(errors) == 1 and "lost the scheduler at" in errors[0]
+        assert "run the same sweep into it again to resume" in errors[0]
+        assert 0 < len(run_folders(out)) < 20
+        assert list((out / "failed").iterdir()) == []  # cut short, not failed
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait(timeout=10)

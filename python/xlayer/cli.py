@@ -22,11 +22,13 @@ A scenario naming Python optimizer classes runs only with ``--allow-python-optim
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import math
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from rich import box
 from rich.console import Console
@@ -308,9 +310,10 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
     args.out_folder = out
     runs = plan_runs(spec)
     show_progress = not args.quiet and sys.stderr.isatty()
-    outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
-                          progress=show_progress, allow_python=args.allow_python,
-                          no_workers_timeout_s=args.no_workers_timeout)
+    with _dask_client_logs_silenced():
+        outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
+                              progress=show_progress, allow_python=args.allow_python,
+                              no_workers_timeout_s=args.no_workers_timeout)
     if not args.quiet:
         console = _console()
         console.print(
@@ -321,6 +324,22 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
             console.print(f"  failed {key}: {_one_line(message)}")
         _print_sweep_table(console, out)
     return outcome
+
+
+@contextlib.contextmanager
+def _dask_client_logs_silenced() -> Iterator[None]:
+    """Dask's client logs a traceback when it loses its scheduler; the sweep reports that
+    itself in one line, so the command keeps to its one-line errors."""
+    logger = logging.getLogger("distributed.client")
+
+    def below_critical(record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.CRITICAL
+
+    logger.addFilter(below_critical)  # a filter, since Dask may set the logger's level itself
+    try:
+        yield
+    finally:
+        logger.removeFilter(below_critical)
 
 
 def _core_presets() -> List[str]:

@@ -31,6 +31,8 @@ finished runs and runs the rest (failed runs are tried again).
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import itertools
 import json
 import os
@@ -493,6 +495,17 @@ def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
                 status, value = _result(future, watch, outcome, len(todo))
             except _NoWorkers:
                 raise
+            except (concurrent.futures.CancelledError, asyncio.CancelledError, OSError) as e:
+                # Not a failure of the run (a run's own errors come back as ("failed", ...)):
+                # the cluster cancelled it or its result could not be fetched, as when the
+                # client loses its scheduler. Record nothing, so that the next invocation
+                # runs it.
+                raise _NoWorkers(
+                    f"lost {watch.where} ({type(e).__name__}: {_first_line(e)}); "
+                    f"{outcome.ran + outcome.failed} of {len(todo)} runs done. "
+                    f"{store.folder} keeps the finished runs: run the same sweep into it again "
+                    "to resume"
+                ) from None
             except Exception as e:  # noqa: BLE001 - e.g. KilledWorker: the worker died
                 status, value = "failed", f"{type(e).__name__}: {e}"
             if status == "ok":
@@ -517,11 +530,14 @@ def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
         bar.close()
 
 
+def _first_line(e: BaseException) -> str:
+    lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
 def _result(future: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: int) -> Any:
     """``future.result()``, watching the workers meanwhile: a finished run whose result lived
     on a worker that died is recomputed, which needs a worker."""
-    import asyncio
-
     from distributed import TimeoutError as DaskTimeout
 
     while True:
@@ -532,7 +548,8 @@ def _result(future: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: in
 
 
 class _NoWorkers(Exception):
-    """Raised by :class:`_WorkerWatch`; becomes a :class:`SimulationError` once cleaned up."""
+    """The cluster cannot run the sweep on (no worker for too long, or it cancelled the runs);
+    becomes a :class:`SimulationError` once cleaned up."""
 
 
 def _completed(ac: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: int) -> Any:
@@ -561,7 +578,7 @@ class _WorkerWatch:
         self._client = client
         self._store = store
         self._timeout_s = timeout_s
-        self._where = f"the scheduler at {where}" if where else "the local cluster"
+        self.where = f"the scheduler at {where}" if where else "the local cluster"
         self._since: Optional[float] = None
         self._next_check = 0.0
 
@@ -570,10 +587,11 @@ class _WorkerWatch:
         if now < self._next_check:
             return
         self._next_check = now + 1.0
+        state = "has no worker left"
         try:
             workers = len(self._client.nthreads())
         except Exception:  # noqa: BLE001 - the scheduler itself is unreachable: no workers
-            workers = 0
+            workers, state = 0, "does not answer"
         if workers:
             if self._since is not None:
                 print("xlayer: a Dask worker is back; the sweep goes on", file=sys.stderr)
@@ -581,12 +599,11 @@ class _WorkerWatch:
             return
         if self._since is None:
             self._since = now
-            print(f"xlayer: {self._where} has no worker left ({done} of {total} runs done "
-                  f"this time); waiting up to {self._timeout_s:g} s for one to join",
-                  file=sys.stderr)
+            print(f"xlayer: {self.where} {state} ({done} of {total} runs done this time); "
+                  f"waiting up to {self._timeout_s:g} s for a worker", file=sys.stderr)
         elif now - self._since >= self._timeout_s:
             raise _NoWorkers(
-                f"{self._where} has had no worker for {self._timeout_s:g} s, with "
+                f"{self.where} has had no worker for {self._timeout_s:g} s, with "
                 f"{total - done} of {total} runs left; stopped. {self._store.folder} keeps the "
                 "finished runs: run the same sweep into it again to resume"
             )
