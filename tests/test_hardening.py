@@ -262,6 +262,14 @@ def test_a_seed_beyond_64_bits_is_reported_exactly(seed, xlayer_cli):
     assert f"found {seed} " in line
 
 
+def test_integers_too_long_for_python_to_print_are_one_line_errors(xlayer_cli, tmp_path):
+    (tmp_path / "s.toml").write_text("seed = " + "9" * 5000 + "\n")
+    assert "invalid TOML" in one_line_error(xlayer_cli("run", "s.toml"))
+    with pytest.raises(ScenarioError, match=r"^seed: integer out of range, found an integer of "
+                       r"about 5000 digits"):
+        xlayer.run(None, seed=10**4999)
+
+
 def test_a_seed_beyond_64_bits_in_a_sweep_is_reported_exactly(tmp_path):
     (tmp_path / "base.toml").write_text(SMALL_CHAIN)
     spec = load_sweep({"scenario": str(tmp_path / "base.toml"), "seeds": [1, 2**64]})

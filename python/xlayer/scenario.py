@@ -84,6 +84,8 @@ def load_toml(text: str, origin: str = "scenario") -> dict:
     except RecursionError:
         raise scenario_error(origin, f"invalid TOML: arrays or tables nested too deeply "
                              f"(a scenario nests at most {MAX_DEPTH} levels)") from None
+    except ValueError as e:  # an integer of more than 4300 digits (Python's str/int limit)
+        raise scenario_error(origin, f"invalid TOML: {_one_line(str(e))}") from None
 
 
 def load_toml_file(path: Path, what: str = "a scenario") -> dict:
@@ -150,7 +152,7 @@ def _plain(value: Any, path: str, depth: int, on_path: set, origin: str = "scena
                 out = {}
                 for k, v in value.items():
                     if not isinstance(k, str):
-                        raise scenario_error(where, f"keys must be strings, found {k!r}")
+                        raise scenario_error(where, f"keys must be strings, found {_show(k)}")
                     out[k] = _plain(v, f"{path}.{k}" if path else k, depth + 1, on_path, origin)
                 return out
             return [_plain(v, f"{path}[{i}]", depth + 1, on_path, origin)
@@ -181,11 +183,31 @@ def scenario_to_json(scenario: Mapping) -> str:
     return json.dumps(scenario, allow_nan=False)
 
 
+def _show(value: Any) -> str:
+    """A value for an error message: its repr, cut to 80 characters (or its type, for what
+    cannot be shown, such as an integer past Python's 4300-digit limit)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _int_text(value)
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails still gets a one-line error
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _int_text(value: int) -> str:
+    """The integer exactly, unless it is too long to read (or for Python to print)."""
+    if abs(value) < 10**60:
+        return str(value)
+    digits = int(abs(value).bit_length() * math.log10(2)) + 1  # str() fails past 4300 digits
+    return f"{'-' if value < 0 else ''}an integer of about {digits} digits"
+
+
 def _check_json_values(value: Any, path: str) -> None:
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
-                raise scenario_error(path or "scenario", f"keys must be strings, found {k!r}")
+                raise scenario_error(path or "scenario", f"keys must be strings, found {_show(k)}")
             _check_json_values(v, f"{path}.{k}" if path else k)
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
@@ -194,12 +216,12 @@ def _check_json_values(value: Any, path: str) -> None:
         raise scenario_error(path, f"must be a finite number, found {value}")
     elif isinstance(value, int) and not isinstance(value, bool) and not (
             INT_MIN <= value <= INT_MAX):
-        raise scenario_error(path, f"integer out of range, found {value} (at most 2^64 - 1 = "
-                             f"{INT_MAX}, at least -2^63)")
+        raise scenario_error(path, f"integer out of range, found {_int_text(value)} (at most "
+                             f"2^64 - 1 = {INT_MAX}, at least -2^63)")
     elif isinstance(value, (datetime.date, datetime.time)):
         raise scenario_error(path, f"dates and times are not scenario values, found {value}")
     elif not isinstance(value, (str, int, float, bool)) and value is not None:
-        raise scenario_error(path, f"not a scenario value: {value!r}")
+        raise scenario_error(path, f"not a scenario value: {_show(value)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -266,12 +288,12 @@ def apply_overrides(scenario: Mapping, overrides: Iterable[str]) -> dict:
         overrides = list(overrides)
     except TypeError:
         raise scenario_error("overrides", 'must be a list of "KEY=VALUE" strings, found '
-                             f"{overrides!r}") from None
+                             f"{_show(overrides)}") from None
     result = plain_copy(scenario)
     for i, text in enumerate(overrides):
         if not isinstance(text, str):
             raise scenario_error(f"overrides[{i}]", 'an override is a "KEY=VALUE" string, '
-                                 f"found {text!r}")
+                                 f"found {_show(text)}")
         key, steps, value = parse_override(text)
         _set_path(result, key, steps, value)
     return result
