@@ -114,7 +114,8 @@ def baseline() -> xlayer.Result:
 
 def test_a_python_optimizer_lowering_the_retry_limit_drains_the_queue(baseline):
     r = xlayer.run(with_optimizers(
-        {"python": "test_optimizers:RetryLimiter", "nodes": [0], "args": {"threshold": 5}}))
+        {"python": "test_optimizers:RetryLimiter", "nodes": [0], "args": {"threshold": 5}}),
+        allow_python=True)
     assert list(r.optimizers["status"]) == ["active"]
     assert r.optimizers["sets"][0] >= 1
     before, after = baseline.nodes.iloc[0], r.nodes.iloc[0]
@@ -126,7 +127,8 @@ def test_a_python_optimizer_lowering_the_retry_limit_drains_the_queue(baseline):
 
 
 def test_a_raising_optimizer_is_unloaded_and_the_run_is_unperturbed(baseline):
-    r = xlayer.run(with_optimizers({"python": "test_optimizers:Raising", "nodes": [1]}))
+    r = xlayer.run(with_optimizers({"python": "test_optimizers:Raising", "nodes": [1]}),
+                   allow_python=True)
     row = r.optimizers.iloc[0]
     assert row["status"] == "failed" and row["language"] == "python"
     assert "ValueError: bad idea at" in row["error"] and "on_event" in row["error"]
@@ -168,7 +170,7 @@ def test_two_optimizers_setting_one_parameter_are_a_conflict():
     r = xlayer.run(with_optimizers(
         {"python": "test_optimizers:SetRetry", "nodes": [1], "args": {"at_s": 1.0, "value": 3}},
         {"python": "test_optimizers:SetRetry", "nodes": [1], "args": {"at_s": 1.2, "value": 6}},
-    ))
+    ), allow_python=True)
     assert len(r.conflicts) == 1
     c = r.conflicts.iloc[0]
     assert (c["kind"], c["node"], c["param"]) == ("conflict", 1, "mac.short_retry_limit")
@@ -178,11 +180,12 @@ def test_two_optimizers_setting_one_parameter_are_a_conflict():
 
 def test_bad_optimizer_entries_name_the_field():
     with pytest.raises(ScenarioError, match=r"optimizers\[0\]\.python"):
-        xlayer.Simulation(with_optimizers({"python": "no_such_module_xyz:C"}))
+        xlayer.Simulation(with_optimizers({"python": "no_such_module_xyz:C"}), allow_python=True)
     with pytest.raises(ScenarioError, match=r"optimizers\[0\]\.python"):
-        xlayer.Simulation(with_optimizers({"python": "test_optimizers:Nope"}))
+        xlayer.Simulation(with_optimizers({"python": "test_optimizers:Nope"}), allow_python=True)
     with pytest.raises(ScenarioError, match=r"optimizers\[0\]\.args"):
-        xlayer.Simulation(with_optimizers({"python": "test_optimizers:Raising", "args": {"x": 1}}))
+        xlayer.Simulation(with_optimizers({"python": "test_optimizers:Raising", "args": {"x": 1}}),
+                          allow_python=True)
     with pytest.raises(TuningError, match="node 9"):
         xlayer.Simulation(LOSSY).add_optimizer(Listening(), node=9)
 
@@ -333,7 +336,8 @@ def test_xlayer_run_reports_a_failed_optimizer(tmp_path, capsys):
     scenario = with_optimizers({"python": "test_optimizers:Raising", "nodes": [1]})
     path = tmp_path / "s.toml"
     path.write_text(xlayer.scenario_to_toml(scenario))
-    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 0
+    assert main(["run", str(path), "--out", str(tmp_path / "out"),
+                 "--allow-python-optimizers"]) == 0
     out = capsys.readouterr().out
     assert "optimizer test_optimizers:Raising on node 1 failed" in out and "ValueError" in out
     table = pd.read_csv(tmp_path / "out" / "optimizers.csv")

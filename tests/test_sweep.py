@@ -384,3 +384,153 @@ def test_example_sweep_completes_with_30_keyed_runs(scheduler, tmp_path):
         (c, st, sd) for c in (4, 8, 16) for st in ("dcf", "rts") for sd in range(1, 6))
     flows = pd.read_parquet(tmp_path / "mesh" / "flows.parquet")
     assert flows.groupby("run").size().to_dict() == dict(zip(table["run"], table["flows"]))
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 14 (hardening): sweeps on Dask
+
+CHAIN_BASE = (
+    'duration_s = 1.0\n[radio]\ntx_range_m = 250.0\n'
+    '[topology]\nkind = "chain"\ncount = 3\nspacing_m = 200.0\n'
+    '[[flows]]\nsrc = 0\ndst = 2\nrate_bps = 1e5\n'
+)
+
+
+def test_python_optimizers_in_a_sweep_need_the_opt_in_which_reaches_the_workers(
+        sweep_file, scheduler, tmp_path, xlayer_cli):
+    base = CHAIN_BASE + '[[optimizers]]\npython = "test_optimizers:Listening"\nnodes = [0]\n'
+    path = sweep_file('scenario = "base.toml"\nseeds = 2\n', base=base)
+    out = tmp_path / "out"
+    with pytest.raises(ScenarioError) as e:
+        xlayer.sweep(path, out, scheduler=scheduler)
+    assert "optimizers[0].python" in str(e.value) and "allow_python=True" in str(e.value)
+    proc = xlayer_cli("sweep", path, "--out", out, "--scheduler", scheduler)
+    assert proc.returncode == 2 and "--allow-python-optimizers" in proc.stderr
+    assert not out.exists()
+    s = xlayer.sweep(path, out, scheduler=scheduler, allow_python=True)
+    assert list(s.runs["status"]) == ["ok", "ok"]
+    for folder in run_folders(out).values():
+        table = pd.read_csv(folder / "optimizers.csv")
+        assert list(table["name"]) == ["test_optimizers:Listening"]
+        assert list(table["status"]) == ["active"]
+
+
+def test_cli_sweep_with_failed_runs_exits_1_saying_how_many_unless_allowed(
+        sweep_file, scheduler, tmp_path, xlayer_cli):
+    path = sweep_file('scenario = "base.toml"\n[grid]\n"topology.spacing_m" = [200.0, 1000.0]\n',
+                      base=CHAIN_BASE)
+    out = tmp_path / "out"
+    proc = xlayer_cli("sweep", path, "--out", out, "--scheduler", scheduler, "--quiet")
+    assert proc.returncode == 1, proc.stderr
+    assert "1 of 2 runs failed" in proc.stderr and "--allow-failures" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    allowed = xlayer_cli("sweep", path, "--out", out, "--scheduler", scheduler, "--quiet",
+                         "--allow-failures")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "1 of 2 runs failed" in allowed.stderr
+
+
+def test_a_sweep_whose_last_worker_dies_says_so_fails_in_time_and_resumes(sweep_file, tmp_path):
+    from distributed import LocalCluster
+
+    base = GRID_BASE.replace("duration_s = 1.0", "duration_s = 40.0")
+    path = sweep_file(SWEEP.replace("seeds = 2", "seeds = 3"), base=base)  # 12 runs, ~0.5 s
+    out = tmp_path / "out"
+    cluster = LocalCluster(n_workers=0, processes=True, dashboard_address=":0", silence_logs=50)
+    address = cluster.scheduler_address
+
+    def start_worker() -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+             "--no-nanny", "--no-dashboard"],
+            start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    worker = start_worker()
+    sweep_proc = None
+    try:
+        sweep_proc = subprocess.Popen(
+            [sys.executable, "-m", "xlayer", "sweep", str(path), "--out", str(out),
+             "--scheduler", address, "--no-workers-timeout", "3", "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sweep_proc.poll() is None:
+            if (out / "runs").is_dir() and len(run_folders(out)) >= 2:
+                break
+            time.sleep(0.02)
+        worker.kill()
+        worker.wait(timeout=10)
+        killed_at = time.monotonic()
+        _, stderr = sweep_proc.communicate(timeout=60)
+        waited = time.monotonic() - killed_at
+        assert sweep_proc.returncode == 2, stderr
+        assert "Traceback" not in stderr
+        assert "has no worker left" in stderr and "waiting up to 3 s for a worker" in stderr
+        assert "has had no worker for 3 s" in stderr and "run the same sweep into it again" \
+            in stderr
+        assert 3 <= waited < 30
+        done = run_folders(out)
+        assert 0 < len(done) < 12
+        stamps = {k: (p / "summary.json").stat().st_mtime_ns for k, p in done.items()}
+
+        worker = start_worker()
+        resumed = xlayer.sweep(path, out, scheduler=address)
+        assert len(resumed.runs) == 12 and set(resumed.runs["status"]) == {"ok"}
+        for k, p in run_folders(out).items():
+            if k in stamps:
+                assert (p / "summary.json").stat().st_mtime_ns == stamps[k], "finished run rerun"
+    finally:
+        if sweep_proc is not None and sweep_proc.poll() is None:
+            sweep_proc.kill()
+        worker.kill()
+        worker.wait(timeout=10)
+        cluster.close()
+
+
+def test_a_sweep_whose_scheduler_dies_stops_in_one_line_recording_no_failures(sweep_file,
+                                                                              tmp_path):
+    base = GRID_BASE.replace("duration_s = 1.0", "duration_s = 40.0")
+    path = sweep_file(SWEEP.replace("seeds = 2", "seeds = 5"), base=base)  # 20 runs, ~0.5 s
+    out = tmp_path / "out"
+    address_file = tmp_path / "scheduler.json"
+    procs = []
+
+    def start(*args: str) -> subprocess.Popen:
+        p = subprocess.Popen([sys.executable, "-m", *args], start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(p)
+        return p
+
+    try:
+        scheduler = start("distributed.cli.dask_scheduler", "--port", "0", "--no-dashboard",
+                          "--scheduler-file", str(address_file))
+        deadline = time.monotonic() + 30
+        while not address_file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        address = json.loads(address_file.read_text())["address"]
+        start("distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny",
+              "--no-dashboard")
+        sweep_proc = subprocess.Popen(
+            [sys.executable, "-m", "xlayer", "sweep", str(path), "--out", str(out),
+             "--scheduler", address, "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(sweep_proc)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sweep_proc.poll() is None:
+            if (out / "runs").is_dir() and len(run_folders(out)) >= 2:
+                break
+            time.sleep(0.02)
+        scheduler.kill()
+        _, stderr = sweep_proc.communicate(timeout=60)
+        assert sweep_proc.returncode == 2, stderr
+        assert "Traceback" not in stderr and "ERROR" not in stderr
+        errors = [line for line in stderr.splitlines() if line.startswith("xlayer: error: ")]
+        assert len(errors) == 1 and "lost the scheduler at" in errors[0]
+        assert "run the same sweep into it again to resume" in errors[0]
+        assert 0 < len(run_folders(out)) < 20
+        assert list((out / "failed").iterdir()) == []  # cut short, not failed
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait(timeout=10)

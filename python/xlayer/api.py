@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 from xlayer import _core
 from xlayer._progress import ProgressBar, ProgressCallback
 from xlayer.errors import SimulationError
-from xlayer.optimizers import attach_scenario_optimizers
+from xlayer.optimizers import attach_scenario_optimizers, check_python_allowed
 from xlayer.results import (
     CONFLICT_COLUMNS,
     FLOW_COLUMNS,
@@ -45,8 +45,11 @@ Progress = Union[bool, ProgressCallback, None]
 class Simulation:
     """A network built from a scenario, ready to run: a thin wrapper of ``_core.Simulation``.
 
-    ``Simulation(scenario, seed=None, overrides=())`` loads and validates the scenario (raising
-    :class:`ScenarioError` or :class:`TopologyError`) and builds the network. Advance it with
+    ``Simulation(scenario, seed=None, overrides=(), allow_python=False)`` loads and validates
+    the scenario (raising :class:`ScenarioError` or :class:`TopologyError`) and builds the
+    network. A scenario naming Python optimizer classes (``[[optimizers]] python =
+    "module:Class"``) is refused unless ``allow_python=True``: loading them imports and runs
+    that module's code. Optimizer objects given to :meth:`add_optimizer` need no such opt-in. Advance it with
     :meth:`run_until` or run it to the end with :meth:`run`; tuning parameters are read and set
     per node with :meth:`get_param` / :meth:`set_param`.
     """
@@ -57,12 +60,14 @@ class Simulation:
         *,
         seed: Optional[int] = None,
         overrides: Iterable[str] = (),
+        allow_python: bool = False,
     ) -> None:
         raw = load_scenario(scenario, overrides, seed)
         #: The scenario as run, every default filled in (a dict).
         self.scenario: Dict[str, Any] = normalize_scenario(raw)
+        check_python_allowed(self.scenario, allow_python)  # before building anything
         self._sim = _core.Simulation(json.dumps(self.scenario, allow_nan=False))
-        attach_scenario_optimizers(self._sim, self.scenario)
+        attach_scenario_optimizers(self._sim, self.scenario, allow_python=allow_python)
 
     @property
     def end_s(self) -> float:
@@ -206,19 +211,23 @@ def run(
     out: Optional[Union[str, "os.PathLike[str]"]] = None,
     progress: Progress = False,
     overrides: Iterable[str] = (),
+    allow_python: bool = False,
 ) -> Result:
     """Runs a scenario to the end and returns its :class:`Result`.
 
     ``scenario``: a TOML path, a dict, or None for the built-in default. ``seed`` replaces the
     scenario's seed; ``overrides`` are ``KEY=VALUE`` strings (``"topology.count=3"``) applied
     before validation. With ``out``, the result folder is written there atomically (an existing
-    non-result folder is refused before the run starts). Errors are :class:`XlayerError`
+    non-result folder is refused before the run starts). ``allow_python=True`` lets the
+    scenario name Python optimizer classes (``[[optimizers]] python = "module:Class"``), whose
+    modules are then imported and run; without it such a scenario raises
+    :class:`ScenarioError` before anything is imported. Errors are :class:`XlayerError`
     subclasses; a missing scenario file raises :class:`FileNotFoundError`.
     """
     raw = load_scenario(scenario, overrides, seed)
     if out is not None:
         check_output_folder(out)
-    result = Simulation(raw).run(progress=progress)
+    result = Simulation(raw, allow_python=allow_python).run(progress=progress)
     if out is not None:
         result.write(out)
     return result

@@ -1,26 +1,34 @@
 """The ``xlayer`` command.
 
     xlayer run [SCENARIO] [--seed N] [--out DIR] [--set KEY=VALUE ...] [--json] [--quiet]
+               [--allow-python-optimizers]
     xlayer scenario [SCENARIO] [--seed N] [--set KEY=VALUE ...]
-    xlayer params [SCENARIO] [--json]
+    xlayer params [SCENARIO] [--json] [--allow-python-optimizers]
     xlayer tunables [--json]
     xlayer sweep SWEEP.toml [--out DIR] [--workers N | --scheduler tcp://host:port] [--set ...]
+               [--allow-failures] [--no-workers-timeout S] [--allow-python-optimizers]
+    xlayer compare SCENARIO --stacks A,B [--seeds N] [same options as sweep]
     xlayer plot DIR [--out DIR]
     xlayer report DIR [--out FILE]
 
 Without SCENARIO the built-in default scenario runs. Every error xlayer expects (a bad scenario
 field, malformed TOML, a missing file, an unreachable node) is printed as one line
 ``xlayer: error: <message>`` on stderr with exit status 2, no traceback, and no result folder.
+A scenario naming Python optimizer classes runs only with ``--allow-python-optimizers``.
+``xlayer sweep`` and ``compare`` exit 1 when runs failed (saying how many) unless
+``--allow-failures``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import math
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from rich import box
 from rich.console import Console
@@ -31,10 +39,13 @@ from xlayer.api import Simulation
 from xlayer.errors import XlayerError
 from xlayer.results import Result, check_output_folder, summary_json
 from xlayer.scenario import load_scenario, scenario_to_toml
+from xlayer.sweeps import NO_WORKERS_TIMEOUT_S
 
 __all__ = ["main"]
 
 EXIT_ERROR = 2
+#: `xlayer sweep` / `compare` when runs failed (without --allow-failures).
+EXIT_RUNS_FAILED = 1
 EXIT_INTERRUPTED = 130
 #: Per-flow rows printed in the summary; the rest are in flows.csv.
 MAX_FLOW_ROWS = 50
@@ -81,8 +92,16 @@ def _parser() -> argparse.ArgumentParser:
             "may be repeated",
         )
 
+    def allow_python_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--allow-python-optimizers", dest="allow_python", action="store_true",
+            help='let the scenario name Python optimizer classes ([[optimizers]] python = '
+            '"module:Class"): their modules are imported and run, so only for files you trust '
+            "(refused without this flag)",
+        )
+
     def dask_args(p: argparse.ArgumentParser, set_help: str) -> None:
-        """Where a sweep runs (--workers | --scheduler), --set and --quiet."""
+        """Where a sweep runs (--workers | --scheduler), --set, --quiet, the opt-ins."""
         where = p.add_mutually_exclusive_group()
         where.add_argument("--workers", type=int, metavar="N",
                            help="local Dask workers, one process each (default: one per core)")
@@ -91,12 +110,21 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--set", dest="overrides", action="append", default=[],
                        metavar="KEY=VALUE", help=set_help)
         p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+        p.add_argument("--allow-failures", action="store_true",
+                       help="exit 0 even when runs failed (default: exit 1 and say how many)")
+        p.add_argument("--no-workers-timeout", type=float, metavar="SECONDS",
+                       default=NO_WORKERS_TIMEOUT_S,
+                       help="fail when the cluster has had no worker for this long while runs "
+                       f"are left (default: {NO_WORKERS_TIMEOUT_S:g}); the folder stays "
+                       "resumable")
+        allow_python_arg(p)
 
     p_run = sub.add_parser("run", help="run a scenario and print its summary")
     scenario_args(p_run)
     p_run.add_argument("--out", metavar="DIR", help="write the result folder DIR (atomically)")
     p_run.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p_run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    allow_python_arg(p_run)
     p_run.set_defaults(command_fn=_cmd_run)
 
     p_sc = sub.add_parser("scenario", help="print a scenario as run: validated, defaults filled")
@@ -107,6 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     p_params.add_argument("scenario", nargs="?", metavar="SCENARIO",
                           help="scenario whose network to ask (default: the built-in default)")
     p_params.add_argument("--json", action="store_true", help="print them as JSON")
+    allow_python_arg(p_params)
     p_params.set_defaults(command_fn=_cmd_params, seed=None, overrides=[])
     p_tun = sub.add_parser(
         "tunables",
@@ -174,7 +203,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     scenario = _load(args)
     if args.out is not None:
         check_output_folder(args.out)  # refuse a bad --out before a long run, not after
-    sim = Simulation(scenario)
+    sim = Simulation(scenario, allow_python=args.allow_python)
     show_progress = not (args.quiet or args.json) and sys.stderr.isatty()
     result = sim.run(progress=show_progress)
     if args.out is not None:
@@ -209,7 +238,7 @@ def _cmd_scenario(args: argparse.Namespace) -> int:
 
 
 def _cmd_params(args: argparse.Namespace) -> int:
-    params = Simulation(_load(args)).params()
+    params = Simulation(_load(args), allow_python=args.allow_python).params()
     if args.json:
         sys.stdout.write(json.dumps(params, indent=2, sort_keys=True) + "\n")
         return 0
@@ -252,8 +281,19 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         spec = load_sweep(args.sweep, args.overrides)
     except OSError as e:
         raise _CommandError(f"cannot read sweep {args.sweep}: {e.strerror or e}") from None
-    _run_sweep(spec, args, lambda o: f"{o.planned} runs")
-    return 0
+    outcome = _run_sweep(spec, args, lambda o: f"{o.planned} runs")
+    return _failures_status(outcome, args)
+
+
+def _failures_status(outcome: Any, args: argparse.Namespace) -> int:
+    """0, or 1 (saying how many runs failed, even with --quiet) unless --allow-failures."""
+    if not outcome.failed:
+        return 0
+    print(f"xlayer: {outcome.failed} of {outcome.planned} runs failed (recorded in "
+          f"{args.out_folder}/failed; run the sweep again to retry them)"
+          + ("" if args.allow_failures else "; --allow-failures exits 0 despite them"),
+          file=sys.stderr)
+    return 0 if args.allow_failures else EXIT_RUNS_FAILED
 
 
 def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
@@ -263,11 +303,17 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
 
     if args.workers is not None and args.workers < 1:
         raise _CommandError(f"--workers: must be at least 1, found {args.workers}")
+    if not args.no_workers_timeout > 0 or math.isinf(args.no_workers_timeout):
+        raise _CommandError("--no-workers-timeout: must be a positive number of seconds, found "
+                            f"{args.no_workers_timeout:g}")
     out = args.out if args.out is not None else f"results/{spec.name}"
+    args.out_folder = out
     runs = plan_runs(spec)
     show_progress = not args.quiet and sys.stderr.isatty()
-    outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
-                          progress=show_progress)
+    with _dask_client_logs_silenced():
+        outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
+                              progress=show_progress, allow_python=args.allow_python,
+                              no_workers_timeout_s=args.no_workers_timeout)
     if not args.quiet:
         console = _console()
         console.print(
@@ -278,6 +324,22 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
             console.print(f"  failed {key}: {_one_line(message)}")
         _print_sweep_table(console, out)
     return outcome
+
+
+@contextlib.contextmanager
+def _dask_client_logs_silenced() -> Iterator[None]:
+    """Dask's client logs a traceback when it loses its scheduler; the sweep reports that
+    itself in one line, so the command keeps to its one-line errors."""
+    logger = logging.getLogger("distributed.client")
+
+    def below_critical(record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.CRITICAL
+
+    logger.addFilter(below_critical)  # a filter, since Dask may set the logger's level itself
+    try:
+        yield
+    finally:
+        logger.removeFilter(below_critical)
 
 
 def _core_presets() -> List[str]:
@@ -331,7 +393,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     outcome = _run_sweep(
         spec, args,
         lambda o: f"{len(stacks)} stacks x {o.planned // max(len(stacks), 1)} seeds")
-    return 1 if outcome.failed else 0
+    return _failures_status(outcome, args)
 
 
 def _print_sweep_table(console: Console, folder: str) -> None:

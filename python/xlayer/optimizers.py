@@ -17,14 +17,20 @@ tuning layers (``xlayer tunables`` lists them). It may schedule its own timers. 
             if ctx.get("mac.queue_len.0") > self.threshold:
                 ctx.set("mac.short_retry_limit", 2)
 
-Attach it from a scenario::
+Attach it from the API: ``sim.add_optimizer(QueueWatcher(threshold=10), node=2)`` (your own
+object: nothing more to allow), or name it in a scenario::
 
     [[optimizers]]
-    python = "my_module:QueueWatcher"   # imported with importlib (sys.path, then the current folder)
+    python = "my_module:QueueWatcher"   # imported with importlib from sys.path
     nodes = [2, 3]                      # one instance per node (default: every node)
     args = { threshold = 10 }           # keyword arguments of the class
 
-or from the API: ``sim.add_optimizer(QueueWatcher(threshold=10), node=2)``.
+A scenario or sweep file naming a Python class makes xlayer import that module and run its code,
+so it is refused unless asked for: ``xlayer run|params|sweep|compare --allow-python-optimizers``,
+or ``allow_python=True`` on :func:`xlayer.run`, :class:`xlayer.Simulation` and
+:func:`xlayer.sweep` (the sweep's workers check it too). Only subclasses of :class:`Optimizer` are
+built, and the module is found on ``sys.path`` only: the current folder is not searched (install
+the module, or put its folder on ``PYTHONPATH``).
 
 The ``ctx`` passed to every callback (``xlayer._core.OptimizerContext``) is valid during that
 call only: ``ctx.node``, ``ctx.now_s()``, ``ctx.get(name)``, ``ctx.set(name, value)``,
@@ -40,16 +46,16 @@ event, its timers dropped); the failure with its traceback is in ``Result.optimi
 from __future__ import annotations
 
 import importlib
-import os
-import sys
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Sequence
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 from xlayer.errors import ScenarioError
 
 if TYPE_CHECKING:  # pragma: no cover
     from xlayer._core import OptimizerContext
 
-__all__ = ["Optimizer", "Event", "load_class", "attach_scenario_optimizers"]
+__all__ = ["Optimizer", "Event", "load_class", "attach_scenario_optimizers",
+           "check_python_allowed", "OPT_IN_HINT"]
 
 
 class Event(NamedTuple):
@@ -90,44 +96,80 @@ class Optimizer:
         """A timer set with ``ctx.schedule(delay_s, tag)`` fired."""
 
 
+#: The refusal's explanation of how to opt in (CLI flag and API argument).
+OPT_IN_HINT = (
+    "pass --allow-python-optimizers to the xlayer command (run, params, sweep, compare), "
+    "or allow_python=True to xlayer.run, xlayer.Simulation or xlayer.sweep"
+)
+
+
+def python_optimizer_specs(scenario: Mapping[str, Any]) -> List[Tuple[str, str]]:
+    """``(field, "module:Class")`` of every ``python`` optimizer a scenario names."""
+    specs = scenario.get("optimizers") or []
+    out: List[Tuple[str, str]] = []
+    if isinstance(specs, list):
+        for i, spec in enumerate(specs):
+            if isinstance(spec, Mapping) and "python" in spec:
+                out.append((f"optimizers[{i}].python", str(spec["python"])))
+    return out
+
+
+def check_python_allowed(scenario: Mapping[str, Any], allow_python: bool,
+                         where: str = "") -> None:
+    """Raises :class:`ScenarioError` if the scenario names a Python optimizer class and loading
+    them was not allowed (``where`` prefixes the field, e.g. the sweep run it belongs to)."""
+    if allow_python:
+        return
+    found = python_optimizer_specs(scenario)
+    if found:
+        field, path = found[0]
+        prefix = f"{where}: " if where else ""
+        raise ScenarioError(
+            f"{prefix}{field}: {path!r} names Python code to import and run, which a scenario "
+            f"or sweep file may do only when you allow it: {OPT_IN_HINT}"
+        )
+
+
 def load_class(path: str, field: str = "python") -> type:
-    """Imports ``"module:Class"``; errors are :class:`ScenarioError` naming ``field``."""
+    """Imports ``"module:Class"`` from ``sys.path`` (never the current folder) and returns the
+    class, which must be a subclass of :class:`Optimizer`; errors are :class:`ScenarioError`
+    naming ``field``. Importing runs the module's code: callers loading names from a scenario
+    check the opt-in first (:func:`check_python_allowed`)."""
     module_name, _, class_name = path.partition(":")
     if not module_name or not class_name:
         raise ScenarioError(f'{field}: must be "module:Class", found "{path}"')
     try:
-        module = _import(module_name)
+        module = importlib.import_module(module_name)
     except ImportError as e:
-        raise ScenarioError(f"{field}: cannot import module {module_name!r}: {e}") from None
+        raise ScenarioError(
+            f"{field}: cannot import module {module_name!r}: {e} (modules are found on sys.path; "
+            "the current folder is not searched: install the module or add its folder to "
+            "PYTHONPATH)"
+        ) from None
+    except Exception as e:  # noqa: BLE001 - the module's own code failed (or a bad name)
+        raise ScenarioError(f"{field}: importing module {module_name!r} failed: "
+                            f"{type(e).__name__}: {e}") from None
     try:
         cls = getattr(module, class_name)
     except AttributeError:
         raise ScenarioError(f"{field}: module {module_name!r} has no {class_name!r}") from None
     if not isinstance(cls, type):
         raise ScenarioError(f"{field}: {path} is not a class")
+    if not issubclass(cls, Optimizer):
+        raise ScenarioError(
+            f"{field}: {path} is the class {cls.__module__}.{cls.__qualname__}, not a subclass "
+            "of xlayer.optimizers.Optimizer; only optimizers are built from a scenario"
+        )
     return cls
 
 
-def _import(module_name: str) -> Any:
-    """Imports a module; the current directory is searched too (the ``xlayer`` command does not
-    put it on ``sys.path`` by itself)."""
-    try:
-        return importlib.import_module(module_name)
-    except ImportError:
-        cwd = os.getcwd()
-        if cwd in sys.path or "" in sys.path:
-            raise
-        sys.path.append(cwd)
-        try:
-            return importlib.import_module(module_name)
-        finally:
-            sys.path.remove(cwd)
-
-
-def attach_scenario_optimizers(sim: Any, scenario: Dict[str, Any]) -> None:
+def attach_scenario_optimizers(sim: Any, scenario: Dict[str, Any],
+                               allow_python: bool = False) -> None:
     """Instantiates the ``python = "module:Class"`` entries of ``scenario["optimizers"]``, one
     per node, and attaches them to the core simulation ``sim`` (``xlayer._core.Simulation``) in
-    scenario order."""
+    scenario order. Without ``allow_python`` a scenario naming any is refused before anything
+    is imported."""
+    check_python_allowed(scenario, allow_python)
     for i, spec in enumerate(scenario.get("optimizers", [])):
         if "python" not in spec:
             continue
@@ -140,6 +182,9 @@ def attach_scenario_optimizers(sim: Any, scenario: Dict[str, Any]) -> None:
                 obj = cls(**args)
             except TypeError as e:
                 raise ScenarioError(f"{field}.args: {e}") from None
+            except Exception as e:  # noqa: BLE001 - the class's own constructor failed
+                raise ScenarioError(f"{field}.args: building {spec['python']} raised "
+                                    f"{type(e).__name__}: {e}") from None
             sim.attach_python(
                 node, obj, spec["python"], spec.get("latency_s", 0.0),
                 spec.get("conflict_window_s", 1.0), spec.get("delivery", "off_path"),

@@ -26,11 +26,11 @@ replaced by ``_``.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import re
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import matplotlib
 
@@ -39,6 +39,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+
+from xlayer.errors import XlayerError  # noqa: E402
+from xlayer.results import read_csv_table, read_json_object  # noqa: E402
 
 __all__ = [
     "plot_folder",
@@ -238,6 +241,24 @@ def _is_run_folder(folder: Path) -> bool:
     return (folder / "summary.json").is_file() and (folder / "flows.csv").is_file()
 
 
+#: Columns the plots of a run read.
+FLOWS_NEEDED = ("flow", "src", "dst", "hops", "throughput_bps")
+NODES_NEEDED = ("node", "x", "y")
+
+
+@contextlib.contextmanager
+def unreadable_results(folder: PathLike) -> Iterator[None]:
+    """Turns what a damaged result file makes pandas or the plots raise (a column of text where
+    numbers belong, a key missing from a JSON file) into one :class:`XlayerError` naming the
+    folder; files that cannot be parsed at all are named by their readers already."""
+    try:
+        yield
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as e:
+        first = next((x.strip() for x in str(e).splitlines() if x.strip()), "")
+        raise XlayerError(f"{folder}: a result file is malformed and cannot be read "
+                          f"({type(e).__name__}: {first})") from None
+
+
 def figures(folder: PathLike) -> List[Tuple[str, str, Figure]]:
     """``(file stem, caption, figure)`` of every plot of a sweep folder or a run folder."""
     folder = Path(folder)
@@ -270,13 +291,13 @@ def figures(folder: PathLike) -> List[Tuple[str, str, Figure]]:
             run_dir = folder / "runs" / str(first["run"])
             out.append(("topology", f"Topology and flows of run {first['run']} "
                         f"(stack {first['stack']}, seed {first['seed']})",
-                        topology(pd.read_csv(run_dir / "nodes.csv"),
-                                 pd.read_csv(run_dir / "flows.csv"))))
+                        topology(read_csv_table(run_dir / "nodes.csv", NODES_NEEDED),
+                                 read_csv_table(run_dir / "flows.csv", FLOWS_NEEDED))))
         return out
     if _is_run_folder(folder):
-        flows = pd.read_csv(folder / "flows.csv")
-        nodes = pd.read_csv(folder / "nodes.csv")
-        name = json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("name", "")
+        flows = read_csv_table(folder / "flows.csv", FLOWS_NEEDED)
+        nodes = read_csv_table(folder / "nodes.csv", NODES_NEEDED)
+        name = read_json_object(folder / "summary.json").get("name", "")
         if len(flows):
             out.append(("throughput_cdf", "CDF of per-flow throughput",
                         throughput_cdf(flows, by=None)))
@@ -287,7 +308,7 @@ def figures(folder: PathLike) -> List[Tuple[str, str, Figure]]:
                             drops_vs_hops(flows, by=None)))
         out.append(("topology", "Topology and flows", topology(nodes, flows, title=str(name))))
         if (folder / "timeseries.csv").is_file():
-            series = pd.read_csv(folder / "timeseries.csv")
+            series = read_csv_table(folder / "timeseries.csv", ("flow", "t_s", "throughput_bps"))
             if len(series):
                 out.append(("throughput_timeseries", "Per-flow throughput over time "
                             "(output.timeseries_bin_s bins)", throughput_timeseries(series)))
@@ -298,9 +319,11 @@ def figures(folder: PathLike) -> List[Tuple[str, str, Figure]]:
 
 def plot_folder(folder: PathLike, out: Optional[PathLike] = None) -> List[Path]:
     """Writes every plot of ``folder`` as PNG and SVG into ``out`` (default ``folder/plots``);
-    returns the files written."""
+    returns the files written. A folder whose files xlayer cannot read raises
+    :class:`XlayerError`."""
     target = Path(out) if out is not None else Path(folder) / "plots"
-    figs = figures(folder)
+    with unreadable_results(folder):
+        figs = figures(folder)
     target.mkdir(parents=True, exist_ok=True)
     written: List[Path] = []
     for stem, _, fig in figs:

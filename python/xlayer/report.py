@@ -166,8 +166,10 @@ def _sweep_body(folder: Path) -> List[str]:
 
 
 def _run_body(folder: Path) -> List[str]:
-    summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    flows = pd.read_csv(folder / "flows.csv")
+    from xlayer.results import read_csv_table, read_json_object
+
+    summary = read_json_object(folder / "summary.json")
+    flows = read_csv_table(folder / "flows.csv")
     parts = [f"<h1>xlayer run — {_esc(summary.get('name', folder.name))}</h1>",
              f"<p>Folder: <code>{_esc(folder)}</code>.</p>", "<h2>Summary</h2>"]
     parts.append(html_table(pd.DataFrame(
@@ -182,12 +184,17 @@ def _run_body(folder: Path) -> List[str]:
 
 
 def render_report(folder: PathLike) -> str:
-    """The report of a sweep folder or a result folder as one HTML string."""
+    """The report of a sweep folder or a result folder as one HTML string; a folder whose files
+    xlayer cannot read raises :class:`XlayerError`."""
+    from xlayer.plots import unreadable_results
+
     folder = Path(folder)
     if (folder / "sweep.json").is_file():
-        body, title = _sweep_body(folder), "xlayer sweep report"
+        with unreadable_results(folder):
+            body, title = _sweep_body(folder), "xlayer sweep report"
     elif (folder / "summary.json").is_file() and (folder / "flows.csv").is_file():
-        body, title = _run_body(folder), "xlayer run report"
+        with unreadable_results(folder):
+            body, title = _run_body(folder), "xlayer run report"
     else:
         raise FileNotFoundError(f"{folder}: neither a sweep folder (sweep.json) nor a result "
                                 "folder (summary.json, flows.csv)")

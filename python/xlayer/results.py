@@ -16,17 +16,22 @@ pcap captures when ``output.pcap`` is on. :meth:`Result.write` writes the result
 
 Writes are atomic: everything goes into a hidden temporary folder next to the target, which is
 renamed into place only once complete, so a failed or interrupted write leaves no partial folder.
-An existing result folder (one holding ``summary.json`` and ``scenario.toml``) is replaced; any
-other non-empty folder is refused, so ``--out .`` cannot clobber a working directory.
+An existing result folder is replaced only if every file in it is one of the files above (a
+folder holding ``summary.json`` and ``scenario.toml``, nothing else but these files); any other
+non-empty folder is refused, so ``--out .`` cannot clobber a working directory and a file of
+yours put into a result folder is never deleted. The folder and files get the usual permissions
+(``0777`` / ``0666`` less the umask), so a group can share them.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import re
+import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence, Union
@@ -34,6 +39,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Union
 import pandas as pd
 
 from xlayer import _core
+from xlayer.errors import XlayerError
 
 __all__ = [
     "Result",
@@ -45,6 +51,8 @@ __all__ = [
     "CONFLICT_COLUMNS",
     "RESULT_FILES",
     "check_output_folder",
+    "read_csv_table",
+    "read_json_object",
     "summary_json",
     "table",
     "write_result",
@@ -124,6 +132,46 @@ class Result:
         )
 
 
+def read_json_object(path: Path) -> Dict[str, Any]:
+    """A result folder's JSON file (``summary.json``, ``sweep.json``, ``run.json``) as a dict;
+    a file that is not UTF-8 JSON holding an object raises :class:`XlayerError` naming it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise malformed_result(path, "not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise malformed_result(path, f"not JSON ({e})") from None
+    except RecursionError:
+        raise malformed_result(path, "JSON nested too deeply") from None
+    if not isinstance(data, dict):
+        raise malformed_result(path, f"holds a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def read_csv_table(path: Path, required: Sequence[str] = ()) -> pd.DataFrame:
+    """A result folder's CSV file as a DataFrame; one that pandas cannot parse, or without the
+    ``required`` columns, raises :class:`XlayerError` naming it."""
+    try:
+        df = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError,
+            ValueError) as e:
+        raise malformed_result(path, f"not a readable CSV table ({_first_line(e)})") from None
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise malformed_result(path, f"has no column {', '.join(missing)}")
+    return df
+
+
+def malformed_result(path: Path, what: str) -> XlayerError:
+    """The error of a result file xlayer cannot read (damaged or edited by hand)."""
+    return XlayerError(f"{path}: malformed xlayer result file: {what}")
+
+
+def _first_line(e: BaseException) -> str:
+    lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
 def summary_json(summary: Mapping[str, Any]) -> str:
     """The summary as strict JSON: keys sorted, indent 2, NaN and infinities as null."""
     return json.dumps(_json_safe(summary), sort_keys=True, indent=2, allow_nan=False) + "\n"
@@ -141,46 +189,104 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
+#: Files a run may write besides RESULT_FILES (``node<N>.pcap`` too).
+OPTIONAL_RESULT_FILES = ("timeseries.csv", "tcp_trace.csv", "optimizers.csv", "conflicts.csv")
+_PCAP_NAME = re.compile(r"node[0-9]+\.pcap")
+
+
 def _is_result_folder(path: Path) -> bool:
     return (path / "summary.json").is_file() and (path / "scenario.toml").is_file()
+
+
+def _is_result_file(entry: Path) -> bool:
+    name = entry.name
+    known = name in RESULT_FILES or name in OPTIONAL_RESULT_FILES or _PCAP_NAME.fullmatch(name)
+    return bool(known) and entry.is_file() and not entry.is_symlink()
 
 
 def check_output_folder(out: PathLike) -> Path:
     """Checks, before a run, that ``out`` can receive a result folder; returns it as a Path.
 
     Raises :class:`FileExistsError` if ``out`` is a file, or a non-empty folder that is not an
-    earlier result folder.
+    earlier result folder, or one holding anything a run does not write (which replacing the
+    folder would delete).
     """
     target = Path(out)
     if target.exists() or target.is_symlink():
         if not target.is_dir():
-            raise FileExistsError(f"{target}: exists and is not a folder")
-        if any(target.iterdir()) and not _is_result_folder(target):
+            raise FileExistsError(f"{out}: exists and is not a folder")
+        entries = sorted(target.iterdir())
+        if entries and not _is_result_folder(target):
             raise FileExistsError(
-                f"{target}: folder exists, is not empty and holds no xlayer result; "
+                f"{out}: folder exists, is not empty and holds no xlayer result; "
                 "choose another --out"
+            )
+        foreign = [p.name for p in entries if not _is_result_file(p)]
+        if foreign:
+            shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more"
+                                              if len(foreign) > 3 else "")
+            raise FileExistsError(
+                f"{out}: holds an xlayer result but also {shown}, which xlayer did not write "
+                "and would delete by replacing the folder; move them away or choose another "
+                "--out"
             )
     return target
 
 
 def write_result(result: Result, out: PathLike) -> Path:
-    """Writes ``result`` as a folder at ``out``, atomically; returns the folder's path."""
+    """Writes ``result`` as a folder at ``out``, atomically; returns the folder's path.
+
+    An error while writing (:class:`OSError`) names ``out``, not the hidden temporary folder.
+    """
     target = check_output_folder(out)
     parent = target.absolute().parent
-    created = _make_parents(parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=parent))
+    tmp = None
+    created: List[Path] = []
     try:
+        created = _make_parents(parent)
+        tmp = make_temp_folder(parent, f".{target.name}.partial-")
         _write_files(result, tmp)
         _move_into_place(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException as e:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
         for folder in reversed(created):
             try:
                 folder.rmdir()
             except OSError:
                 break
+        if isinstance(e, OSError) and not isinstance(e, FileExistsError):
+            raise OSError(e.errno, f"cannot write the result folder: "
+                          f"{e.strerror or e}", str(out)) from e
         raise
     return target
+
+
+def make_temp_folder(parent: Path, prefix: str) -> Path:
+    """A new hidden folder in ``parent`` made with mode 0777 less the umask (``mkdtemp`` would
+    make it 0700, and renamed into place it would keep that: readable by its owner only)."""
+    for _ in range(100):
+        path = parent / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            os.mkdir(path, 0o777)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent / prefix))
+
+
+def make_temp_file(parent: Path, prefix: str) -> Path:
+    """A new empty hidden file in ``parent`` made with mode 0666 less the umask (``mkstemp``
+    would make it 0600)."""
+    for _ in range(100):
+        path = parent / f"{prefix}{secrets.token_hex(6)}"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return path
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(parent / prefix))
 
 
 def _make_parents(parent: Path) -> List[Path]:
@@ -228,7 +334,7 @@ def _move_into_place(tmp: Path, target: Path) -> None:
         os.rename(tmp, target)
         return
     # An earlier result folder: move it aside, move the new one in, then delete the old one.
-    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=tmp.parent))
+    old = make_temp_folder(tmp.parent, f".{target.name}.old-")
     old.rmdir()
     os.rename(target, old)
     try:

@@ -13,11 +13,16 @@ documented field by field in ``docs/scenario.md``.
   value (``true``, ``3``, ``"x"``, ``[1, 2]``); anything that is not one (a bare word such as
   ``range`` or ``802.11e``) is taken as a string. A key naming an unknown field is not checked
   here: the core rejects it when the scenario is validated, naming the field.
+
+A scenario (or sweep) given as a dict is copied into plain Python values first
+(:func:`plain_copy`): numpy scalars and arrays become numbers and lists, and a table or array
+that contains itself, or nesting deeper than :data:`MAX_DEPTH` levels, is a
+:class:`ScenarioError` rather than a ``RecursionError``. Integers must fit the core's 64-bit
+fields (``-2^63`` to ``2^64 - 1``); a larger one is reported exactly.
 """
 
 from __future__ import annotations
 
-import copy
 import datetime
 import json
 import math
@@ -34,6 +39,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
+import numpy as np
+
 from xlayer import _core
 from xlayer.errors import scenario_error
 
@@ -48,7 +55,14 @@ __all__ = [
     "normalize_scenario",
     "scenario_to_json",
     "scenario_to_toml",
+    "plain_copy",
+    "MAX_DEPTH",
 ]
+
+#: Tables and arrays nest at most this deep in a scenario or sweep (real ones need 4 or 5).
+MAX_DEPTH = 64
+#: The range of the integers the core reads (its fields are at most 64 bits).
+INT_MIN, INT_MAX = -(2**63), 2**64 - 1
 
 #: What the API accepts as a scenario: a TOML file path, a dict, or None for the built-in default.
 ScenarioSource = Union[str, "os.PathLike[str]", Mapping, None]
@@ -66,6 +80,11 @@ def load_toml(text: str, origin: str = "scenario") -> dict:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
+        raise scenario_error(origin, f"invalid TOML: {_one_line(str(e))}") from None
+    except RecursionError:
+        raise scenario_error(origin, f"invalid TOML: arrays or tables nested too deeply "
+                             f"(a scenario nests at most {MAX_DEPTH} levels)") from None
+    except ValueError as e:  # an integer of more than 4300 digits (Python's str/int limit)
         raise scenario_error(origin, f"invalid TOML: {_one_line(str(e))}") from None
 
 
@@ -94,7 +113,7 @@ def load_scenario(
     if source is None:
         scenario = load_toml(default_scenario_text(), "default scenario")
     elif isinstance(source, Mapping):
-        scenario = copy.deepcopy(dict(source))
+        scenario = plain_copy(source)
     elif isinstance(source, (str, os.PathLike)):
         scenario = load_toml_file(Path(source))
     else:
@@ -103,8 +122,44 @@ def load_scenario(
         )
     scenario = apply_overrides(scenario, overrides)
     if seed is not None:
-        scenario["seed"] = seed
+        scenario["seed"] = _plain(seed, "seed", 0, set())
     return scenario
+
+
+def plain_copy(value: Mapping, origin: str = "scenario") -> dict:
+    """A deep copy of a scenario or sweep dict in plain Python values (dicts, lists, str, int,
+    float, bool, dates): numpy scalars become ``int``/``float``/``bool``, arrays and tuples
+    lists. A table or array containing itself, a key that is not a string, or nesting deeper
+    than :data:`MAX_DEPTH` raise :class:`ScenarioError` naming the field."""
+    return _plain(value, "", 0, set(), origin)
+
+
+def _plain(value: Any, path: str, depth: int, on_path: set, origin: str = "scenario") -> Any:
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    elif isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, (Mapping, list, tuple)):
+        where = path or origin
+        if depth >= MAX_DEPTH:
+            raise scenario_error(where, f"nested more than {MAX_DEPTH} levels deep")
+        if id(value) in on_path:
+            raise scenario_error(where, "contains itself (a table or array that refers to "
+                                 "itself cannot be a scenario value)")
+        on_path.add(id(value))
+        try:
+            if isinstance(value, Mapping):
+                out = {}
+                for k, v in value.items():
+                    if not isinstance(k, str):
+                        raise scenario_error(where, f"keys must be strings, found {_show(k)}")
+                    out[k] = _plain(v, f"{path}.{k}" if path else k, depth + 1, on_path, origin)
+                return out
+            return [_plain(v, f"{path}[{i}]", depth + 1, on_path, origin)
+                    for i, v in enumerate(value)]
+        finally:
+            on_path.discard(id(value))
+    return value
 
 
 def normalize_scenario(scenario: Mapping) -> dict:
@@ -123,25 +178,50 @@ def scenario_to_json(scenario: Mapping) -> str:
     JSON has no NaN, infinity or dates, which TOML has: such values are rejected here with the
     field's name rather than as an obscure JSON error from the core.
     """
+    scenario = plain_copy(scenario)
     _check_json_values(scenario, "")
     return json.dumps(scenario, allow_nan=False)
+
+
+def _show(value: Any) -> str:
+    """A value for an error message: its repr, cut to 80 characters (or its type, for what
+    cannot be shown, such as an integer past Python's 4300-digit limit)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _int_text(value)
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails still gets a one-line error
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _int_text(value: int) -> str:
+    """The integer exactly, unless it is too long to read (or for Python to print)."""
+    if abs(value) < 10**60:
+        return str(value)
+    digits = int(abs(value).bit_length() * math.log10(2)) + 1  # str() fails past 4300 digits
+    return f"{'-' if value < 0 else ''}an integer of about {digits} digits"
 
 
 def _check_json_values(value: Any, path: str) -> None:
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
-                raise scenario_error(path or "scenario", f"keys must be strings, found {k!r}")
+                raise scenario_error(path or "scenario", f"keys must be strings, found {_show(k)}")
             _check_json_values(v, f"{path}.{k}" if path else k)
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
             _check_json_values(v, f"{path}[{i}]")
     elif isinstance(value, float) and not math.isfinite(value):
         raise scenario_error(path, f"must be a finite number, found {value}")
+    elif isinstance(value, int) and not isinstance(value, bool) and not (
+            INT_MIN <= value <= INT_MAX):
+        raise scenario_error(path, f"integer out of range, found {_int_text(value)} (at most "
+                             f"2^64 - 1 = {INT_MAX}, at least -2^63)")
     elif isinstance(value, (datetime.date, datetime.time)):
         raise scenario_error(path, f"dates and times are not scenario values, found {value}")
     elif not isinstance(value, (str, int, float, bool)) and value is not None:
-        raise scenario_error(path, f"not a scenario value: {value!r}")
+        raise scenario_error(path, f"not a scenario value: {_show(value)}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -179,15 +259,17 @@ def parse_override(text: str) -> Tuple[str, List[Step], Any]:
         steps.extend(int(i) for i in _INDEX.findall(m.group(2)))
     if raw == "":
         raise scenario_error(key, 'missing value after "=" (write "" for an empty string)')
-    return key, steps, _parse_value(raw)
+    return key, steps, _parse_value(raw, key)
 
 
-def _parse_value(raw: str) -> Any:
+def _parse_value(raw: str, key: str = "--set") -> Any:
     """A TOML value (``true``, ``3``, ``2.5``, ``"x"``, ``[1, 2]``, ``{a = 1}``), else the bare word."""
     try:
         parsed = tomllib.loads(f"v = {raw}")
     except tomllib.TOMLDecodeError:
         return raw
+    except RecursionError:
+        raise scenario_error(key, f"value nested too deeply (at most {MAX_DEPTH} levels)") from None
     if set(parsed) != {"v"}:  # e.g. a value smuggling a newline and a second key
         return raw
     return parsed["v"]
@@ -202,8 +284,16 @@ def apply_overrides(scenario: Mapping, overrides: Iterable[str]) -> dict:
     """
     if isinstance(overrides, str):
         overrides = [overrides]
-    result = copy.deepcopy(dict(scenario))
-    for text in overrides:
+    try:
+        overrides = list(overrides)
+    except TypeError:
+        raise scenario_error("overrides", 'must be a list of "KEY=VALUE" strings, found '
+                             f"{_show(overrides)}") from None
+    result = plain_copy(scenario)
+    for i, text in enumerate(overrides):
+        if not isinstance(text, str):
+            raise scenario_error(f"overrides[{i}]", 'an override is a "KEY=VALUE" string, '
+                                 f"found {_show(text)}")
         key, steps, value = parse_override(text)
         _set_path(result, key, steps, value)
     return result

@@ -29,13 +29,13 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Union
 
 import pandas as pd
 
-from xlayer.results import Result, write_result
+from xlayer.results import (Result, make_temp_file, make_temp_folder, malformed_result,
+                            read_csv_table, read_json_object, write_result)
 
 __all__ = ["SweepStore", "run_key", "scenario_hash", "RUN_KEY_COLUMNS"]
 
@@ -108,8 +108,21 @@ class SweepStore:
                         p.unlink(missing_ok=True)
 
     def plan(self) -> Dict[str, Any]:
-        """The contents of sweep.json."""
-        return json.loads((self.folder / "sweep.json").read_text(encoding="utf-8"))
+        """The contents of sweep.json (:class:`XlayerError` naming it if it is malformed)."""
+        path = self.folder / "sweep.json"
+        plan = read_json_object(path)
+        runs = plan.get("runs", [])
+        if not isinstance(runs, list) or not all(
+                isinstance(r, dict) and isinstance(r.get("run"), str) and "stack" in r
+                and "seed" in r for r in runs):
+            raise malformed_result(path, '"runs" must be a list of {"run", "stack", "seed", '
+                                   '"values"} objects')
+        if not isinstance(plan.get("swept", []), list) or not all(
+                isinstance(p, str) for p in plan.get("swept", [])):
+            raise malformed_result(path, '"swept" must be a list of field paths')
+        if not isinstance(plan.get("stacks", {}), dict):
+            raise malformed_result(path, '"stacks" must be an object')
+        return plan
 
     # -- runs --------------------------------------------------------------------------------
 
@@ -124,7 +137,7 @@ class SweepStore:
         for p in sorted(self.runs_dir.iterdir()):
             if p.name.startswith(".") or not (p / "run.json").is_file():
                 continue
-            out[p.name] = json.loads((p / "run.json").read_text(encoding="utf-8"))
+            out[p.name] = read_json_object(p / "run.json")
         return out
 
     def failures(self) -> Dict[str, Dict[str, Any]]:
@@ -133,7 +146,7 @@ class SweepStore:
         if not self.failed_dir.is_dir():
             return out
         for p in sorted(self.failed_dir.glob("*.json")):
-            out[p.stem] = json.loads(p.read_text(encoding="utf-8"))
+            out[p.stem] = read_json_object(p)
         return out
 
     def write_run(self, meta: Mapping[str, Any], result: Result) -> Path:
@@ -144,7 +157,7 @@ class SweepStore:
         """
         key = str(meta["run"])
         target = self.run_folder(key)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.partial-", dir=self.runs_dir))
+        tmp = make_temp_folder(self.runs_dir, f".{key}.partial-")
         staged = tmp / "run"
         try:
             write_result(result, staged)
@@ -187,7 +200,7 @@ class SweepStore:
             keys = _key_columns(planned, swept)
             if key in finished:
                 folder = self.run_folder(key)
-                summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+                summary = read_json_object(folder / "summary.json")
                 row = dict(keys)
                 row["status"] = "ok"
                 row["error"] = None
@@ -195,7 +208,7 @@ class SweepStore:
                     if k not in row:
                         row[k] = v
                 run_rows.append(row)
-                flows = pd.read_csv(folder / "flows.csv")
+                flows = read_csv_table(folder / "flows.csv", ("flow", "throughput_bps"))
                 for i, (k, v) in enumerate(keys.items()):
                     flows.insert(i, k, [v] * len(flows))
                 flow_frames.append(flows)
@@ -252,9 +265,7 @@ def _write_text_atomic(path: Path, text: str) -> None:
 
 
 def _write_atomic_with(path: Path, write: Any) -> None:
-    fd, tmp_name = tempfile.mkstemp(prefix=f".tmp-{path.name}.", dir=path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = make_temp_file(path.parent, f".tmp-{path.name}.")
     try:
         write(tmp)
         os.replace(tmp, path)

@@ -31,25 +31,32 @@ finished runs and runs the rest (failed runs are tried again).
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import itertools
 import json
 import os
+import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from xlayer.errors import ScenarioError, XlayerError, scenario_error
+from xlayer.errors import ScenarioError, SimulationError, XlayerError, scenario_error
+from xlayer.optimizers import check_python_allowed
 from xlayer.scenario import (
     load_scenario,
     load_toml_file,
     normalize_scenario,
     parse_override,
+    plain_copy,
     set_field,
 )
 from xlayer.store import SweepStore, run_key, scenario_hash
 
-__all__ = ["SweepSpec", "PlannedRun", "load_sweep", "plan_runs", "sweep", "DEFAULT_STACK"]
+__all__ = ["SweepSpec", "PlannedRun", "load_sweep", "plan_runs", "sweep", "DEFAULT_STACK",
+           "MAX_RUNS", "NO_WORKERS_TIMEOUT_S"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -59,6 +66,11 @@ DEFAULT_STACK = "base"
 SCHEDULER_TIMEOUT_S = 15
 #: Fields a sweep file may have at its top level.
 SWEEP_FIELDS = ("name", "scenario", "overrides", "mode", "seeds", "grid", "stacks")
+#: At most this many runs (grid points x stacks x seeds) per sweep, checked before planning
+#: (planning validates every run's scenario, about a millisecond each).
+MAX_RUNS = 10_000
+#: A sweep fails when its cluster has had no worker for this long while runs are left (s).
+NO_WORKERS_TIMEOUT_S = 60.0
 
 
 @dataclass
@@ -102,13 +114,13 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
     OSError for an unreadable file.
     """
     if isinstance(source, Mapping):
-        doc = dict(source)
+        doc = plain_copy(source, "sweep")
         origin = "sweep"
         folder = Path.cwd()
     else:
         path = Path(source)
-        doc = load_toml_file(path, "a sweep file")
         origin = str(path)
+        doc = plain_copy(load_toml_file(path, "a sweep file"), origin)
         folder = path.parent
     unknown = sorted(set(doc) - set(SWEEP_FIELDS))
     if unknown:
@@ -178,6 +190,9 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
     if isinstance(seeds_doc, int):
         if seeds_doc < 1:
             raise scenario_error("seeds", f"a count must be at least 1, found {seeds_doc}")
+        if seeds_doc > MAX_RUNS:
+            raise scenario_error("seeds", f"a sweep has at most {MAX_RUNS} runs, and "
+                                 f"{seeds_doc} seeds alone are more")
         seeds = list(range(1, seeds_doc + 1))
     else:
         if not seeds_doc or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
@@ -188,10 +203,44 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
         seeds = list(seeds_doc)
 
     name = doc.get("name", Path(origin).stem if origin != "sweep" else "sweep")
+    check_sweep_name(name)
+    spec = SweepSpec(name=name, base=base, grid=grid, stacks=stacks, seeds=seeds, mode=mode,
+                     origin=origin)
+    count = run_count(spec)
+    if count > MAX_RUNS:
+        sizes = (f"{count // (len(stacks) * len(seeds))} grid points x {len(stacks)} stacks x "
+                 f"{len(seeds)} seeds")
+        raise scenario_error("sweep", f"{count} runs ({sizes}); a sweep has at most {MAX_RUNS}: "
+                             "split it into several sweeps")
+    return spec
+
+
+def check_sweep_name(name: Any) -> None:
+    """A sweep's name is a plain folder name (it names ``results/<name>``): no path separator
+    (``/``, ``\\``), not ``.`` or ``..``, not blank. Without a separator a name is one path
+    component, so ``..`` inside it (``v1..v2``) goes nowhere and is allowed."""
     if not isinstance(name, str):
         raise scenario_error("name", "must be a string")
-    return SweepSpec(name=name, base=base, grid=grid, stacks=stacks, seeds=seeds, mode=mode,
-                     origin=origin)
+    separators = {"/", "\\", os.sep} | ({os.altsep} if os.altsep else set())
+    bad = (not name.strip() or name.strip() in (".", "..") or "\0" in name
+           or any(sep in name for sep in separators) or os.path.isabs(name))
+    if bad:
+        raise scenario_error("name", "must be a plain folder name (it names results/<name>): "
+                             f'no "/" or "\\", not "." or "..", found {name!r}')
+
+
+def run_count(spec: SweepSpec) -> int:
+    """How many runs the sweep plans, computed without planning them."""
+    lengths = [len(v) for v in spec.grid.values()]
+    if not lengths:
+        points = 1
+    elif spec.mode == "zip":
+        points = lengths[0]
+    else:
+        points = 1
+        for n in lengths:
+            points *= n
+    return points * len(spec.stacks) * len(spec.seeds)
 
 
 def _flatten(table: Mapping[str, Any], where: str) -> Dict[str, Any]:
@@ -268,17 +317,19 @@ def _describe(stack: str, values: Mapping[str, Any], seed: int) -> str:
 # Running it
 
 
-def execute_run(scenario: Dict[str, Any]) -> Tuple[str, Any]:
+def execute_run(scenario: Dict[str, Any], allow_python: bool = False) -> Tuple[str, Any]:
     """Runs one scenario on a worker: ``("ok", Result)`` or ``("failed", message)``.
 
     An error of the run is returned rather than raised, so that Dask does not retry a run that
     would fail again; a worker dying under a run is Dask's to retry (see :func:`sweep`).
+    ``allow_python`` is the sweep's opt-in to Python optimizer classes named in the scenario,
+    checked here on the worker as in :class:`xlayer.Simulation`.
     """
     from xlayer.api import Simulation
 
     sim: Optional[Simulation] = None
     try:
-        sim = Simulation(scenario)
+        sim = Simulation(scenario, allow_python=allow_python)
         return "ok", sim.run()
     except Exception as e:  # noqa: BLE001 - every failure of a run is recorded, not raised
         return "failed", f"{type(e).__name__}: {e}"
@@ -308,6 +359,8 @@ def sweep(
     scheduler: Optional[str] = None,
     progress: Union[bool, Callable[[int, int], None]] = False,
     overrides: Sequence[str] = (),
+    allow_python: bool = False,
+    no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
 ) -> "Any":
     """Runs a sweep (a sweep file path or a dict of the same shape) and returns it loaded.
 
@@ -316,14 +369,21 @@ def sweep(
     address of an existing Dask scheduler instead. ``progress`` is False, True (a rich bar of
     runs done / total with time left, on stderr) or ``callback(done, total)``, called as each
     run ends. ``overrides`` (``KEY=VALUE``) change the base scenario. A relative ``scenario``
-    path in a dict is relative to the working directory. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows`` DataFrames).
+    path in a dict is relative to the working directory. ``allow_python=True`` lets the runs'
+    scenarios name Python optimizer classes (imported and run on the workers); without it such
+    a sweep raises :class:`ScenarioError` before anything runs. When the cluster has had no
+    worker for ``no_workers_timeout_s`` seconds while runs are left, the sweep raises
+    :class:`SimulationError`; the folder keeps the finished runs and resumes. A sweep has at
+    most :data:`MAX_RUNS` runs. Failed runs do not raise: they are rows with ``status ==
+    "failed"``. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows`` DataFrames).
     """
     from xlayer.analysis import load
 
     spec = load_sweep(sweep_file, overrides)
     folder = Path(out) if out is not None else Path("results") / spec.name
     runs = plan_runs(spec)
-    run_planned(spec, runs, folder, workers=workers, scheduler=scheduler, progress=progress)
+    run_planned(spec, runs, folder, workers=workers, scheduler=scheduler, progress=progress,
+                allow_python=allow_python, no_workers_timeout_s=no_workers_timeout_s)
     return load(folder)
 
 
@@ -335,8 +395,14 @@ def run_planned(
     workers: Optional[int] = None,
     scheduler: Optional[str] = None,
     progress: Union[bool, Callable[[int, int], None]] = False,
+    allow_python: bool = False,
+    no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
 ) -> SweepOutcome:
     """Runs the planned runs not yet finished in ``folder`` on Dask, writing each as it ends."""
+    if not no_workers_timeout_s > 0:
+        raise ValueError(f"no_workers_timeout_s must be positive, found {no_workers_timeout_s}")
+    for r in runs:  # refused before the folder or the cluster is touched
+        check_python_allowed(r.scenario, allow_python, _describe(r.stack, r.values, r.seed))
     store = SweepStore(folder)
     store.check_usable()
     finished = store.finished() if store.is_sweep_folder() else {}
@@ -357,7 +423,9 @@ def run_planned(
         client, cluster = _connect(workers, scheduler)
         try:
             store.prepare(_plan_document(spec, runs), spec.base)
-            _run_on_dask(client, store, todo, outcome, progress=progress)
+            _run_on_dask(client, store, todo, outcome, progress=progress,
+                         allow_python=allow_python, no_workers_timeout_s=no_workers_timeout_s,
+                         where=scheduler)
         finally:
             client.close()
             if cluster is not None:
@@ -407,18 +475,37 @@ def _cores() -> int:
 
 def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
                  outcome: SweepOutcome, *,
-                 progress: Union[bool, Callable[[int, int], None]]) -> None:
+                 progress: Union[bool, Callable[[int, int], None]],
+                 allow_python: bool = False,
+                 no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
+                 where: Optional[str] = None) -> None:
     from distributed import as_completed
 
     bar = _SweepProgress(progress, outcome.planned, outcome.skipped)
+    futures: List[Any] = []
     try:
         by_key = {r.run: r for r in todo}
-        futures = [client.submit(execute_run, r.scenario, key=f"xlayer-run-{r.run}", pure=False)
+        futures = [client.submit(execute_run, r.scenario, allow_python,
+                                 key=f"xlayer-run-{r.run}", pure=False)
                    for r in todo]
-        for future in as_completed(futures):
+        watch = _WorkerWatch(client, store, no_workers_timeout_s, where)
+        for future in _completed(as_completed(futures), watch, outcome, len(todo)):
             run = by_key[str(future.key)[len("xlayer-run-"):]]
             try:
-                status, value = future.result()
+                status, value = _result(future, watch, outcome, len(todo))
+            except _NoWorkers:
+                raise
+            except (concurrent.futures.CancelledError, asyncio.CancelledError, OSError) as e:
+                # Not a failure of the run (a run's own errors come back as ("failed", ...)):
+                # the cluster cancelled it or its result could not be fetched, as when the
+                # client loses its scheduler. Record nothing, so that the next invocation
+                # runs it.
+                raise _NoWorkers(
+                    f"lost {watch.where} ({type(e).__name__}: {_first_line(e)}); "
+                    f"{outcome.ran + outcome.failed} of {len(todo)} runs done. "
+                    f"{store.folder} keeps the finished runs: run the same sweep into it again "
+                    "to resume"
+                ) from None
             except Exception as e:  # noqa: BLE001 - e.g. KilledWorker: the worker died
                 status, value = "failed", f"{type(e).__name__}: {e}"
             if status == "ok":
@@ -430,8 +517,96 @@ def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
                 outcome.failures.append((run.run, str(value)))
             future.release()
             bar.advance()
+    except BaseException as e:
+        # Nothing left to run for this client (a worker joining later must not start them).
+        try:
+            client.cancel(futures)
+        except Exception:  # noqa: BLE001 - the scheduler may be gone too
+            pass
+        if isinstance(e, _NoWorkers):
+            raise SimulationError(str(e)) from None
+        raise
     finally:
         bar.close()
+
+
+def _first_line(e: BaseException) -> str:
+    lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+def _result(future: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: int) -> Any:
+    """``future.result()``, watching the workers meanwhile: a finished run whose result lived
+    on a worker that died is recomputed, which needs a worker."""
+    from distributed import TimeoutError as DaskTimeout
+
+    while True:
+        try:
+            return future.result(timeout=1.0)
+        except (TimeoutError, asyncio.TimeoutError, DaskTimeout):
+            watch.check(outcome.ran + outcome.failed, total)
+
+
+class _NoWorkers(Exception):
+    """The cluster cannot run the sweep on (no worker for too long, or it cancelled the runs);
+    becomes a :class:`SimulationError` once cleaned up."""
+
+
+def _completed(ac: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: int) -> Any:
+    """The futures of ``ac`` as they finish; between them, ``watch`` checks that the cluster
+    still has a worker (``as_completed`` alone would wait forever once the last one died)."""
+    while not ac.is_empty():
+        batch = ac.next_batch(block=False)
+        if batch:
+            yield from batch
+            continue
+        watch.check(outcome.ran + outcome.failed, total)
+        time.sleep(POLL_S)
+
+
+#: How often a sweep waiting for results checks its cluster's workers (seconds).
+POLL_S = 0.1
+
+
+class _WorkerWatch:
+    """Notices a cluster left without workers: says so on stderr at once, and raises
+    :class:`_NoWorkers` (reported as :class:`SimulationError`) once none came back for
+    ``timeout_s``; checks the scheduler at most once a second."""
+
+    def __init__(self, client: Any, store: SweepStore, timeout_s: float,
+                 where: Optional[str]) -> None:
+        self._client = client
+        self._store = store
+        self._timeout_s = timeout_s
+        self.where = f"the scheduler at {where}" if where else "the local cluster"
+        self._since: Optional[float] = None
+        self._next_check = 0.0
+
+    def check(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now < self._next_check:
+            return
+        self._next_check = now + 1.0
+        state = "has no worker left"
+        try:
+            workers = len(self._client.nthreads())
+        except Exception:  # noqa: BLE001 - the scheduler itself is unreachable: no workers
+            workers, state = 0, "does not answer"
+        if workers:
+            if self._since is not None:
+                print("xlayer: a Dask worker is back; the sweep goes on", file=sys.stderr)
+            self._since = None
+            return
+        if self._since is None:
+            self._since = now
+            print(f"xlayer: {self.where} {state} ({done} of {total} runs done this time); "
+                  f"waiting up to {self._timeout_s:g} s for a worker", file=sys.stderr)
+        elif now - self._since >= self._timeout_s:
+            raise _NoWorkers(
+                f"{self.where} has had no worker for {self._timeout_s:g} s, with "
+                f"{total - done} of {total} runs left; stopped. {self._store.folder} keeps the "
+                "finished runs: run the same sweep into it again to resume"
+            )
 
 
 class _SweepProgress:
