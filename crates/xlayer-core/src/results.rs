@@ -2,7 +2,7 @@
 //! per node. Definitions are in `crate::metrics`.
 
 use crate::app::FlowTransport;
-use crate::metrics::{jain_index, log_utility, percentile, window};
+use crate::metrics::{jain_index, log_utility, window};
 use crate::net::routing::UNREACHABLE;
 use crate::scenario::Scenario;
 use crate::world::World;
@@ -91,15 +91,10 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             0.0
         };
         rates.push(tput);
-        let mut d = st.delays_ns.clone();
-        d.sort_unstable();
-        let mean = if d.is_empty() {
-            f64::NAN
-        } else {
-            secs(d.iter().sum::<u64>()) / d.len() as f64
-        };
-        all_delay_sum += d.iter().map(|&x| x as u128).sum::<u128>();
-        all_delay_n += d.len() as u64;
+        let d = &st.delays;
+        let mean = d.mean_s();
+        all_delay_sum += d.sum_ns();
+        all_delay_n += d.count();
         sent_total += st.sent;
         delivered_total += st.delivered_of_sent;
         let hops = w.routes.hops(f.src, f.dst);
@@ -138,11 +133,11 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             ("delay_mean_s", Float(mean)),
             (
                 "delay_median_s",
-                Float(percentile(&d, 0.5).map(secs).unwrap_or(f64::NAN)),
+                Float(d.quantile_ns(0.5).map(secs).unwrap_or(f64::NAN)),
             ),
             (
                 "delay_p95_s",
-                Float(percentile(&d, 0.95).map(secs).unwrap_or(f64::NAN)),
+                Float(d.quantile_ns(0.95).map(secs).unwrap_or(f64::NAN)),
             ),
             (
                 "delivery_ratio",

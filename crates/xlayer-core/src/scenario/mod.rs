@@ -100,9 +100,43 @@ fn with_allowed_names(
     path: &serde_path_to_error::Path,
     msg: String,
 ) -> String {
+    if msg.starts_with("unknown field") {
+        // The probe below would find the field's name refused again and call it a wrong type.
+        return with_closest_name(msg);
+    }
     match root.and_then(|root| allowed_names(root, path)) {
         Some(names) => format!("wrong type: expected one of {names}"),
         None => msg,
+    }
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`, ..." with the closest accepted name
+/// put first ("did you mean `a`?") when one is close to `x`: a Damerau-Levenshtein distance of
+/// at most a third of the longer name's length, within 1..=3 edits (a typo, a swapped pair of
+/// letters). Other messages are returned unchanged.
+fn with_closest_name(msg: String) -> String {
+    let names = |s: &str| -> Vec<String> {
+        s.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    let Some((head, expected)) = msg.split_once(", expected one of ") else {
+        return msg;
+    };
+    let (Some(unknown), candidates) = (names(head).into_iter().next(), names(expected)) else {
+        return msg;
+    };
+    let best = candidates
+        .iter()
+        .map(|c| (strsim::damerau_levenshtein(&unknown, c), c))
+        .min_by_key(|&(d, _)| d);
+    match best {
+        Some((d, c)) if d <= (unknown.len().max(c.len()) / 3).clamp(1, 3) => {
+            format!("unknown field `{unknown}`: did you mean `{c}`? (expected one of {expected})")
+        }
+        _ => msg,
     }
 }
 
@@ -141,6 +175,46 @@ fn field_or_root(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_unknown_field_is_called_unknown_and_the_closest_name_offered_whatever_its_value() {
+        for (text, field, want) in [
+            (
+                "duratoin_s = 5\n",
+                "duratoin_s",
+                "did you mean `duration_s`?",
+            ),
+            (
+                "[radio]\nstandrd = \"802.11a\"\n",
+                "radio.standrd",
+                "did you mean `standard`?",
+            ),
+            (
+                "[[flows]]\nsrc = 0\ndst = 1\nrat_bps = 5\n",
+                "flows[0].rat_bps",
+                "did you mean `rate_bps`?",
+            ),
+        ] {
+            let err = Scenario::from_toml(text).unwrap_err().to_string();
+            assert!(err.contains(field), "{err}");
+            assert!(err.contains("unknown field"), "{err}");
+            assert!(err.contains(want), "{err}");
+            assert!(!err.contains("wrong type"), "{err}");
+        }
+        let json = Scenario::from_json(r#"{"duratoin_s": 5}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            json.contains("unknown field `duratoin_s`: did you mean `duration_s`?"),
+            "{json}"
+        );
+        // Nothing close: no guess, the accepted names only.
+        let far = Scenario::from_toml("zzzzzz = 1\n").unwrap_err().to_string();
+        assert!(
+            far.contains("unknown field `zzzzzz`, expected one of"),
+            "{far}"
+        );
+    }
     use super::*;
 
     #[test]

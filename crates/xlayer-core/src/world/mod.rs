@@ -1260,7 +1260,7 @@ impl World {
         if now >= a && now < b {
             st.received += 1;
             st.rx_payload_bytes += p.payload_bytes as u64;
-            st.delays_ns.push((now - p.created).ns());
+            st.delays.record((now - p.created).ns());
         }
         if p.created >= a && p.created < b {
             st.delivered_of_sent += 1;

@@ -297,7 +297,7 @@ impl World {
                 }
             }
             if let (Some(t), true) = (arrival, in_window) {
-                st.delays_ns.push((now - t).ns());
+                st.delays.record((now - t).ns());
             }
         }
         if !out.notices.is_empty() {
