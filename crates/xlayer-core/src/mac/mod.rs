@@ -24,6 +24,7 @@
 //! of [`MacAction`]s that the node assembly (`crate::world`) carries out.
 
 pub mod drand;
+pub mod tuning;
 pub mod zmac;
 
 use std::collections::VecDeque;

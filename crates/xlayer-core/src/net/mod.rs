@@ -12,6 +12,7 @@ pub mod olsr;
 pub mod proto;
 pub mod queue;
 pub mod routing;
+pub mod tuning;
 
 pub use crate::wire::packet::{Control, Packet, PacketArena, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 pub use routing::StaticRoutes;

@@ -19,6 +19,7 @@ pub mod error_model;
 pub mod propagation;
 pub mod radio;
 pub mod timing;
+pub mod tuning;
 
 use rand::Rng;
 
@@ -108,14 +109,31 @@ pub struct Phy {
     pub rx_errors: u64,
     /// Decoded frames.
     pub rx_ok: u64,
+    /// Transmit power offset from the scenario's `tx_power_dbm` (tuning layer; ≤ 0 dB), and
+    /// the factor it multiplies received powers by.
+    pub tx_power_offset_db: f64,
+    tx_power_factor: f64,
 }
 
 impl Phy {
     pub fn new() -> Phy {
         Phy {
             signals: Vec::with_capacity(16),
+            tx_power_factor: 1.0,
             ..Default::default()
         }
+    }
+
+    /// Sets the transmit power offset (dB, at most 0) and the factor it makes.
+    pub fn set_tx_power_offset_db(&mut self, db: f64) {
+        self.tx_power_offset_db = db;
+        self.tx_power_factor = 10f64.powf(db / 10.0);
+    }
+
+    /// What received powers are multiplied by: the transmit power offset as a factor.
+    #[inline]
+    pub fn tx_power_factor(&self) -> f64 {
+        self.tx_power_factor
     }
 
     /// Physical carrier sense.

@@ -6,6 +6,7 @@
 //! their owners. Randomness comes only from [`rng::stream`], keyed by `(seed, node, name)`.
 
 pub mod event;
+pub mod param;
 pub mod queue;
 pub mod rng;
 pub mod time;

@@ -5,6 +5,7 @@
 
 pub mod tcp;
 pub mod tfrc;
+pub mod tuning;
 
 use crate::sim::SimTime;
 use crate::wire::packet::{Control, Packet, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};

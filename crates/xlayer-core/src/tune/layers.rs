@@ -1,14 +1,15 @@
-//! The tuning layers ECLAIR adds on top of the protocol layers' own parameters: the user tuning
-//! layer (UTL: application priorities x_i, cross-layer shutdown), the application tuning layer
-//! (ATL: a source's rate, bytes received) and read-only counters of the transport, network, MAC
-//! and PHY layers. Declared once in [`PARAMS`]; the node assembly (`crate::world`, through
+//! The tuning layers ECLAIR adds on top of the protocol layers' own parameters (which each layer
+//! declares in its `tuning.rs`): the user tuning layer (UTL: application priorities x_i,
+//! cross-layer shutdown) and the application tuning layer (ATL: a source's rate, bytes
+//! received). Declared once in [`PARAMS`]; the node assembly (`crate::world`, through
 //! [`super::Host`]) reads and sets them.
 //!
 //! Setting `user.priority.<flow>` publishes `user.priority` (the event RWC reacts to), setting
 //! `app.rate_bps.<flow>` publishes `app.rate`, and setting `user.shutdown` publishes
 //! `user.shutdown` and unregisters every optimizer of the node (ECLAIR's cross-layer shutdown).
 
-use super::{flow_param, node_param, ParamSpec, TuneEventKind};
+use super::TuneEventKind;
+use crate::sim::param::{flow_param, node_param, ParamSpec};
 
 pub const PARAMS: &[ParamSpec] = &[
     flow_param(
@@ -47,75 +48,7 @@ pub const PARAMS: &[ParamSpec] = &[
         f64::MAX,
         true,
     ),
-    flow_param(
-        "tcp.retransmits",
-        "transport",
-        "segments the flow's TCP sender retransmitted (at the flow's source)",
-        "segments",
-        0.0,
-        f64::MAX,
-        true,
-    ),
-    node_param(
-        "net.forwarded",
-        "net",
-        "packets the node forwarded for others",
-        "packets",
-        0.0,
-        f64::MAX,
-        true,
-    ),
-    node_param(
-        "net.delivered",
-        "net",
-        "packets delivered to the node as their destination",
-        "packets",
-        0.0,
-        f64::MAX,
-        true,
-    ),
-    node_param(
-        "mac.retries",
-        "mac",
-        "MAC retransmission attempts so far",
-        "attempts",
-        0.0,
-        f64::MAX,
-        true,
-    ),
-    node_param(
-        "mac.drops_retry_limit",
-        "mac",
-        "frames dropped at the retry limit so far",
-        "packets",
-        0.0,
-        f64::MAX,
-        true,
-    ),
-    node_param(
-        "mac.drops_queue",
-        "mac",
-        "packets refused by a full interface queue so far",
-        "packets",
-        0.0,
-        f64::MAX,
-        true,
-    ),
-    node_param(
-        "phy.rx_errors",
-        "phy",
-        "frames received with errors so far",
-        "frames",
-        0.0,
-        f64::MAX,
-        true,
-    ),
 ];
-
-/// Whether `spec` is declared in this module.
-pub(crate) fn owns(spec: &ParamSpec) -> bool {
-    PARAMS.iter().any(|p| p.name == spec.name)
-}
 
 /// Layer, meaning of the value, and unit of each event kind (for `xlayer tunables`).
 pub fn event_info(kind: TuneEventKind) -> (&'static str, &'static str, &'static str) {

@@ -1,9 +1,11 @@
 //! Cross-layer tuning (ECLAIR's tuning layers): every layer of every node exposes named
 //! parameters that optimizers read and set, and publishes events they can subscribe to.
 //!
-//! [`PARAMS`] declares every tunable once — name, layer, doc, unit, range — the way ns-3's
-//! `GetTypeId` declares attributes; [`get`] and [`set`] are the only way in, never the layers'
-//! fields. Per-level MAC parameters are addressed as `mac.cw_min.<level>`; indexed network
+//! Each layer declares its tunables once, next to its code — name, layer, doc, unit, range — the
+//! way ns-3's `GetTypeId` declares attributes (`mac::tuning`, `phy::tuning`, `net::tuning`,
+//! `transport::tuning`, and ECLAIR's own user and application layers in [`layers`]);
+//! [`all_params`] is the registry, and [`get`] and [`set`] are the only way in, never the
+//! layers' fields. Per-level MAC parameters are addressed as `mac.cw_min.<level>`; indexed network
 //! parameters take a neighbour or destination id the same way (`net.etx.<neighbour>`,
 //! `net.next_hop.<destination>`). Lists that do not fit one number — the K next hops, the
 //! neighbours' queue lengths as heard — are read with [`next_hops`], [`etx_links`],
@@ -18,268 +20,12 @@
 //! layer that owns it.
 
 use crate::error::XlError;
+pub use crate::sim::param::ParamSpec;
 use crate::sim::SimTime;
 
 pub mod layers;
 pub mod optimizer;
 pub mod rwc;
-
-/// Declaration of one tunable parameter.
-#[derive(Debug, Clone, Copy)]
-pub struct ParamSpec {
-    /// Name; per-level parameters take a `.<level>` suffix.
-    pub name: &'static str,
-    pub layer: &'static str,
-    pub doc: &'static str,
-    pub unit: &'static str,
-    pub min: f64,
-    pub max: f64,
-    pub per_level: bool,
-    pub read_only: bool,
-    /// Addressed per flow (`<name>.<flow>`), on the node that runs the flow's endpoint.
-    pub per_flow: bool,
-}
-
-#[allow(clippy::too_many_arguments)] // one row of the parameter table, read as such
-const fn p(
-    name: &'static str,
-    layer: &'static str,
-    doc: &'static str,
-    unit: &'static str,
-    min: f64,
-    max: f64,
-    per_level: bool,
-    read_only: bool,
-) -> ParamSpec {
-    ParamSpec {
-        name,
-        layer,
-        doc,
-        unit,
-        min,
-        max,
-        per_level,
-        read_only,
-        per_flow: false,
-    }
-}
-
-/// A parameter of one node (no index suffix).
-pub(crate) const fn node_param(
-    name: &'static str,
-    layer: &'static str,
-    doc: &'static str,
-    unit: &'static str,
-    min: f64,
-    max: f64,
-    read_only: bool,
-) -> ParamSpec {
-    p(name, layer, doc, unit, min, max, false, read_only)
-}
-
-/// A parameter of one flow, addressed as `<name>.<flow>` on the node that runs the flow's
-/// endpoint.
-pub(crate) const fn flow_param(
-    name: &'static str,
-    layer: &'static str,
-    doc: &'static str,
-    unit: &'static str,
-    min: f64,
-    max: f64,
-    read_only: bool,
-) -> ParamSpec {
-    ParamSpec {
-        per_flow: true,
-        ..p(name, layer, doc, unit, min, max, false, read_only)
-    }
-}
-
-pub const PARAMS: &[ParamSpec] = &[
-    p(
-        "mac.cw_min",
-        "mac",
-        "minimum contention window of a priority level (slots)",
-        "slots",
-        1.0,
-        65535.0,
-        true,
-        false,
-    ),
-    p(
-        "mac.cw_max",
-        "mac",
-        "maximum contention window of a priority level (slots)",
-        "slots",
-        1.0,
-        65535.0,
-        true,
-        false,
-    ),
-    p(
-        "mac.aifsn",
-        "mac",
-        "arbitration inter-frame space number of a priority level",
-        "slots",
-        1.0,
-        15.0,
-        true,
-        false,
-    ),
-    p(
-        "mac.queue_len",
-        "mac",
-        "packets waiting in a priority level's queue",
-        "packets",
-        0.0,
-        f64::MAX,
-        true,
-        true,
-    ),
-    p(
-        "mac.short_retry_limit",
-        "mac",
-        "transmission attempts for frames without RTS",
-        "attempts",
-        1.0,
-        255.0,
-        false,
-        false,
-    ),
-    p(
-        "mac.long_retry_limit",
-        "mac",
-        "transmission attempts for frames after RTS",
-        "attempts",
-        1.0,
-        255.0,
-        false,
-        false,
-    ),
-    p(
-        "net.queue_capacity",
-        "net",
-        "drop-tail capacity of each interface (MAC level) queue",
-        "packets",
-        1.0,
-        1_000_000.0,
-        false,
-        false,
-    ),
-    p(
-        "net.etx",
-        "net",
-        "ETX of the link to a neighbour (index: neighbour id), as this node estimates it; infinite if no usable link",
-        "transmissions",
-        1.0,
-        f64::INFINITY,
-        true,
-        true,
-    ),
-    p(
-        "net.next_hop",
-        "net",
-        "best next hop towards a destination (index: destination id); -1 if none",
-        "node",
-        -1.0,
-        f64::MAX,
-        true,
-        true,
-    ),
-    p(
-        "net.next_hop_count",
-        "net",
-        "how many of the K best next hops towards a destination are known (DSDV; 1 or 0 otherwise)",
-        "nodes",
-        0.0,
-        16.0,
-        true,
-        true,
-    ),
-    p(
-        "net.dest_queue_len",
-        "net",
-        "packets in this node's per-destination queue (index: destination id)",
-        "packets",
-        0.0,
-        f64::MAX,
-        true,
-        true,
-    ),
-    p(
-        "phy.data_rate_mbps",
-        "phy",
-        "data rate of unicast frames (a rate of the standard)",
-        "Mbit/s",
-        1.0,
-        54.0,
-        false,
-        false,
-    ),
-    p(
-        "phy.tx_power_offset_db",
-        "phy",
-        "transmit power relative to the scenario's tx_power_dbm (at most 0)",
-        "dB",
-        -60.0,
-        0.0,
-        false,
-        false,
-    ),
-    flow_param(
-        "tcp.cwnd",
-        "transport",
-        "congestion window of the flow's TCP sender (at the flow's source)",
-        "segments",
-        0.0,
-        f64::MAX,
-        true,
-    ),
-    flow_param(
-        "tcp.ssthresh",
-        "transport",
-        "slow-start threshold of the flow's TCP sender (inf until the first loss)",
-        "segments",
-        0.0,
-        f64::INFINITY,
-        true,
-    ),
-    flow_param(
-        "tcp.srtt",
-        "transport",
-        "smoothed round-trip time of the flow's TCP sender (NaN before the first sample)",
-        "s",
-        0.0,
-        f64::MAX,
-        true,
-    ),
-    flow_param(
-        "tcp.rto",
-        "transport",
-        "retransmission timeout of the flow's TCP sender",
-        "s",
-        0.0,
-        f64::MAX,
-        true,
-    ),
-    flow_param(
-        "tcp.rwnd",
-        "transport",
-        "window the flow's TCP receiver advertises (at the flow's destination; set: ECLAIR's receiver window control, at least one MSS)",
-        "bytes",
-        1.0,
-        1073725440.0,
-        false,
-    ),
-    flow_param(
-        "tcp.pace_rate",
-        "transport",
-        "sending rate of a paced TCP flow (cc = \"paced\"; DiffQ-TCP's source rate)",
-        "bit/s",
-        1.0,
-        1e12,
-        false,
-    ),
-];
 
 /// Kinds of events layers publish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -458,10 +204,15 @@ impl EventBus {
     }
 }
 
-/// Every parameter: the declarations above, then the ones of [`layers`] (user, application
-/// and the layers' further read-only counters).
+/// Every parameter, as the layers declare them: MAC, PHY, network, transport, then ECLAIR's
+/// user and application layers ([`layers`]).
 pub fn all_params() -> impl Iterator<Item = &'static ParamSpec> {
-    PARAMS.iter().chain(layers::PARAMS.iter())
+    crate::mac::tuning::PARAMS
+        .iter()
+        .chain(crate::phy::tuning::PARAMS)
+        .chain(crate::net::tuning::PARAMS)
+        .chain(crate::transport::tuning::PARAMS)
+        .chain(layers::PARAMS)
 }
 
 fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
@@ -577,7 +328,7 @@ mod tests {
 
     #[test]
     fn every_declared_parameter_resolves() {
-        for s in PARAMS {
+        for s in all_params() {
             let name = if s.per_level || s.per_flow {
                 format!("{}.0", s.name)
             } else {

@@ -71,9 +71,6 @@ pub struct Node {
     pub phy: Phy,
     pub mac: Mac,
     pub net: NetStats,
-    /// Transmit power offset from the scenario's `tx_power_dbm` (tuning layer; ≤ 0).
-    pub tx_power_offset_db: f64,
-    pub(crate) tx_power_factor: f64,
     rng_mac: Stream,
     rng_phy: Stream,
     rng_fading: Stream,
@@ -93,8 +90,6 @@ impl Node {
             phy: Phy::new(),
             mac,
             net: NetStats::default(),
-            tx_power_offset_db: 0.0,
-            tx_power_factor: 1.0,
             rng_mac: stream(seed, id, "mac.backoff"),
             rng_phy: stream(seed, id, "phy.rx"),
             rng_fading: stream(seed, id, "phy.fading"),
@@ -632,7 +627,7 @@ impl World {
                 (self.txs.len() - 1) as u32
             }
         };
-        let factor = n.tx_power_factor;
+        let factor = n.phy.tx_power_factor();
         let var = self.variation;
         // A switched-off node's MAC runs down its queue, but nothing reaches the air.
         let links: &[Link] = if n.off {

@@ -1,15 +1,16 @@
 //! The tuning layers of an assembled network (ECLAIR): [`World`] implements
-//! [`crate::tune::Host`], reading and setting each parameter the layers declare
-//! (`crate::tune::PARAMS`, `crate::tune::layers::PARAMS`) in the layer of the node or flow that
-//! owns it, and giving the optimizer host its event bus, timers and the flows.
+//! [`crate::tune::Host`], finding the node or flow a parameter names and handing it to the
+//! layer that declares it (`mac::tuning`, `phy::tuning`, `net::tuning`, `transport::tuning`;
+//! ECLAIR's user and application layers, `tune::layers`, are read here), and giving the
+//! optimizer host its event bus, timers and the flows.
 
 use super::{Node, World};
 use crate::app::{FlowTransport, SourceKind};
 use crate::error::XlError;
-use crate::mac::EdcaLevel;
+use crate::net::tuning::NetView;
 use crate::sim::{Event, SimTime};
 use crate::tune::optimizer::OptimizerHost;
-use crate::tune::{layers, EventBus, Host, ParamSpec, TuneEventKind};
+use crate::tune::{EventBus, Host, ParamSpec, TuneEventKind};
 
 impl Host for World {
     fn now(&self) -> SimTime {
@@ -54,7 +55,7 @@ impl Host for World {
     }
 
     fn next_hops(&self, node: u32, dst: u32) -> Vec<u32> {
-        next_hops(self, node, dst)
+        net_view(self, node).next_hops(dst)
     }
 
     fn etx_links(&self, node: u32) -> Vec<(u32, f64)> {
@@ -107,31 +108,14 @@ fn tcp_conn(
     Ok(c as usize)
 }
 
-/// The K best next hops of `node` towards `dst`, best first (one under OLSR and static
-/// routing; empty if none).
-fn next_hops(w: &World, node: u32, dst: u32) -> Vec<u32> {
-    let Some(st) = w.proto.as_ref().and_then(|p| p.nodes.get(node as usize)) else {
-        let v = w.routes.next_hop(node, dst);
-        return if v == crate::net::routing::UNREACHABLE {
-            vec![]
-        } else {
-            vec![v]
-        };
-    };
-    if let Some(d) = &st.dsdv {
-        return d
-            .route(dst)
-            .map(|r| r.next_hops.clone())
-            .unwrap_or_default();
-    }
-    if let Some(o) = &st.olsr {
-        return o.next_hop(dst).into_iter().collect();
-    }
-    let v = w.routes.next_hop(node, dst);
-    if v == crate::net::routing::UNREACHABLE {
-        vec![]
-    } else {
-        vec![v]
+/// The network layer of `node` as its tuning layer sees it.
+fn net_view(w: &World, node: u32) -> NetView<'_> {
+    NetView {
+        node,
+        routes: &w.routes,
+        proto: w.proto.as_ref(),
+        dest_queues: w.dest_queues.get(node as usize),
+        stats: &w.nodes[node as usize].net,
     }
 }
 
@@ -165,7 +149,8 @@ fn overheard_queues(w: &World, node: u32) -> Vec<(u32, u32, u32, SimTime)> {
         .unwrap_or_default()
 }
 
-/// Reads declared parameter `spec` of `node` from the layer that owns it.
+/// Reads declared parameter `spec` of `node` from the layer that owns it (`level`: its level,
+/// neighbour, destination or flow suffix).
 fn get_param(
     w: &mut World,
     node: u32,
@@ -173,80 +158,32 @@ fn get_param(
     level: Option<usize>,
     name: &str,
 ) -> Result<f64, XlError> {
-    if spec.layer == "net" && spec.per_level {
-        if node as usize >= w.nodes.len() {
+    if crate::mac::tuning::owns(spec) {
+        let n = node_mut(w, node)?;
+        return crate::mac::tuning::get(&n.mac, spec, level, name);
+    }
+    if crate::phy::tuning::owns(spec) {
+        let n = node_mut(w, node)?;
+        return Ok(crate::phy::tuning::get(&n.phy, spec));
+    }
+    if crate::net::tuning::owns(spec) {
+        node_mut(w, node)?;
+        return Ok(crate::net::tuning::get(&net_view(w, node), spec, level));
+    }
+    if crate::transport::tuning::owns(spec) {
+        if !spec.per_flow || spec.name == "tcp.retransmits" {
             node_mut(w, node)?;
         }
-        let i = level.unwrap_or(0) as u32;
-        return Ok(match spec.name {
-            "net.etx" => w
-                .proto
-                .as_ref()
-                .and_then(|p| p.nodes[node as usize].etx.etx(i))
-                .unwrap_or(f64::INFINITY),
-            "net.next_hop" => next_hops(w, node, i)
-                .first()
-                .map(|&v| v as f64)
-                .unwrap_or(-1.0),
-            "net.next_hop_count" => next_hops(w, node, i).len() as f64,
-            "net.dest_queue_len" => w
-                .dest_queues
-                .get(node as usize)
-                .map(|q| q.len(i) as f64)
-                .unwrap_or(0.0),
-            _ => unreachable!("every declared parameter is handled"),
-        });
-    }
-    if layers::owns(spec) {
-        return layers_get(w, node, spec, level, name);
-    }
-    if spec.per_flow {
-        let at_source = spec.name != "tcp.rwnd";
+        let at_source = crate::transport::tuning::at_source(spec);
         let c = tcp_conn(w, node, level, name, at_source)?;
         let conn = &w.tcp[c];
-        let s = &conn.sender;
-        return Ok(match spec.name {
-            "tcp.cwnd" => s.cwnd(),
-            "tcp.ssthresh" => {
-                if s.ssthresh() >= 1e15 {
-                    f64::INFINITY
-                } else {
-                    s.ssthresh()
-                }
-            }
-            "tcp.srtt" => s.srtt().unwrap_or(f64::NAN),
-            "tcp.rto" => s.rto(),
-            "tcp.rwnd" => conn.receiver.advertised_window() as f64,
-            "tcp.pace_rate" => s.pace_rate(),
-            _ => unreachable!("every declared parameter is handled"),
-        });
+        return Ok(crate::transport::tuning::get(
+            &conn.sender,
+            &conn.receiver,
+            spec,
+        ));
     }
-    let n = node_mut(w, node)?;
-    let lv = |l: Option<usize>| -> Result<EdcaLevel, XlError> {
-        let l = l.unwrap_or(0);
-        if l >= n.mac.level_count() {
-            return Err(XlError::Tuning(format!(
-                "\"{name}\": the MAC has {} level(s)",
-                n.mac.level_count()
-            )));
-        }
-        Ok(n.mac.level_params(l))
-    };
-    Ok(match spec.name {
-        "mac.cw_min" => lv(level)?.cw_min as f64,
-        "mac.cw_max" => lv(level)?.cw_max as f64,
-        "mac.aifsn" => lv(level)?.aifsn as f64,
-        "mac.queue_len" => {
-            lv(level)?;
-            n.mac.queue_len(level.unwrap_or(0)) as f64
-        }
-        "mac.short_retry_limit" => n.mac.params.short_retry_limit as f64,
-        "mac.long_retry_limit" => n.mac.params.long_retry_limit as f64,
-        "net.queue_capacity" => n.mac.params.queue_capacity as f64,
-        "phy.data_rate_mbps" => n.mac.params.data_rate_mbps,
-        "phy.tx_power_offset_db" => n.tx_power_offset_db,
-        _ => unreachable!("every declared parameter is handled"),
-    })
+    layers_get(w, node, spec, level, name)
 }
 
 /// Sets declared parameter `spec` of `node` in the layer that owns it.
@@ -258,71 +195,28 @@ fn set_param(
     name: &str,
     value: f64,
 ) -> Result<(), XlError> {
-    if layers::owns(spec) {
-        return layers_set(w, node, spec, level, name, value);
-    }
-    if spec.per_flow {
-        let at_source = spec.name != "tcp.rwnd";
+    if crate::transport::tuning::owns(spec) {
+        let at_source = crate::transport::tuning::at_source(spec);
         let c = tcp_conn(w, node, level, name, at_source)?;
-        match spec.name {
-            "tcp.rwnd" => w.tcp[c].receiver.set_window_limit(value as u32),
-            "tcp.pace_rate" => {
-                if !w.tcp[c].sender.is_paced() {
-                    return Err(XlError::Tuning(format!(
-                        "\"{name}\": the flow's congestion control is not \"paced\""
-                    )));
-                }
-                w.set_pace_rate(c, value);
-            }
-            _ => unreachable!("every settable parameter is handled"),
+        let conn = &mut w.tcp[c];
+        let then =
+            crate::transport::tuning::set(&conn.sender, &mut conn.receiver, spec, name, value)?;
+        if let crate::transport::tuning::Then::Pace(rate) = then {
+            w.set_pace_rate(c, rate);
         }
         return Ok(());
     }
-    let standard = w.cfg.standard;
-    let n = node_mut(w, node)?;
-    let int = value.round() as u32;
-    match spec.name {
-        "mac.cw_min" | "mac.cw_max" | "mac.aifsn" => {
-            let l = level.unwrap_or(0);
-            if l >= n.mac.level_count() {
-                return Err(XlError::Tuning(format!(
-                    "\"{name}\": the MAC has {} level(s)",
-                    n.mac.level_count()
-                )));
-            }
-            let mut p = n.mac.level_params(l);
-            match spec.name {
-                "mac.cw_min" => p.cw_min = int,
-                "mac.cw_max" => p.cw_max = int,
-                _ => p.aifsn = int,
-            }
-            if p.cw_min > p.cw_max {
-                return Err(XlError::Tuning(format!(
-                    "\"{name}\" = {value} would make cw_min ({}) exceed cw_max ({})",
-                    p.cw_min, p.cw_max
-                )));
-            }
-            n.mac.set_level_params(l, p);
-        }
-        "mac.short_retry_limit" => n.mac.params.short_retry_limit = int,
-        "mac.long_retry_limit" => n.mac.params.long_retry_limit = int,
-        "net.queue_capacity" => n.mac.params.queue_capacity = int,
-        "phy.data_rate_mbps" => {
-            let rates = crate::phy::radio::rate_set(standard);
-            if !rates.contains(&value) {
-                return Err(XlError::Tuning(format!(
-                    "\"{name}\": {value} is not a rate of this standard; allowed: {rates:?}"
-                )));
-            }
-            n.mac.params.data_rate_mbps = value;
-        }
-        "phy.tx_power_offset_db" => {
-            n.tx_power_offset_db = value;
-            n.tx_power_factor = 10f64.powf(value / 10.0);
-        }
-        _ => unreachable!("every declared parameter is handled"),
+    if crate::mac::tuning::owns(spec) {
+        let standard = w.cfg.standard;
+        let n = node_mut(w, node)?;
+        return crate::mac::tuning::set(&mut n.mac, standard, spec, level, name, value);
     }
-    Ok(())
+    if crate::phy::tuning::owns(spec) {
+        let n = node_mut(w, node)?;
+        crate::phy::tuning::set(&mut n.phy, spec, value);
+        return Ok(());
+    }
+    layers_set(w, node, spec, level, name, value)
 }
 
 /// Where a per-flow parameter lives: at the flow's source, its destination, or either.
@@ -385,7 +279,6 @@ fn layers_get(
     name: &str,
 ) -> Result<f64, XlError> {
     check_node(w, node)?;
-    let n = &w.nodes[node as usize];
     Ok(match spec.name {
         "user.priority" => {
             let f = check_flow(w, node, flow, name, End::Either)?;
@@ -419,23 +312,6 @@ fn layers_get(
                 _ => w.flow_stats[f].rx_payload_bytes as f64,
             }
         }
-        "tcp.retransmits" => {
-            let f = check_flow(w, node, flow, name, End::Source)?;
-            match w.flows[f].transport {
-                FlowTransport::Tcp(c) => w.tcp[c as usize].sender.stats.retransmits as f64,
-                _ => {
-                    return Err(XlError::Tuning(format!(
-                        "\"{name}\": flow {f} is not a TCP flow"
-                    )))
-                }
-            }
-        }
-        "net.forwarded" => n.net.forwarded as f64,
-        "net.delivered" => n.net.delivered as f64,
-        "mac.retries" => n.mac.stats.retries as f64,
-        "mac.drops_retry_limit" => n.mac.stats.drops_retry_limit as f64,
-        "mac.drops_queue" => n.mac.stats.drops_queue as f64,
-        "phy.rx_errors" => n.phy.rx_errors as f64,
         _ => unreachable!("every parameter of layers::PARAMS is handled"),
     })
 }

@@ -1,0 +1,206 @@
+//! The MAC's tuning layer (ECLAIR): the parameters it lets optimizers read and set — each
+//! priority level's contention window and AIFSN, the retry limits, the interface queues' length
+//! and capacity, the data rate of unicast frames — and its counters, declared once in
+//! [`PARAMS`] and reached through [`get`] and [`set`] only.
+
+use super::Mac;
+use crate::error::XlError;
+use crate::mac::EdcaLevel;
+use crate::phy::radio::{rate_set, Standard};
+use crate::sim::param::{node_param, p, ParamSpec};
+
+pub const PARAMS: &[ParamSpec] = &[
+    p(
+        "mac.cw_min",
+        "mac",
+        "minimum contention window of a priority level (slots)",
+        "slots",
+        1.0,
+        65535.0,
+        true,
+        false,
+    ),
+    p(
+        "mac.cw_max",
+        "mac",
+        "maximum contention window of a priority level (slots)",
+        "slots",
+        1.0,
+        65535.0,
+        true,
+        false,
+    ),
+    p(
+        "mac.aifsn",
+        "mac",
+        "arbitration inter-frame space number of a priority level",
+        "slots",
+        1.0,
+        15.0,
+        true,
+        false,
+    ),
+    p(
+        "mac.queue_len",
+        "mac",
+        "packets waiting in a priority level's queue",
+        "packets",
+        0.0,
+        f64::MAX,
+        true,
+        true,
+    ),
+    p(
+        "mac.short_retry_limit",
+        "mac",
+        "transmission attempts for frames without RTS",
+        "attempts",
+        1.0,
+        255.0,
+        false,
+        false,
+    ),
+    p(
+        "mac.long_retry_limit",
+        "mac",
+        "transmission attempts for frames after RTS",
+        "attempts",
+        1.0,
+        255.0,
+        false,
+        false,
+    ),
+    p(
+        "net.queue_capacity",
+        "net",
+        "drop-tail capacity of each interface (MAC level) queue",
+        "packets",
+        1.0,
+        1_000_000.0,
+        false,
+        false,
+    ),
+    p(
+        "phy.data_rate_mbps",
+        "phy",
+        "data rate of unicast frames (a rate of the standard)",
+        "Mbit/s",
+        1.0,
+        54.0,
+        false,
+        false,
+    ),
+    node_param(
+        "mac.retries",
+        "mac",
+        "MAC retransmission attempts so far",
+        "attempts",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    node_param(
+        "mac.drops_retry_limit",
+        "mac",
+        "frames dropped at the retry limit so far",
+        "packets",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    node_param(
+        "mac.drops_queue",
+        "mac",
+        "packets refused by a full interface queue so far",
+        "packets",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+];
+
+/// Whether `spec` is one of this layer's.
+pub fn owns(spec: &ParamSpec) -> bool {
+    PARAMS.iter().any(|p| p.name == spec.name)
+}
+
+/// The level a per-level parameter names, checked against the MAC's levels.
+fn level_of(mac: &Mac, level: Option<usize>, name: &str) -> Result<usize, XlError> {
+    let l = level.unwrap_or(0);
+    if l >= mac.level_count() {
+        return Err(XlError::Tuning(format!(
+            "\"{name}\": the MAC has {} level(s)",
+            mac.level_count()
+        )));
+    }
+    Ok(l)
+}
+
+/// Reads `spec` (`level`: its level suffix) of `mac`; `name` is the full name, for errors.
+pub fn get(mac: &Mac, spec: &ParamSpec, level: Option<usize>, name: &str) -> Result<f64, XlError> {
+    let lv = |l: Option<usize>| -> Result<EdcaLevel, XlError> {
+        Ok(mac.level_params(level_of(mac, l, name)?))
+    };
+    Ok(match spec.name {
+        "mac.cw_min" => lv(level)?.cw_min as f64,
+        "mac.cw_max" => lv(level)?.cw_max as f64,
+        "mac.aifsn" => lv(level)?.aifsn as f64,
+        "mac.queue_len" => {
+            lv(level)?;
+            mac.queue_len(level.unwrap_or(0)) as f64
+        }
+        "mac.short_retry_limit" => mac.params.short_retry_limit as f64,
+        "mac.long_retry_limit" => mac.params.long_retry_limit as f64,
+        "net.queue_capacity" => mac.params.queue_capacity as f64,
+        "phy.data_rate_mbps" => mac.params.data_rate_mbps,
+        "mac.retries" => mac.stats.retries as f64,
+        "mac.drops_retry_limit" => mac.stats.drops_retry_limit as f64,
+        "mac.drops_queue" => mac.stats.drops_queue as f64,
+        _ => unreachable!("every parameter of mac::tuning::PARAMS is handled"),
+    })
+}
+
+/// Sets `spec` of `mac` (of a radio of `standard`) to `value`, already checked against the
+/// declared range.
+pub fn set(
+    mac: &mut Mac,
+    standard: Standard,
+    spec: &ParamSpec,
+    level: Option<usize>,
+    name: &str,
+    value: f64,
+) -> Result<(), XlError> {
+    let int = value.round() as u32;
+    match spec.name {
+        "mac.cw_min" | "mac.cw_max" | "mac.aifsn" => {
+            let l = level_of(mac, level, name)?;
+            let mut p = mac.level_params(l);
+            match spec.name {
+                "mac.cw_min" => p.cw_min = int,
+                "mac.cw_max" => p.cw_max = int,
+                _ => p.aifsn = int,
+            }
+            if p.cw_min > p.cw_max {
+                return Err(XlError::Tuning(format!(
+                    "\"{name}\" = {value} would make cw_min ({}) exceed cw_max ({})",
+                    p.cw_min, p.cw_max
+                )));
+            }
+            mac.set_level_params(l, p);
+        }
+        "mac.short_retry_limit" => mac.params.short_retry_limit = int,
+        "mac.long_retry_limit" => mac.params.long_retry_limit = int,
+        "net.queue_capacity" => mac.params.queue_capacity = int,
+        "phy.data_rate_mbps" => {
+            let rates = rate_set(standard);
+            if !rates.contains(&value) {
+                return Err(XlError::Tuning(format!(
+                    "\"{name}\": {value} is not a rate of this standard; allowed: {rates:?}"
+                )));
+            }
+            mac.params.data_rate_mbps = value;
+        }
+        _ => unreachable!("every settable parameter of mac::tuning::PARAMS is handled"),
+    }
+    Ok(())
+}
