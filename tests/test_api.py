@@ -516,3 +516,35 @@ def test_throughput_time_series_reaches_the_result_folder_and_its_plot(tmp_path)
 def test_no_time_series_unless_asked():
     res = xlayer.run(SCENARIOS / "default.toml", overrides=["duration_s=2"])
     assert len(res.timeseries) == 0
+
+
+def test_core_tables_arrive_by_column_with_their_types_and_missing_cells():
+    """The core hands tables over by column (no Python object per row): integers stay int64,
+    a column some rows lack is NaN, text stays text, and the known columns come first."""
+    import numpy as np
+
+    from xlayer.results import table
+
+    data = {
+        "extra": ("obj", ["a", None, "c"]),
+        "flow": ("i8", struct.pack("<3q", 0, 1, 2)),
+        "t_s": ("f8", struct.pack("<3d", 0.5, float("nan"), 1.5)),
+    }
+    df = table(data, ["flow", "t_s"])
+    assert list(df.columns) == ["flow", "t_s", "extra"]
+    assert df["flow"].dtype == np.int64 and df["flow"].tolist() == [0, 1, 2]
+    assert df["t_s"].dtype == np.float64 and np.isnan(df["t_s"][1]) and df["t_s"][2] == 1.5
+    assert df["extra"][0] == "a" and pd.isna(df["extra"][1]) and df["extra"][2] == "c"
+    df.loc[0, "t_s"] = 9.0  # a writable copy, not a view of the core's bytes
+    assert table({}, ["flow"]).columns.tolist() == ["flow"]
+
+
+def test_a_fine_time_series_has_a_row_per_flow_and_bin():
+    sc = xlayer.scenario.load_scenario(None)
+    sc["output"] = {"timeseries_bin_s": 0.001}
+    r = xlayer.run(sc)
+    ts = r.timeseries
+    bins = int(round(sc["duration_s"] / 0.001))
+    assert len(ts) == len(r.flows) * bins
+    assert ts["flow"].dtype.kind == "i" and ts["throughput_bps"].dtype.kind == "f"
+    assert sorted(ts["flow"].unique().tolist()) == r.flows["flow"].tolist()

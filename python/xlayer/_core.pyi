@@ -38,7 +38,10 @@ class Simulation:
     def run_until(self, t_s: float) -> bool:
         """Advances to ``min(t_s, end_s)`` (releasing the GIL); True once the end is reached."""
     def results(self) -> Dict[str, Any]:
-        """``{"summary": dict, "flows": list[dict], "nodes": list[dict]}``."""
+        """``{"summary": dict, "flows": table, "nodes": table, "timeseries": table, "tcp_trace":
+        table, "optimizers": table, "conflicts": table}``; a table is ``{column: (kind, data)}``,
+        kind "i8"/"f8" with little-endian int64/float64 bytes or "obj" with a list
+        (``xlayer.results.table`` makes it a DataFrame)."""
     def pcap(self, node: int) -> bytes: ...
     def params(self) -> List[Dict[str, Any]]:
         """Dicts with ``name, layer, doc, unit, min, max, read_only``; per-level names end in

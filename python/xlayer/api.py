@@ -134,16 +134,15 @@ class Simulation:
     def results(self) -> Result:
         """The :class:`Result` of the run so far (normally called once the end is reached)."""
         raw = self._sim.results()
-        nodes: List[Dict[str, Any]] = list(raw["nodes"])
+        nodes = table(raw["nodes"], NODE_COLUMNS)
         pcaps: Dict[int, bytes] = {}
         if self.scenario.get("output", {}).get("pcap"):
-            for i, row in enumerate(nodes):
-                node = int(row.get("node", i))
+            for node in nodes["node"].astype(int).tolist():
                 pcaps[node] = bytes(self._sim.pcap(node))
         return Result(
             summary=dict(raw["summary"]),
             flows=table(raw["flows"], FLOW_COLUMNS),
-            nodes=table(nodes, NODE_COLUMNS),
+            nodes=nodes,
             scenario=copy.deepcopy(self.scenario),
             pcaps=pcaps,
             xlayer_version=_core.__version__,

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence, Union
 
+import numpy as np
 import pandas as pd
 
 from xlayer import _core
@@ -90,13 +91,28 @@ RESULT_FILES = ("scenario.toml", "summary.json", "flows.csv", "nodes.csv")
 PathLike = Union[str, "os.PathLike[str]"]
 
 
-def table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> pd.DataFrame:
-    """Rows from the core as a DataFrame; the known ``columns`` first, in order, then the rest."""
-    if not rows:
+def table(data: Union[Mapping[str, Any], Sequence[Mapping[str, Any]]],
+          columns: Sequence[str]) -> pd.DataFrame:
+    """A table from the core as a DataFrame; the known ``columns`` first, in order, then the rest.
+
+    ``data`` is the core's column form (``{column: (kind, data)}``: "i8"/"f8" little-endian
+    int64/float64 bytes, "obj" a list), which costs no Python object per row or number, or a list
+    of row dicts.
+    """
+    if not data:
         return pd.DataFrame(columns=list(columns))
-    df = pd.DataFrame.from_records(list(rows))
+    if isinstance(data, Mapping):
+        df = pd.DataFrame({name: _column(kind, payload) for name, (kind, payload) in data.items()})
+    else:
+        df = pd.DataFrame.from_records(list(data))
     first = [c for c in columns if c in df.columns]
     return df[first + [c for c in df.columns if c not in first]]
+
+
+def _column(kind: str, payload: Any) -> Any:
+    if kind in ("i8", "f8"):
+        return np.frombuffer(payload, dtype="<" + kind).copy()
+    return list(payload)
 
 
 @dataclass

@@ -46,13 +46,63 @@ fn results_to_py(py: Python<'_>, r: &Results) -> PyResult<PyObject> {
         ("conflicts", &r.conflicts),
     ];
     for (name, rows) in tables {
-        let list = PyList::empty_bound(py);
-        for row in rows {
-            list.append(row_to_dict(py, row)?)?;
-        }
-        d.set_item(name, list)?;
+        d.set_item(name, table_to_py(py, rows)?)?;
     }
     Ok(d.into_py(py))
+}
+
+/// A table by column, so that a long table (a fine time series) costs no Python object per row
+/// or per number: `{column: (kind, data)}` in the order columns first appear, where kind
+/// "i8" and "f8" carry little-endian int64 / float64 bytes (a row without the column is NaN, and
+/// makes an integer column "f8") and "obj" a list (str, int or float; None where missing).
+fn table_to_py<'py>(py: Python<'py>, rows: &[xlayer_core::Row]) -> PyResult<Bound<'py, PyDict>> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for row in rows {
+        for (k, _) in row {
+            if !names.contains(k) {
+                names.push(k);
+            }
+        }
+    }
+    let d = PyDict::new_bound(py);
+    for name in names {
+        let cells: Vec<Option<&Value>> = rows
+            .iter()
+            .map(|r| r.iter().find(|(k, _)| *k == name).map(|(_, v)| v))
+            .collect();
+        let numeric = cells
+            .iter()
+            .all(|c| matches!(c, None | Some(Value::Int(_) | Value::Float(_))));
+        let ints = cells.iter().all(|c| matches!(c, Some(Value::Int(_))));
+        let column = if ints {
+            let mut bytes = Vec::with_capacity(cells.len() * 8);
+            for c in &cells {
+                if let Some(Value::Int(i)) = c {
+                    bytes.extend_from_slice(&i.to_le_bytes());
+                }
+            }
+            ("i8", PyBytes::new_bound(py, &bytes).into_py(py))
+        } else if numeric {
+            let mut bytes = Vec::with_capacity(cells.len() * 8);
+            for c in &cells {
+                let v = match c {
+                    Some(Value::Int(i)) => *i as f64,
+                    Some(Value::Float(f)) => *f,
+                    _ => f64::NAN,
+                };
+                bytes.extend_from_slice(&v.to_le_bytes());
+            }
+            ("f8", PyBytes::new_bound(py, &bytes).into_py(py))
+        } else {
+            let list = PyList::empty_bound(py);
+            for c in &cells {
+                list.append(c.map_or_else(|| py.None(), |v| value_to_py(py, v)))?;
+            }
+            ("obj", list.into_py(py))
+        };
+        d.set_item(name, column)?;
+    }
+    Ok(d)
 }
 
 /// Runs `f`, turning a Rust panic into a `SimulationError` instead of a crash.
