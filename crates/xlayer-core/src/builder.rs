@@ -594,13 +594,13 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             }
         };
         let levels = sc.mac_levels().len();
-        world.sources = crate::xl::SourceControl::Diffq(
-            world
+        world.sources = crate::xl::SourceControl::Diffq(crate::xl::diffq::DiffqSources {
+            rates: world
                 .flows
                 .iter()
                 .map(|_| SourceRate::new(control, d.queue_thresh, init, max_bps))
                 .collect(),
-        );
+        });
         world.scheduler = crate::xl::Scheduler::Diffq(crate::xl::diffq::DiffqScheduler {
             scheduling: d.mode != "rate_only",
             prioritization: d.mode == "full",

@@ -272,8 +272,8 @@ impl World {
             scenario_events: Vec::new(),
             proto: None,
             dest_queues: Vec::new(),
-            scheduler: Scheduler::RoundRobin,
-            sources: SourceControl::Fixed,
+            scheduler: Scheduler::default(),
+            sources: SourceControl::default(),
             xl_out: Vec::new(),
             overheard: Vec::new(),
             fusion: None,
@@ -568,13 +568,8 @@ impl World {
         };
         if let (Some(p), false) = (packet.as_mut(), self.dest_queues.is_empty()) {
             if !p.control.is_control() {
-                // The DiffQ header carries the sender's queue length for the destination now.
-                // DPCLO counts it without the packet on the air, which has left the queue (as
-                // in ns-2, where the routing queue hands it to the MAC): with it, a neighbour
-                // that sent its last packet would look non-empty until its length expires (1
-                // s), and a path of 3-packet queues could keep its falling gradient for only
-                // three hops (measured on scenarios/dpclo-fig9.toml: flows of 4+ hops
-                // carried 2-6 kbit/s, about one packet per expiry).
+                // The DiffQ header carries the sender's queue length for the destination now,
+                // as the scheduler counts it (`Schedule::header_queue_len`).
                 let len = self.dest_queues[node as usize].len(p.dst);
                 let len = self.scheduler.header_queue_len(len);
                 p.queue_len = len.min(u16::MAX as u32) as u16;
@@ -803,10 +798,9 @@ impl World {
     fn backpressure_tick(&mut self) {
         let now = self.now();
         let (flows, queues) = (&self.flows, &self.dest_queues);
-        self.sources.tick(
-            |i| flows[i].emitting(now),
-            |i| queues[flows[i].src as usize].len(flows[i].dst),
-        );
+        self.sources.tick(&|i| flows[i].emitting(now), &|i| {
+            queues[flows[i].src as usize].len(flows[i].dst)
+        });
         let mut out = std::mem::take(&mut self.xl_out);
         let tick = self.scheduler.tick(now, self.nodes.len(), &mut out);
         self.run_actions(out);
@@ -1325,16 +1319,16 @@ impl World {
         }
         // A controlled source's rate follows its own destination queue (DiffQ §4.1, DPCLO
         // §IV-C, DCLO eq. 2).
-        let interval = match self.sources {
-            SourceControl::Fixed => interval,
-            _ => {
-                let f = &self.flows[flow as usize];
-                let own = self.dest_queues[f.src as usize].len(f.dst);
-                self.sources
-                    .next_interval(flow, own, f.payload_bytes)
-                    .unwrap_or(interval)
-            }
+        let f = &self.flows[flow as usize];
+        let own = if self.sources.reads_own_queue() {
+            self.dest_queues[f.src as usize].len(f.dst)
+        } else {
+            0
         };
+        let interval = self
+            .sources
+            .next_interval(flow, own, f.payload_bytes)
+            .unwrap_or(interval);
         let next = now + interval;
         if next < self.flows[flow as usize].stop {
             self.queue.schedule(next, Event::AppSend { flow });

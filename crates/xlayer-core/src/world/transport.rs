@@ -72,15 +72,13 @@ impl World {
     pub(super) fn transport_timer(&mut self, now: SimTime, conn: u32, kind: u8) {
         match kind {
             TIMER_TCP_RTO | TIMER_TCP_PACE => {
-                if kind == TIMER_TCP_PACE {
-                    if let SourceControl::Diffq(_) = self.sources {
-                        // DiffQ-TCP: the pacing rate follows the source's own queue.
-                        let flow = self.tcp[conn as usize].flow;
-                        let f = &self.flows[flow as usize];
-                        let own = self.dest_queues[f.src as usize].len(f.dst);
-                        if let Some(rate) = self.sources.pace_rate(flow, own) {
-                            self.tcp[conn as usize].sender.set_pace_rate_quiet(rate);
-                        }
+                if kind == TIMER_TCP_PACE && self.sources.reads_own_queue() {
+                    // A paced sender's rate may follow its source's own queue (DiffQ-TCP).
+                    let flow = self.tcp[conn as usize].flow;
+                    let f = &self.flows[flow as usize];
+                    let own = self.dest_queues[f.src as usize].len(f.dst);
+                    if let Some(rate) = self.sources.pace_rate(flow, own) {
+                        self.tcp[conn as usize].sender.set_pace_rate_quiet(rate);
                     }
                 }
                 let k = if kind == TIMER_TCP_RTO {

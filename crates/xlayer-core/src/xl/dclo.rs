@@ -30,7 +30,7 @@
 
 use rand::Rng;
 
-use super::{Action, Choice, NodeView, Tick};
+use super::{Action, Choice, NodeView, Schedule, SourceRateControl, Tick};
 use crate::sim::event::NetTimerKind;
 use crate::sim::rng::{splitmix64, Stream};
 use crate::sim::SimTime;
@@ -384,7 +384,7 @@ impl Dclo {
     /// A matching interval starts: every node forgets the last one's matching, and the PRICE
     /// and matching instants of every node are scheduled (both jittered: broadcasts sent in
     /// the same instant collide under CSMA).
-    pub fn tick(&mut self, now: SimTime, nodes: usize, out: &mut Vec<Action>) -> Tick {
+    fn start_interval(&mut self, now: SimTime, nodes: usize, out: &mut Vec<Action>) -> Tick {
         self.current += 1;
         let current = self.current;
         for (i, st) in self.nodes.iter_mut().enumerate() {
@@ -419,7 +419,7 @@ impl Dclo {
     }
 
     /// `v.node`'s PRICE, matching or REQUEST-repeat instant.
-    pub fn timer(&mut self, v: &NodeView, kind: NetTimerKind, out: &mut Vec<Action>) {
+    fn on_timer(&mut self, v: &NodeView, kind: NetTimerKind, out: &mut Vec<Action>) {
         let node = v.node;
         let current = self.current;
         let st = &mut self.nodes[node as usize];
@@ -507,7 +507,7 @@ impl Dclo {
 
     /// A DCLO control packet from `from` arrived at `node`; packets of an earlier interval are
     /// ignored.
-    pub fn receive(
+    fn receive(
         &mut self,
         node: u32,
         from: u32,
@@ -541,7 +541,7 @@ impl Dclo {
     /// The choice at `v.node`: a matched sender hands the MAC a packet of its link's
     /// destination k* for its partner while the partner has room ([`may_send`]); unmatched
     /// nodes and receivers hold their packets.
-    pub fn choose(&mut self, v: &NodeView) -> Choice {
+    fn decide(&mut self, v: &NodeView) -> Choice {
         if v.queues.mac_busy() {
             return Choice::Hold;
         }
@@ -587,13 +587,45 @@ pub struct DcloSources {
 impl DcloSources {
     /// Every emitting flow `i` sets its rate from its own queue (its price is at least the
     /// packet it is about to send).
-    pub fn set_rates(&mut self, emitting: impl Fn(usize) -> bool, own: impl Fn(usize) -> u32) {
+    pub fn set_rates(&mut self, emitting: &dyn Fn(usize) -> bool, own: &dyn Fn(usize) -> u32) {
         for i in 0..self.rates.len() {
             if emitting(i) {
                 let p = own(i).max(1);
                 self.rates[i] = source_rate(p, self.utility_weight, self.min_pps, self.max_pps[i]);
             }
         }
+    }
+}
+
+impl Schedule for Dclo {
+    fn choose(&mut self, v: &NodeView) -> Choice {
+        self.decide(v)
+    }
+    /// A matching interval starts.
+    fn tick(&mut self, now: SimTime, nodes: usize, out: &mut Vec<Action>) -> Option<Tick> {
+        Some(self.start_interval(now, nodes, out))
+    }
+    fn timer(&mut self, v: &NodeView, kind: NetTimerKind, out: &mut Vec<Action>) {
+        self.on_timer(v, kind, out);
+    }
+    fn control_received(
+        &mut self,
+        node: u32,
+        from: u32,
+        control: Control,
+        now: SimTime,
+        out: &mut Vec<Action>,
+    ) {
+        self.receive(node, from, control, now, out);
+    }
+}
+
+impl SourceRateControl for DcloSources {
+    fn next_interval(&mut self, flow: u32, _own: u32, _payload: u32) -> Option<SimTime> {
+        Some(SimTime::from_secs_f64(1.0 / self.rates[flow as usize]))
+    }
+    fn tick(&mut self, emitting: &dyn Fn(usize) -> bool, own: &dyn Fn(usize) -> u32) {
+        self.set_rates(emitting, own);
     }
 }
 

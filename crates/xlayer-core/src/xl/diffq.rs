@@ -11,10 +11,11 @@
 
 use rand::Rng;
 
-use super::{Choice, NodeView};
+use super::{Action, Choice, NodeView, Schedule, SourceRateControl, Tick};
 use crate::net::routing::UNREACHABLE;
 use crate::sim::rng::Stream;
 use crate::sim::SimTime;
+use crate::wire::packet::Packet;
 
 /// The document's MAC priority: the differential quantized linearly into `levels` (Δ) steps of
 /// `max_queue / levels` (D / Δ), 0 for a differential of 0 or less. `ceil(QD/D·Δ)` reaches Δ at
@@ -52,7 +53,7 @@ pub fn may_send(qd: i64) -> bool {
 /// paces data at the DiffQ rate), and a lone handshake segment behind held data could
 /// otherwise wait for tens of seconds: with 32 DiffQ-TCP flows on 40 nodes, 9 flows never
 /// finished their handshake in 60 s (`scenarios/diffq-ablation.toml`, seed 2).
-pub fn is_diffq_traffic(p: &crate::wire::packet::Packet) -> bool {
+pub fn is_diffq_traffic(p: &Packet) -> bool {
     !(p.payload_bytes == 0 && matches!(p.transport, crate::wire::packet::Header::Tcp(_)))
 }
 
@@ -188,7 +189,7 @@ impl DiffqScheduler {
     /// priority of its head-of-line packet; destinations with a negative differential wait
     /// under `hold_negative`. Round robin with nothing waiting, or under "rate_only" (at level
     /// 0).
-    pub fn choose(&mut self, v: &NodeView) -> Choice {
+    fn decide(&mut self, v: &NodeView) -> Choice {
         if v.queues.mac_busy() {
             return Choice::RoundRobin(None);
         }
@@ -275,6 +276,55 @@ impl DiffqScheduler {
             .min()
             .expect("at least one candidate");
         (qd, own as i64 - shortest as i64)
+    }
+}
+
+impl Schedule for DiffqScheduler {
+    /// TCP's zero-payload segments bypass the queues ([`is_diffq_traffic`]).
+    fn queues(&self, p: &Packet) -> bool {
+        is_diffq_traffic(p)
+    }
+    fn choose(&mut self, v: &NodeView) -> Choice {
+        self.decide(v)
+    }
+    fn level_used(&mut self, level: u8) {
+        self.level_use[level as usize] += 1;
+    }
+    fn repumps_on_overheard(&self) -> bool {
+        self.hold_negative
+    }
+    /// Held packets are looked at again every [`DIFFQ_TICK`].
+    fn tick(&mut self, _now: SimTime, _nodes: usize, _out: &mut Vec<Action>) -> Option<Tick> {
+        Some(Tick {
+            pump_all: true,
+            interval: DIFFQ_TICK,
+        })
+    }
+    fn holds(&self) -> u64 {
+        self.holds
+    }
+    fn level_use(&self) -> Option<&[u64]> {
+        Some(&self.level_use)
+    }
+}
+
+/// DiffQ's sources (§4.1): each flow's rate follows its source's own destination queue, for a
+/// constant-rate UDP source at each packet and for a paced TCP sender at each departure.
+#[derive(Debug)]
+pub struct DiffqSources {
+    pub rates: Vec<SourceRate>,
+}
+
+impl SourceRateControl for DiffqSources {
+    fn reads_own_queue(&self) -> bool {
+        true
+    }
+    fn next_interval(&mut self, flow: u32, own: u32, payload: u32) -> Option<SimTime> {
+        let rate = self.rates[flow as usize].on_packet(own);
+        Some(crate::app::cbr_interval(payload, rate))
+    }
+    fn pace_rate(&mut self, flow: u32, own: u32) -> Option<f64> {
+        Some(self.rates[flow as usize].on_packet(own))
     }
 }
 

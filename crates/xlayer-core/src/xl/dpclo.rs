@@ -9,7 +9,7 @@
 //! - K, the number of next hops considered per destination ([`adapt_k`], §IV-E);
 //! - source rate adaptation from the source's own queue ([`SourceRate`], §IV-C).
 
-use super::{Choice, NodeView};
+use super::{Action, Choice, NodeView, Schedule, SourceRateControl, Tick};
 use crate::net::queue::{NeighbourQueues, Overheard};
 use crate::sim::SimTime;
 
@@ -143,7 +143,7 @@ impl DpcloScheduler {
     /// their K best DSDV-ETX next hops, the pair with the largest differential congestion price
     /// (eq. 7), if it is positive, with its MAC priority; else nothing now (flow control holds
     /// the packets, or the MAC is busy, or DSDV has no table yet).
-    pub fn choose(&mut self, v: &NodeView) -> Choice {
+    fn decide(&mut self, v: &NodeView) -> Choice {
         if v.queues.mac_busy() {
             return Choice::Hold;
         }
@@ -248,13 +248,70 @@ pub struct DpcloSources {
 impl DpcloSources {
     /// Every emitting flow samples its own queue, with what its queue refused since the last
     /// sample (§IV-C).
-    pub fn sample(&mut self, emitting: impl Fn(usize) -> bool, own: impl Fn(usize) -> u32) {
+    pub fn sample(&mut self, emitting: &dyn Fn(usize) -> bool, own: &dyn Fn(usize) -> u32) {
         for i in 0..self.rates.len() {
             let refused = std::mem::take(&mut self.refused[i]);
             if emitting(i) {
                 self.rates[i].sample(own(i), refused);
             }
         }
+    }
+}
+
+impl Schedule for DpcloScheduler {
+    fn choose(&mut self, v: &NodeView) -> Choice {
+        self.decide(v)
+    }
+    fn level_used(&mut self, level: u8) {
+        self.level_use[level as usize] += 1;
+    }
+    fn handed_to_mac(&mut self, node: u32, next: u32, dst: u32) {
+        self.at_mac[node as usize] = Some((next, dst));
+    }
+    fn mac_done(&mut self, node: u32, delivered: bool, now: SimTime, heard: &mut NeighbourQueues) {
+        self.handed_over(node, delivered, now, heard);
+    }
+    /// DPCLO's header counts the queue without the packet on the air, which has left it (as
+    /// in ns-2, where the routing queue hands it to the MAC): with it, a neighbour that sent
+    /// its last packet would look non-empty until its length expires (1 s), and a path of
+    /// 3-packet queues could keep its falling gradient for only three hops (measured on
+    /// scenarios/dpclo-fig9.toml: flows of 4+ hops carried 2-6 kbit/s, about one packet per
+    /// expiry).
+    fn header_queue_len(&self, len: u32) -> u32 {
+        len.saturating_sub(1)
+    }
+    fn repumps_on_overheard(&self) -> bool {
+        true
+    }
+    /// Every update interval held packets are looked at again (sources sample their queues in
+    /// [`DpcloSources`]).
+    fn tick(&mut self, _now: SimTime, _nodes: usize, _out: &mut Vec<Action>) -> Option<Tick> {
+        Some(Tick {
+            pump_all: true,
+            interval: self.interval,
+        })
+    }
+    fn holds(&self) -> u64 {
+        self.holds
+    }
+    fn level_use(&self) -> Option<&[u64]> {
+        Some(&self.level_use)
+    }
+}
+
+impl SourceRateControl for DpcloSources {
+    fn offered(&mut self, flow: u32, room: bool) {
+        if !room {
+            self.refused[flow as usize] += 1;
+        }
+    }
+    fn next_interval(&mut self, flow: u32, _own: u32, _payload: u32) -> Option<SimTime> {
+        Some(SimTime::from_secs_f64(
+            1.0 / self.rates[flow as usize].rate_pps,
+        ))
+    }
+    fn tick(&mut self, emitting: &dyn Fn(usize) -> bool, own: &dyn Fn(usize) -> u32) {
+        self.sample(emitting, own);
     }
 }
 

@@ -2,9 +2,10 @@
 //! and decides, per packet, what goes next, to whom and at which MAC priority, and how fast
 //! sources may send (ARCHITECTURE.md, "Components").
 //!
-//! Two component kinds, each an enum of the built-in variants whose methods are the hooks the
-//! node assembly (`crate::world`) calls; a variant that has nothing to do in a hook takes the
-//! default arm (smoltcp's congestion `Controller` is the model):
+//! Two component kinds, each a trait whose hooks default to doing nothing ([`Schedule`],
+//! [`SourceRateControl`]) and an enum of the built-in components the node assembly
+//! (`crate::world`) calls through, dispatched statically by `match` (smoltcp's congestion
+//! `Controller` and `AnyController` are the model):
 //!
 //! - [`Scheduler`]: over per-destination queues, which destination's head packet the MAC gets
 //!   next, its next hop and MAC level — round robin, DiffQ (§4.1), DPCLO (§IV-B..E) or DCLO's
@@ -96,118 +97,195 @@ pub struct Tick {
     pub interval: SimTime,
 }
 
-/// The scheduler over a node's per-destination queues (the same variant at every node; its
-/// per-node state is indexed by node id).
-#[derive(Debug, Default)]
+/// A scheduler over per-destination queues: which destination's head packet a node's free MAC
+/// gets, to which neighbour, at which level, and what the scheduler keeps of it. Every hook has
+/// a default that does nothing (round robin, the routing next hop, level unchanged), so a
+/// scheduler writes only the hooks it needs.
+pub trait Schedule {
+    /// Whether packet `p` goes through the per-destination queues at all.
+    fn queues(&self, _p: &Packet) -> bool {
+        true
+    }
+
+    /// The choice at a node whose MAC may take a packet.
+    fn choose(&mut self, _v: &NodeView) -> Choice {
+        Choice::RoundRobin(None)
+    }
+
+    /// A packet chosen by [`Schedule::choose`] goes out at MAC `level` (priority usage).
+    fn level_used(&mut self, _level: u8) {}
+
+    /// `node`'s MAC accepted its packet for `dst`, to `next`.
+    fn handed_to_mac(&mut self, _node: u32, _next: u32, _dst: u32) {}
+
+    /// `node`'s MAC is done with the packet it was handed (acknowledged or dropped).
+    fn mac_done(
+        &mut self,
+        _node: u32,
+        _delivered: bool,
+        _now: SimTime,
+        _heard: &mut NeighbourQueues,
+    ) {
+    }
+
+    /// The queue length a data frame's header carries for its destination, from the sender's
+    /// queue length `len` as it stands.
+    fn header_queue_len(&self, len: u32) -> u32 {
+        len
+    }
+
+    /// Whether news of a neighbour's queue (an overheard data frame) should make a node with
+    /// packets waiting look at them again.
+    fn repumps_on_overheard(&self) -> bool {
+        false
+    }
+
+    /// The periodic tick (`Event::BackpressureTick`) of `nodes` nodes; `None` without one.
+    fn tick(&mut self, _now: SimTime, _nodes: usize, _out: &mut Vec<Action>) -> Option<Tick> {
+        None
+    }
+
+    /// A network timer of the scheduler's fired at `v.node`.
+    fn timer(&mut self, _v: &NodeView, _kind: NetTimerKind, _out: &mut Vec<Action>) {}
+
+    /// The scheduler's control packet `control` from `from` reached `node`.
+    fn control_received(
+        &mut self,
+        _node: u32,
+        _from: u32,
+        _control: Control,
+        _now: SimTime,
+        _out: &mut Vec<Action>,
+    ) {
+    }
+
+    /// Scheduling decisions that held every packet back.
+    fn holds(&self) -> u64 {
+        0
+    }
+
+    /// Packets sent per MAC level, for schedulers that set priorities.
+    fn level_use(&self) -> Option<&[u64]> {
+        None
+    }
+}
+
+/// Round robin over the destinations with packets waiting (plain per-destination queueing, or
+/// FIFO interface queues that never consult a scheduler): every hook's default.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RoundRobin;
+
+impl Schedule for RoundRobin {}
+
+/// How fast each flow's source sends (one controller per flow, indexed by flow id). Every hook
+/// has a default that leaves the flow at its own rate.
+pub trait SourceRateControl {
+    /// Whether the controller reads the source's own queue (the world then looks it up).
+    fn reads_own_queue(&self) -> bool {
+        false
+    }
+
+    /// A constant-rate source of `flow` offers a packet; `room`: whether its own queue can take
+    /// it.
+    fn offered(&mut self, _flow: u32, _room: bool) {}
+
+    /// The time to the next packet of a constant-rate `flow` of `payload` bytes that has just
+    /// sent one, its own queue holding `own` packets for the destination; `None`: the flow's
+    /// own interval.
+    fn next_interval(&mut self, _flow: u32, _own: u32, _payload: u32) -> Option<SimTime> {
+        None
+    }
+
+    /// The pacing rate (bit/s) of a paced TCP `flow` about to send, its own queue holding `own`
+    /// packets; `None`: the rate stays.
+    fn pace_rate(&mut self, _flow: u32, _own: u32) -> Option<f64> {
+        None
+    }
+
+    /// The periodic tick: every emitting flow `i` (`emitting(i)`) reads its own queue
+    /// (`own(i)`) and sets its rate.
+    fn tick(&mut self, _emitting: &dyn Fn(usize) -> bool, _own: &dyn Fn(usize) -> u32) {}
+}
+
+/// Every source at the rate its flow gives: every hook's default.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FixedRate;
+
+impl SourceRateControl for FixedRate {}
+
+/// Calls `$body` with `$v` bound to the variant's component, whichever it is (static dispatch
+/// over an enum of the built-in components).
+macro_rules! each_variant {
+    ($enum:ident { $($variant:ident),* }, $value:expr, $v:ident => $body:expr) => {
+        match $value {
+            $($enum::$variant($v) => $body,)*
+        }
+    };
+}
+
+/// The built-in schedulers, one of which runs at every node (its per-node state is indexed by
+/// node id). Adding one is a file implementing [`Schedule`], a variant here and a preset.
+#[derive(Debug)]
 pub enum Scheduler {
-    /// Round robin over the destinations with packets waiting (plain per-destination queueing,
-    /// or FIFO interface queues that never consult a scheduler).
-    #[default]
-    RoundRobin,
+    RoundRobin(RoundRobin),
     Diffq(diffq::DiffqScheduler),
     Dpclo(dpclo::DpcloScheduler),
     Dclo(dclo::Dclo),
 }
 
+impl Default for Scheduler {
+    fn default() -> Self {
+        Scheduler::RoundRobin(RoundRobin)
+    }
+}
+
+macro_rules! scheduler {
+    ($value:expr, $v:ident => $body:expr) => {
+        each_variant!(Scheduler { RoundRobin, Diffq, Dpclo, Dclo }, $value, $v => $body)
+    };
+}
+
 impl Scheduler {
-    /// Whether packet `p` goes through the per-destination queues (DiffQ lets TCP's
-    /// zero-payload segments bypass them; `diffq::is_diffq_traffic`).
     #[inline]
     pub fn queues(&self, p: &Packet) -> bool {
-        match self {
-            Scheduler::Diffq(_) => diffq::is_diffq_traffic(p),
-            _ => true,
-        }
+        scheduler!(self, s => s.queues(p))
     }
-
-    /// The choice at a node whose MAC may take a packet.
+    #[inline]
     pub fn choose(&mut self, v: &NodeView) -> Choice {
-        match self {
-            Scheduler::RoundRobin => Choice::RoundRobin(None),
-            Scheduler::Diffq(d) => d.choose(v),
-            Scheduler::Dpclo(d) => d.choose(v),
-            Scheduler::Dclo(d) => d.choose(v),
-        }
+        scheduler!(self, s => s.choose(v))
     }
-
-    /// A packet chosen by [`Scheduler::choose`] goes out at MAC `level` (priority usage).
     #[inline]
     pub fn level_used(&mut self, level: u8) {
-        match self {
-            Scheduler::Diffq(d) => d.level_use[level as usize] += 1,
-            Scheduler::Dpclo(d) => d.level_use[level as usize] += 1,
-            _ => {}
-        }
+        scheduler!(self, s => s.level_used(level))
     }
-
-    /// `node`'s MAC accepted its packet for `dst`, to `next`.
     #[inline]
     pub fn handed_to_mac(&mut self, node: u32, next: u32, dst: u32) {
-        if let Scheduler::Dpclo(d) = self {
-            d.at_mac[node as usize] = Some((next, dst));
-        }
+        scheduler!(self, s => s.handed_to_mac(node, next, dst))
     }
-
-    /// `node`'s MAC is done with the packet it was handed (acknowledged or dropped).
     #[inline]
     pub fn mac_done(
         &mut self,
         node: u32,
         delivered: bool,
         now: SimTime,
-        overheard: &mut NeighbourQueues,
+        heard: &mut NeighbourQueues,
     ) {
-        if let Scheduler::Dpclo(d) = self {
-            d.handed_over(node, delivered, now, overheard);
-        }
+        scheduler!(self, s => s.mac_done(node, delivered, now, heard))
     }
-
-    /// The queue length a data frame's header carries for its destination, from the sender's
-    /// queue length `len` as it stands (DPCLO counts it without the packet on the air).
     #[inline]
     pub fn header_queue_len(&self, len: u32) -> u32 {
-        match self {
-            Scheduler::Dpclo(_) => len.saturating_sub(1),
-            _ => len,
-        }
+        scheduler!(self, s => s.header_queue_len(len))
     }
-
-    /// Whether news of a neighbour's queue (an overheard data frame) should make a node with
-    /// packets waiting look at them again.
     #[inline]
     pub fn repumps_on_overheard(&self) -> bool {
-        match self {
-            Scheduler::Dpclo(_) => true,
-            Scheduler::Diffq(d) => d.hold_negative,
-            _ => false,
-        }
+        scheduler!(self, s => s.repumps_on_overheard())
     }
-
-    /// The periodic tick (`Event::BackpressureTick`) of `nodes` nodes; `None` for schedulers
-    /// that have none.
     pub fn tick(&mut self, now: SimTime, nodes: usize, out: &mut Vec<Action>) -> Option<Tick> {
-        match self {
-            Scheduler::RoundRobin => None,
-            Scheduler::Diffq(_) => Some(Tick {
-                pump_all: true,
-                interval: diffq::DIFFQ_TICK,
-            }),
-            Scheduler::Dpclo(d) => Some(Tick {
-                pump_all: true,
-                interval: d.interval,
-            }),
-            Scheduler::Dclo(d) => Some(d.tick(now, nodes, out)),
-        }
+        scheduler!(self, s => s.tick(now, nodes, out))
     }
-
-    /// A network timer of the scheduler's (`NetTimerKind::Dclo*`) fired at `node`.
     pub fn timer(&mut self, v: &NodeView, kind: NetTimerKind, out: &mut Vec<Action>) {
-        if let Scheduler::Dclo(d) = self {
-            d.timer(v, kind, out);
-        }
+        scheduler!(self, s => s.timer(v, kind, out))
     }
-
-    /// The scheduler's control packet `control` from `from` reached `node`.
     pub fn control_received(
         &mut self,
         node: u32,
@@ -216,29 +294,16 @@ impl Scheduler {
         now: SimTime,
         out: &mut Vec<Action>,
     ) {
-        if let Scheduler::Dclo(d) = self {
-            d.receive(node, from, control, now, out);
-        }
+        scheduler!(self, s => s.control_received(node, from, control, now, out))
     }
-
-    /// Scheduling decisions that held every packet back.
     pub fn holds(&self) -> u64 {
-        match self {
-            Scheduler::Diffq(d) => d.holds,
-            Scheduler::Dpclo(d) => d.holds,
-            _ => 0,
-        }
+        scheduler!(self, s => s.holds())
     }
-
-    /// Packets sent per MAC level by the schedulers that set priorities.
     pub fn level_use(&self) -> Option<&[u64]> {
-        match self {
-            Scheduler::Diffq(d) => Some(&d.level_use),
-            Scheduler::Dpclo(d) => Some(&d.level_use),
-            _ => None,
-        }
+        scheduler!(self, s => s.level_use())
     }
 
+    /// DCLO's state, for its summary columns.
     pub fn dclo(&self) -> Option<&dclo::Dclo> {
         match self {
             Scheduler::Dclo(d) => Some(d),
@@ -247,65 +312,48 @@ impl Scheduler {
     }
 }
 
-/// How fast each flow's source sends (one controller per flow, indexed by flow id).
-#[derive(Debug, Default)]
+/// The built-in source rate controllers, one per scenario (per-flow state indexed by flow id).
+#[derive(Debug)]
 pub enum SourceControl {
-    /// Every source at the rate its flow gives.
-    #[default]
-    Fixed,
+    Fixed(FixedRate),
     /// DiffQ's source rate control (§4.1): AIMD or log utility on the source's own queue.
-    Diffq(Vec<diffq::SourceRate>),
+    Diffq(diffq::DiffqSources),
     /// DPCLO's rate adaptation on the source's own queue (§IV-C), sampled each tick.
     Dpclo(dpclo::DpcloSources),
     /// DCLO's `w/p` (eq. 2), set at the start of each matching interval.
     Dclo(dclo::DcloSources),
 }
 
+impl Default for SourceControl {
+    fn default() -> Self {
+        SourceControl::Fixed(FixedRate)
+    }
+}
+
+macro_rules! sources {
+    ($value:expr, $v:ident => $body:expr) => {
+        each_variant!(SourceControl { Fixed, Diffq, Dpclo, Dclo }, $value, $v => $body)
+    };
+}
+
 impl SourceControl {
-    /// A constant-rate source of `flow` offers a packet; `room`: whether its own queue can take
-    /// it.
+    #[inline]
+    pub fn reads_own_queue(&self) -> bool {
+        sources!(self, s => s.reads_own_queue())
+    }
     #[inline]
     pub fn offered(&mut self, flow: u32, room: bool) {
-        if let (SourceControl::Dpclo(d), false) = (self, room) {
-            d.refused[flow as usize] += 1;
-        }
+        sources!(self, s => s.offered(flow, room))
     }
-
-    /// The time to the next packet of a constant-rate `flow` of `payload` bytes that has just
-    /// sent one, its own queue holding `own` packets for the destination; `None`: the flow's
-    /// own interval.
     #[inline]
     pub fn next_interval(&mut self, flow: u32, own: u32, payload: u32) -> Option<SimTime> {
-        match self {
-            SourceControl::Fixed => None,
-            SourceControl::Diffq(rates) => {
-                let rate = rates[flow as usize].on_packet(own);
-                Some(crate::app::cbr_interval(payload, rate))
-            }
-            SourceControl::Dpclo(d) => Some(SimTime::from_secs_f64(
-                1.0 / d.rates[flow as usize].rate_pps,
-            )),
-            SourceControl::Dclo(d) => Some(SimTime::from_secs_f64(1.0 / d.rates[flow as usize])),
-        }
+        sources!(self, s => s.next_interval(flow, own, payload))
     }
-
-    /// The pacing rate (bit/s) of a paced TCP `flow` about to send, its own queue holding `own`
-    /// packets; `None`: the rate stays.
     #[inline]
     pub fn pace_rate(&mut self, flow: u32, own: u32) -> Option<f64> {
-        match self {
-            SourceControl::Diffq(rates) => Some(rates[flow as usize].on_packet(own)),
-            _ => None,
-        }
+        sources!(self, s => s.pace_rate(flow, own))
     }
-
-    /// The periodic tick: every emitting flow `i` (`emitting[i]`) reads its own queue
-    /// (`own(i)`) and sets its rate.
-    pub fn tick(&mut self, emitting: impl Fn(usize) -> bool, own: impl Fn(usize) -> u32) {
-        match self {
-            SourceControl::Dpclo(d) => d.sample(emitting, own),
-            SourceControl::Dclo(d) => d.set_rates(emitting, own),
-            _ => {}
-        }
+    pub fn tick(&mut self, emitting: &dyn Fn(usize) -> bool, own: &dyn Fn(usize) -> u32) {
+        sources!(self, s => s.tick(emitting, own))
     }
 }
