@@ -341,7 +341,9 @@ fn tunables(py: Python<'_>) -> PyResult<PyObject> {
         out.append(d)?;
     }
     for k in xlayer_core::tune::TuneEventKind::ALL {
-        let (layer, doc, unit) = xlayer_core::tune::layers::event_info(k);
+        let xlayer_core::tune::EventSpec {
+            layer, doc, unit, ..
+        } = *xlayer_core::tune::event_spec(k);
         let d = PyDict::new_bound(py);
         d.set_item("kind", "event")?;
         d.set_item("name", k.name())?;

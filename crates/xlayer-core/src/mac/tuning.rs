@@ -7,7 +7,7 @@ use super::Mac;
 use crate::error::XlError;
 use crate::mac::EdcaLevel;
 use crate::phy::radio::{rate_set, Standard};
-use crate::sim::param::{node_param, p, ParamSpec};
+use crate::sim::param::{node_param, p, EventSpec, ParamSpec, TuneEventKind};
 
 pub const PARAMS: &[ParamSpec] = &[
     p(
@@ -117,6 +117,22 @@ pub const PARAMS: &[ParamSpec] = &[
         f64::MAX,
         true,
     ),
+];
+
+/// The events the MAC publishes.
+pub const EVENTS: &[EventSpec] = &[
+    EventSpec {
+        kind: TuneEventKind::MacTxOutcome,
+        layer: "mac",
+        doc: "a MAC exchange finished: 1 = acknowledged, 0 = dropped at the retry limit",
+        unit: "flag",
+    },
+    EventSpec {
+        kind: TuneEventKind::MacQueueLen,
+        layer: "mac",
+        doc: "a priority level's queue changed by one packet: its new length (queue change)",
+        unit: "packets",
+    },
 ];
 
 /// Whether `spec` is one of this layer's.

@@ -7,7 +7,7 @@ use super::queue::PerDestQueues;
 use super::routing::UNREACHABLE;
 use super::StaticRoutes;
 use crate::metrics::NetStats;
-use crate::sim::param::{node_param, p, ParamSpec};
+use crate::sim::param::{node_param, p, EventSpec, ParamSpec, TuneEventKind};
 
 pub const PARAMS: &[ParamSpec] = &[
     p(
@@ -68,6 +68,28 @@ pub const PARAMS: &[ParamSpec] = &[
         f64::MAX,
         true,
     ),
+];
+
+/// The events the network layer publishes.
+pub const EVENTS: &[EventSpec] = &[
+    EventSpec {
+        kind: TuneEventKind::QueueOverflow,
+        layer: "net",
+        doc: "a full interface queue refused a packet: the priority level (per-destination queueing: the destination)",
+        unit: "level",
+    },
+    EventSpec {
+        kind: TuneEventKind::RouteChange,
+        layer: "net",
+        doc: "routes changed next hop or reachability (DSDV, OLSR): how many destinations",
+        unit: "destinations",
+    },
+    EventSpec {
+        kind: TuneEventKind::QueueChange,
+        layer: "net",
+        doc: "a per-destination queue grew or shrank: the destination (net.dest_queue_len.<destination>)",
+        unit: "node",
+    },
 ];
 
 /// Whether `spec` is one of this layer's.

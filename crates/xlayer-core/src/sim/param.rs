@@ -1,7 +1,9 @@
-//! Declarations of tunable parameters (ECLAIR's tuning layers; ns-3's attributes): each layer
-//! declares its parameters once, next to its code, in a `tuning.rs` holding a `PARAMS` table of
-//! [`ParamSpec`]s and the functions that read and set them; `crate::tune` gathers the tables
-//! into its registry. This module only names the declaration's shape, so every layer can use it.
+//! Declarations of tunable parameters and events (ECLAIR's tuning layers; ns-3's attributes and
+//! trace sources): each layer declares its parameters and the events it publishes once, next to
+//! its code, in a `tuning.rs` holding `PARAMS` ([`ParamSpec`]) and `EVENTS` ([`EventSpec`])
+//! tables and the functions that read and set the parameters; `crate::tune` gathers the tables
+//! into its registry. This module only names the declarations' shape, and the closed list of
+//! event kinds (subscriptions are bitmasks over it), so that every layer can use them.
 
 /// Declaration of one tunable parameter.
 #[derive(Debug, Clone, Copy)]
@@ -71,4 +73,88 @@ pub const fn flow_param(
         per_flow: true,
         ..p(name, layer, doc, unit, min, max, false, read_only)
     }
+}
+
+/// Kinds of events layers publish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TuneEventKind {
+    /// A MAC exchange finished: value 1 = acknowledged, 0 = dropped at the retry limit.
+    MacTxOutcome,
+    /// A packet was refused by a full queue: value = priority level (FIFO queueing) or
+    /// destination (per-destination queueing).
+    QueueOverflow,
+    /// A TCP sender detected a loss: value 0 = three duplicate ACKs (or SACK), 1 = timeout.
+    TcpLoss,
+    /// A TCP retransmission timer expired: value = the backed-off RTO (s).
+    TcpRto,
+    /// A TCP congestion window changed: value = cwnd (segments).
+    TcpWindow,
+    /// The user changed an application's priority (`user.priority.<flow>`): value = the new
+    /// priority x_i (UTL; the trigger of ECLAIR's receiver window control).
+    UserPriority,
+    /// Cross-layer shutdown requested by the user (`user.shutdown`): every optimizer of the
+    /// node is unregistered (UTL).
+    UserShutdown,
+    /// A TCP segment reached the flow's receiver: value = payload bytes (transport; frequent).
+    TcpSegmentRx,
+    /// An application's sending rate was changed (`app.rate_bps.<flow>`): value = bit/s (ATL).
+    AppRate,
+    /// A MAC priority level's queue grew or shrank by one packet: value = its new length.
+    MacQueueLen,
+    /// Routes changed (next hop or reachability): value = how many destinations changed.
+    RouteChange,
+    /// A per-destination queue grew or shrank: value = the destination (read its length with
+    /// `net.dest_queue_len.<destination>`).
+    QueueChange,
+}
+
+impl TuneEventKind {
+    pub const ALL: [TuneEventKind; 12] = [
+        TuneEventKind::MacTxOutcome,
+        TuneEventKind::QueueOverflow,
+        TuneEventKind::TcpLoss,
+        TuneEventKind::TcpRto,
+        TuneEventKind::TcpWindow,
+        TuneEventKind::UserPriority,
+        TuneEventKind::UserShutdown,
+        TuneEventKind::TcpSegmentRx,
+        TuneEventKind::AppRate,
+        TuneEventKind::MacQueueLen,
+        TuneEventKind::RouteChange,
+        TuneEventKind::QueueChange,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TuneEventKind::MacTxOutcome => "mac.tx_outcome",
+            TuneEventKind::QueueOverflow => "net.queue_overflow",
+            TuneEventKind::TcpLoss => "transport.loss",
+            TuneEventKind::TcpRto => "transport.rto",
+            TuneEventKind::TcpWindow => "transport.window",
+            TuneEventKind::UserPriority => "user.priority",
+            TuneEventKind::UserShutdown => "user.shutdown",
+            TuneEventKind::TcpSegmentRx => "transport.segment_rx",
+            TuneEventKind::AppRate => "app.rate",
+            TuneEventKind::MacQueueLen => "mac.queue_len",
+            TuneEventKind::RouteChange => "net.route_change",
+            TuneEventKind::QueueChange => "net.queue_change",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<TuneEventKind> {
+        Self::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Declaration of one event kind: the layer that publishes it, what its value means, its unit.
+#[derive(Debug, Clone, Copy)]
+pub struct EventSpec {
+    pub kind: TuneEventKind,
+    pub layer: &'static str,
+    pub doc: &'static str,
+    pub unit: &'static str,
 }

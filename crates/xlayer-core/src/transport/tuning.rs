@@ -5,7 +5,7 @@
 
 use super::tcp::{TcpReceiver, TcpSender};
 use crate::error::XlError;
-use crate::sim::param::{flow_param, ParamSpec};
+use crate::sim::param::{flow_param, EventSpec, ParamSpec, TuneEventKind};
 
 pub const PARAMS: &[ParamSpec] = &[
     flow_param(
@@ -71,6 +71,34 @@ pub const PARAMS: &[ParamSpec] = &[
         f64::MAX,
         true,
     ),
+];
+
+/// The events the transport layer publishes.
+pub const EVENTS: &[EventSpec] = &[
+    EventSpec {
+        kind: TuneEventKind::TcpLoss,
+        layer: "transport",
+        doc: "the flow's TCP sender detected a loss: 0 = duplicate ACKs/SACK, 1 = timeout",
+        unit: "flag",
+    },
+    EventSpec {
+        kind: TuneEventKind::TcpRto,
+        layer: "transport",
+        doc: "the flow's TCP retransmission timer expired: the backed-off RTO",
+        unit: "s",
+    },
+    EventSpec {
+        kind: TuneEventKind::TcpWindow,
+        layer: "transport",
+        doc: "the flow's TCP congestion window changed: cwnd",
+        unit: "segments",
+    },
+    EventSpec {
+        kind: TuneEventKind::TcpSegmentRx,
+        layer: "transport",
+        doc: "a TCP data segment reached the flow's receiver: payload bytes (one per packet)",
+        unit: "bytes",
+    },
 ];
 
 /// Whether `spec` is one of this layer's.

@@ -8,8 +8,7 @@
 //! `app.rate_bps.<flow>` publishes `app.rate`, and setting `user.shutdown` publishes
 //! `user.shutdown` and unregisters every optimizer of the node (ECLAIR's cross-layer shutdown).
 
-use super::TuneEventKind;
-use crate::sim::param::{flow_param, node_param, ParamSpec};
+use crate::sim::param::{flow_param, node_param, EventSpec, ParamSpec, TuneEventKind};
 
 pub const PARAMS: &[ParamSpec] = &[
     flow_param(
@@ -50,68 +49,24 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-/// Layer, meaning of the value, and unit of each event kind (for `xlayer tunables`).
-pub fn event_info(kind: TuneEventKind) -> (&'static str, &'static str, &'static str) {
-    match kind {
-        TuneEventKind::MacTxOutcome => (
-            "mac",
-            "a MAC exchange finished: 1 = acknowledged, 0 = dropped at the retry limit",
-            "flag",
-        ),
-        TuneEventKind::QueueOverflow => (
-            "net",
-            "a full interface queue refused a packet: the priority level (per-destination queueing: the destination)",
-            "level",
-        ),
-        TuneEventKind::RouteChange => (
-            "net",
-            "routes changed next hop or reachability (DSDV, OLSR): how many destinations",
-            "destinations",
-        ),
-        TuneEventKind::QueueChange => (
-            "net",
-            "a per-destination queue grew or shrank: the destination (net.dest_queue_len.<destination>)",
-            "node",
-        ),
-        TuneEventKind::TcpLoss => (
-            "transport",
-            "the flow's TCP sender detected a loss: 0 = duplicate ACKs/SACK, 1 = timeout",
-            "flag",
-        ),
-        TuneEventKind::TcpRto => (
-            "transport",
-            "the flow's TCP retransmission timer expired: the backed-off RTO",
-            "s",
-        ),
-        TuneEventKind::TcpWindow => (
-            "transport",
-            "the flow's TCP congestion window changed: cwnd",
-            "segments",
-        ),
-        TuneEventKind::UserPriority => (
-            "user",
-            "the user changed the flow's application priority (user.priority.<flow>): x_i",
-            "weight",
-        ),
-        TuneEventKind::UserShutdown => (
-            "user",
-            "cross-layer shutdown of the node (user.shutdown); its optimizers are unregistered after this delivery",
-            "flag",
-        ),
-        TuneEventKind::TcpSegmentRx => (
-            "transport",
-            "a TCP data segment reached the flow's receiver: payload bytes (one per packet)",
-            "bytes",
-        ),
-        TuneEventKind::MacQueueLen => (
-            "mac",
-            "a priority level's queue changed by one packet: its new length (queue change)",
-            "packets",
-        ),
-        TuneEventKind::AppRate => (
-            "application",
-            "the flow's source rate was changed (app.rate_bps.<flow>): the new rate",
-            "bit/s",
-        ),
-    }
-}
+/// The events ECLAIR's user and application layers publish.
+pub const EVENTS: &[EventSpec] = &[
+    EventSpec {
+        kind: TuneEventKind::UserPriority,
+        layer: "user",
+        doc: "the user changed the flow's application priority (user.priority.<flow>): x_i",
+        unit: "weight",
+    },
+    EventSpec {
+        kind: TuneEventKind::UserShutdown,
+        layer: "user",
+        doc: "cross-layer shutdown of the node (user.shutdown); its optimizers are unregistered after this delivery",
+        unit: "flag",
+    },
+    EventSpec {
+        kind: TuneEventKind::AppRate,
+        layer: "application",
+        doc: "the flow's source rate was changed (app.rate_bps.<flow>): the new rate",
+        unit: "bit/s",
+    },
+];

@@ -20,87 +20,12 @@
 //! layer that owns it.
 
 use crate::error::XlError;
-pub use crate::sim::param::ParamSpec;
+pub use crate::sim::param::{EventSpec, ParamSpec, TuneEventKind};
 use crate::sim::SimTime;
 
 pub mod layers;
 pub mod optimizer;
 pub mod rwc;
-
-/// Kinds of events layers publish.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TuneEventKind {
-    /// A MAC exchange finished: value 1 = acknowledged, 0 = dropped at the retry limit.
-    MacTxOutcome,
-    /// A packet was refused by a full queue: value = priority level (FIFO queueing) or
-    /// destination (per-destination queueing).
-    QueueOverflow,
-    /// A TCP sender detected a loss: value 0 = three duplicate ACKs (or SACK), 1 = timeout.
-    TcpLoss,
-    /// A TCP retransmission timer expired: value = the backed-off RTO (s).
-    TcpRto,
-    /// A TCP congestion window changed: value = cwnd (segments).
-    TcpWindow,
-    /// The user changed an application's priority (`user.priority.<flow>`): value = the new
-    /// priority x_i (UTL; the trigger of ECLAIR's receiver window control).
-    UserPriority,
-    /// Cross-layer shutdown requested by the user (`user.shutdown`): every optimizer of the
-    /// node is unregistered (UTL).
-    UserShutdown,
-    /// A TCP segment reached the flow's receiver: value = payload bytes (transport; frequent).
-    TcpSegmentRx,
-    /// An application's sending rate was changed (`app.rate_bps.<flow>`): value = bit/s (ATL).
-    AppRate,
-    /// A MAC priority level's queue grew or shrank by one packet: value = its new length.
-    MacQueueLen,
-    /// Routes changed (next hop or reachability): value = how many destinations changed.
-    RouteChange,
-    /// A per-destination queue grew or shrank: value = the destination (read its length with
-    /// `net.dest_queue_len.<destination>`).
-    QueueChange,
-}
-
-impl TuneEventKind {
-    pub const ALL: [TuneEventKind; 12] = [
-        TuneEventKind::MacTxOutcome,
-        TuneEventKind::QueueOverflow,
-        TuneEventKind::TcpLoss,
-        TuneEventKind::TcpRto,
-        TuneEventKind::TcpWindow,
-        TuneEventKind::UserPriority,
-        TuneEventKind::UserShutdown,
-        TuneEventKind::TcpSegmentRx,
-        TuneEventKind::AppRate,
-        TuneEventKind::MacQueueLen,
-        TuneEventKind::RouteChange,
-        TuneEventKind::QueueChange,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            TuneEventKind::MacTxOutcome => "mac.tx_outcome",
-            TuneEventKind::QueueOverflow => "net.queue_overflow",
-            TuneEventKind::TcpLoss => "transport.loss",
-            TuneEventKind::TcpRto => "transport.rto",
-            TuneEventKind::TcpWindow => "transport.window",
-            TuneEventKind::UserPriority => "user.priority",
-            TuneEventKind::UserShutdown => "user.shutdown",
-            TuneEventKind::TcpSegmentRx => "transport.segment_rx",
-            TuneEventKind::AppRate => "app.rate",
-            TuneEventKind::MacQueueLen => "mac.queue_len",
-            TuneEventKind::RouteChange => "net.route_change",
-            TuneEventKind::QueueChange => "net.queue_change",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<TuneEventKind> {
-        Self::ALL.into_iter().find(|k| k.name() == s)
-    }
-
-    pub(crate) fn index(self) -> usize {
-        self as usize
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 pub struct TuneEvent {
@@ -213,6 +138,23 @@ pub fn all_params() -> impl Iterator<Item = &'static ParamSpec> {
         .chain(crate::net::tuning::PARAMS)
         .chain(crate::transport::tuning::PARAMS)
         .chain(layers::PARAMS)
+}
+
+/// Every event kind, as the layers declare them: MAC, network, transport, then ECLAIR's user
+/// and application layers.
+pub fn all_events() -> impl Iterator<Item = &'static EventSpec> {
+    crate::mac::tuning::EVENTS
+        .iter()
+        .chain(crate::net::tuning::EVENTS)
+        .chain(crate::transport::tuning::EVENTS)
+        .chain(layers::EVENTS)
+}
+
+/// The declaration of event `kind` (every kind is declared by exactly one layer).
+pub fn event_spec(kind: TuneEventKind) -> &'static EventSpec {
+    all_events()
+        .find(|e| e.kind == kind)
+        .expect("every event kind is declared by a layer")
 }
 
 fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
@@ -338,5 +280,18 @@ mod tests {
             assert_eq!(spec.name, s.name);
         }
         assert!(split("mac.bogus").is_err());
+    }
+
+    #[test]
+    fn every_event_kind_is_declared_by_exactly_one_layer() {
+        for k in TuneEventKind::ALL {
+            assert_eq!(
+                all_events().filter(|e| e.kind == k).count(),
+                1,
+                "{}",
+                k.name()
+            );
+        }
+        assert_eq!(all_events().count(), TuneEventKind::ALL.len());
     }
 }
