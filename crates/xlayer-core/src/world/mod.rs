@@ -384,8 +384,8 @@ impl World {
                             sent: info.start,
                             heard: now,
                         });
-                        // A DPCLO node holding packets reconsiders them on news of a
-                        // neighbour's queue (after this reception is handled).
+                        // A scheduler holding packets back (DPCLO, DiffQ's hold) reconsiders
+                        // them on news of a neighbour's queue (after this reception is handled).
                         repump = self.scheduler.repumps_on_overheard();
                     }
                 }
