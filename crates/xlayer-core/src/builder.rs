@@ -640,7 +640,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             token_bucket: o.token_bucket,
             cw_divisor: o.cw_divisor,
         };
-        world.fusion = Some(crate::world::FusionState {
+        world.gate = crate::xl::AnyGate::Fusion(crate::xl::fusion::Fusion {
             params,
             nodes: (0..n).map(|_| FusionNode::new(o.token_bucket)).collect(),
             base_levels: sc.mac_levels(),

@@ -231,7 +231,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             if let Some(z) = n.mac.zmac() {
                 row.extend(zmac_columns(z));
             }
-            if let Some(f) = w.fusion.as_ref() {
+            if let Some(f) = w.gate.fusion() {
                 // Fusion (`xl::fusion`): time with the congestion bit set, packets held for a
                 // congested next hop, own packets held for want of a token, interface queue
                 // overflows of packets in transit (all overflows are in `drops_queue`).

@@ -12,8 +12,8 @@
 //! per-destination queues and the sources' [`SourceControl`] are enums the data path calls
 //! through their hooks, and the side effects they ask for ([`Action`]) are carried out here.
 //! The glue that still adds methods to [`World`] lives in submodules: `transport` (TCP and
-//! TFRC connections) and `fusion` (Fusion's interface queue, congestion bit and token bucket,
-//! not yet a component).
+//! TFRC connections), `gate` (carrying out what an `crate::xl::Gate` such as Fusion decides)
+//! and `tuning` (the tuning layers' access to the nodes).
 
 use std::time::{Duration, Instant};
 
@@ -38,13 +38,12 @@ use crate::transport::tcp::{TcpNotice, TcpOut, TcpReceiver, TcpSender, TcpTimer}
 use crate::transport::tfrc::{TfrcConfig, TfrcReceiver, TfrcSender};
 use crate::transport::{udp_datagram, Header, ECN_CE, ECN_ECT0, ECN_NOT_ECT};
 use crate::tune::{EventBus, TuneEventKind};
-use crate::xl::{Action, Choice, NodeView, Scheduler, SourceControl};
+use crate::xl::{Action, AnyGate, CbrOffer, Choice, NodeView, Scheduler, SourceControl};
 
-mod fusion;
+mod gate;
 mod transport;
 mod tuning;
 
-pub use fusion::FusionState;
 pub use transport::{TcpConn, TcpTraceRow, TfrcConn, TFRC_HEADER_BYTES};
 
 /// A [`NodeView`] of `node` at `now`, borrowing the world's fields one by one (so that a
@@ -198,8 +197,8 @@ pub struct World {
     xl_out: Vec<Action>,
     /// What every node overheard of its neighbours' per-destination queues.
     pub overheard: Vec<NeighbourQueues>,
-    /// Fusion, when the scenario runs it.
-    pub fusion: Option<FusionState>,
+    /// The gate between forwarding and the MAC (`crate::xl::Gate`; Fusion's, or open).
+    pub gate: AnyGate,
     /// ECLAIR's optimizing subsystem (optimizers, their timers and records; UTL state).
     pub optimizers: crate::tune::optimizer::OptimizerHost,
     /// Python optimizers the scenario names, loaded by the Python API.
@@ -276,7 +275,7 @@ impl World {
             sources: SourceControl::default(),
             xl_out: Vec::new(),
             overheard: Vec::new(),
-            fusion: None,
+            gate: AnyGate::default(),
             optimizers: Default::default(),
             python_optimizers: Vec::new(),
             relay_scratch: Vec::new(),
@@ -391,7 +390,7 @@ impl World {
                 }
                 // Fusion: the congestion bit of a decoded data frame, acted on once the MAC has
                 // seen the frame.
-                let fusion_heard = match (outcome, self.fusion.is_some()) {
+                let gate_heard = match (outcome, self.gate.hears_bits()) {
                     (Some(RxOutcome::Ok { .. }), true) => self.txs[tx as usize]
                         .packet
                         .filter(|p| !p.control.is_control())
@@ -432,8 +431,8 @@ impl World {
                         n.mac.phy_changed(now, busy, &mut self.queue);
                     }
                 }
-                if let Some((from, bit, p)) = fusion_heard {
-                    self.fusion_hear(node, from, bit, &p);
+                if let Some((from, bit, p)) = gate_heard {
+                    self.gate_hear(node, from, bit, &p);
                 }
                 if last {
                     self.tx_free.push(tx);
@@ -544,13 +543,7 @@ impl World {
                         }
                         self.pump(node);
                     }
-                    if self
-                        .fusion
-                        .as_ref()
-                        .is_some_and(|f| f.nodes[node as usize].at_mac == Some(packet))
-                    {
-                        self.fusion_dequeued(node);
-                    }
+                    self.gate_dequeued(node, packet);
                     self.refill(node);
                 }
             }
@@ -575,10 +568,7 @@ impl World {
                 p.queue_len = len.min(u16::MAX as u32) as u16;
             }
         }
-        let congestion_bit = match self.fusion.as_ref() {
-            Some(f) => f.nodes[node as usize].congested(),
-            None => false,
-        };
+        let congestion_bit = self.gate.congestion_bit(node);
         let n = &mut self.nodes[node as usize];
         if packet.is_some_and(|p| p.control.is_control()) && !n.off {
             n.net.ctrl_airtime_ns += timing.total.ns();
@@ -664,7 +654,7 @@ impl World {
     fn net_timer(&mut self, node: u32, kind: NetTimerKind) {
         let now = self.now();
         if kind == NetTimerKind::FusionRetry {
-            return self.fusion_retry(node);
+            return self.gate_retry(node);
         }
         if matches!(
             kind,
@@ -988,8 +978,8 @@ impl World {
             self.dest_enqueue(node, h);
             return;
         }
-        if self.fusion.is_some() && next != UNREACHABLE {
-            self.fusion_enqueue(node, h);
+        if self.gate.holds_queue() && next != UNREACHABLE {
+            self.gate_enqueue(node, h);
             return;
         }
         if next == UNREACHABLE {
@@ -1102,17 +1092,8 @@ impl World {
 
     /// Whether a source at `node` may queue one more packet for `dst` at `level`.
     fn source_has_room(&self, node: u32, level: usize, dst: u32) -> bool {
-        if let Some(f) = self.fusion.as_ref() {
-            // Fusion: the application's backlog stays above the interface queue, which a
-            // saturating source fills only up to below the congestion threshold.
-            // It never makes its own node congested: only transit traffic sets the bit
-            // (xlayer's choice; no source says how the paper treats a backlogged source).
-            let st = &f.nodes[node as usize];
-            return !crate::xl::fusion::is_congested(
-                st.occupancy() + 1,
-                f.params.queue_packets,
-                f.params.queue_threshold,
-            );
+        if let Some(room) = self.gate.source_room(node) {
+            return room;
         }
         if self.dest_queues.is_empty() {
             self.nodes[node as usize].mac.queue_has_room(level)
@@ -1139,14 +1120,12 @@ impl World {
             return;
         }
         self.nodes[node as usize].net.forwarded += 1;
-        if let Some(f) = self.fusion.as_mut() {
+        if self.gate.holds_queue() {
             let src = self.packets.get(h).src;
-            if f.params.rate_limit {
-                f.nodes[node as usize].on_forward(src, now, &f.params);
-            }
+            self.gate.forwarded(node, src, now);
             // A token earned may let this node's own sources go on.
             self.net_send(node, h);
-            self.fusion_drain_cbr(node);
+            self.gate_drain_cbr(node);
             self.refill(node);
             return;
         }
@@ -1291,24 +1270,11 @@ impl World {
             return;
         }
         let src = f.src;
-        match self.fusion.as_mut() {
-            Some(fu) if fu.params.rate_limit => {
-                // Fusion: the packet waits for a token behind the flows' earlier ones (the
-                // oldest is dropped beyond `queue_packets` waiting).
-                let params = fu.params;
-                let st = &mut fu.nodes[src as usize];
-                if st.cbr_waiting.is_empty() && st.take_token(now, &params) {
-                    self.originate(flow);
-                } else {
-                    st.rate_limited += 1;
-                    if st.cbr_waiting.len() >= params.queue_packets as usize {
-                        st.cbr_waiting.pop_front();
-                    }
-                    st.cbr_waiting.push_back(flow);
-                    self.fusion_drain_cbr(src);
-                }
-            }
-            _ => {
+        match self.gate.cbr_offer(src, flow, now) {
+            CbrOffer::Send => self.originate(flow),
+            // The packet waits for a token behind the flows' earlier ones.
+            CbrOffer::Waiting => self.gate_drain_cbr(src),
+            CbrOffer::Open => {
                 if !self.dest_queues.is_empty() {
                     let f = &self.flows[flow as usize];
                     let room = self.dest_queues[f.src as usize].has_room(f.dst);
@@ -1357,7 +1323,7 @@ impl World {
                 && (self.proto.is_none()
                     || (!self.nodes[node as usize].off
                         && self.next_hop(node, f.dst) != UNREACHABLE))
-                && self.fusion_source_may_send(node)
+                && self.gate_source_may_send(node)
             {
                 self.originate(flow);
                 idle_turns = 0;

@@ -70,7 +70,11 @@
 
 use std::collections::VecDeque;
 
+use super::{Action, CbrOffer, Gate, Heard};
+use crate::mac::{EdcaLevel, Mac};
+use crate::sim::event::NetTimerKind;
 use crate::sim::SimTime;
+use crate::wire::packet::Packet;
 
 /// Fusion's parameters (`[stack.fusion]`); the sources of each default are in the module
 /// documentation (A, D, recalled, or xlayer's choice).
@@ -348,6 +352,221 @@ fn note_source(
         None => list.push((source, now)),
     }
     list.len()
+}
+
+/// Fusion at every node (`stack.preset = "fusion"`): each node's interface queue with its
+/// congestion bit, hop-by-hop flow control on overheard bits, parent-clocked source rate limiting
+/// and the prioritized MAC for congested nodes, as an [`super::Gate`].
+#[derive(Debug)]
+pub struct Fusion {
+    pub params: FusionParams,
+    pub nodes: Vec<FusionNode>,
+    /// Each node's MAC levels as configured (a congested node divides their windows).
+    pub base_levels: Vec<EdcaLevel>,
+}
+
+impl Fusion {
+    /// Schedules a retry of `node`'s queue and sources at `at` (one pending at a time, the
+    /// earliest kept).
+    fn arm_retry(&mut self, node: u32, at: SimTime, out: &mut Vec<Action>) {
+        let st = &mut self.nodes[node as usize];
+        if st.retry_at.is_some_and(|t| t <= at) {
+            return;
+        }
+        st.retry_at = Some(at);
+        out.push(Action::Timer {
+            node,
+            at,
+            kind: NetTimerKind::FusionRetry,
+        });
+    }
+
+    /// A retry when the transit traffic leaves the source window, if any is in it.
+    fn retry_after_transit(&mut self, node: u32, out: &mut Vec<Action>) {
+        if let Some(at) = self.nodes[node as usize].transit_expiry(&self.params) {
+            self.arm_retry(node, at + SimTime(1), out);
+        }
+    }
+}
+
+impl Gate for Fusion {
+    fn holds_queue(&self) -> bool {
+        true
+    }
+
+    /// Drop-tail at `queue_packets` (overflows count in the MAC's `drops_queue`, the same queue
+    /// under another layer).
+    fn admit(&mut self, node: u32, transit: bool) -> bool {
+        let st = &mut self.nodes[node as usize];
+        if st.has_room(&self.params) {
+            return true;
+        }
+        st.drops += 1;
+        st.drops_transit += transit as u64;
+        false
+    }
+
+    fn push(&mut self, node: u32, packet: u32) {
+        self.nodes[node as usize].queue.push_back(packet);
+    }
+
+    /// Re-evaluates the congestion bit; a congested node contends with `CW / cw_divisor`
+    /// (prioritized MAC).
+    fn update(&mut self, node: u32, now: SimTime, mac: &mut Mac) {
+        let Some(congested) = self.nodes[node as usize].update_congestion(now, &self.params) else {
+            return;
+        };
+        if !self.params.prioritized_mac {
+            return;
+        }
+        for (l, base) in self.base_levels.iter().enumerate().take(mac.level_count()) {
+            let mut p = *base;
+            if congested {
+                p.cw_min = quarter_window(base.cw_min, self.params.cw_divisor);
+                p.cw_max = quarter_window(base.cw_max, self.params.cw_divisor);
+            }
+            mac.set_level_params(l, p);
+        }
+    }
+
+    /// The head packet if the MAC holds none of the node's packets and the next hop's
+    /// congestion bit allows (hop-by-hop flow control).
+    fn next_for_mac(
+        &mut self,
+        node: u32,
+        now: SimTime,
+        route: &dyn Fn(u32) -> (u32, u32),
+        out: &mut Vec<Action>,
+    ) -> Option<(u32, u32)> {
+        let st = &self.nodes[node as usize];
+        if st.at_mac.is_some() {
+            return None;
+        }
+        let h = *st.queue.front()?;
+        let (next, dst) = route(h);
+        if self.params.flow_control && next != dst {
+            if let Some(until) = st.next_hop_congested(next, now, &self.params) {
+                self.nodes[node as usize].note_blocked();
+                self.arm_retry(node, until, out);
+                return None;
+            }
+        }
+        let st = &mut self.nodes[node as usize];
+        st.queue.pop_front();
+        st.head_sent();
+        Some((h, next))
+    }
+
+    fn accepted(&mut self, node: u32, packet: u32) {
+        self.nodes[node as usize].at_mac = Some(packet);
+    }
+
+    fn dequeued(&mut self, node: u32, packet: u32) -> bool {
+        let st = &mut self.nodes[node as usize];
+        if st.at_mac != Some(packet) {
+            return false;
+        }
+        st.at_mac = None;
+        true
+    }
+
+    fn hears_bits(&self) -> bool {
+        true
+    }
+
+    fn congestion_bit(&self, node: u32) -> bool {
+        self.nodes[node as usize].congested()
+    }
+
+    /// `node` decoded a data packet from `from` carrying congestion bit `bit`. If `from` is the
+    /// node's next hop towards the packet's destination (`parent`), the packet clocks the
+    /// node's source tokens (the paper's rate limiting as recalled).
+    fn heard(
+        &mut self,
+        node: u32,
+        from: u32,
+        bit: bool,
+        p: &Packet,
+        parent: bool,
+        now: SimTime,
+    ) -> Heard {
+        let params = self.params;
+        let st = &mut self.nodes[node as usize];
+        let cleared = st.hear(from, bit, now);
+        let token =
+            parent && params.rate_limit && st.on_parent_forward(p.src, p.flow, p.seq, now, &params);
+        Heard { cleared, token }
+    }
+
+    fn forwarded(&mut self, node: u32, src: u32, now: SimTime) {
+        if self.params.rate_limit {
+            self.nodes[node as usize].on_forward(src, now, &self.params);
+        }
+    }
+
+    /// The application's backlog stays above the interface queue, which a saturating source
+    /// fills only up to below the congestion threshold. It never makes its own node congested:
+    /// only transit traffic sets the bit (xlayer's choice; no source says how the paper treats a
+    /// backlogged source).
+    fn source_room(&self, node: u32) -> Option<bool> {
+        let st = &self.nodes[node as usize];
+        Some(!is_congested(
+            st.occupancy() + 1,
+            self.params.queue_packets,
+            self.params.queue_threshold,
+        ))
+    }
+
+    /// The packet waits for a token behind the flows' earlier ones (the oldest is dropped
+    /// beyond `queue_packets` waiting).
+    fn cbr_offer(&mut self, node: u32, flow: u32, now: SimTime) -> CbrOffer {
+        if !self.params.rate_limit {
+            return CbrOffer::Open;
+        }
+        let params = self.params;
+        let st = &mut self.nodes[node as usize];
+        if st.cbr_waiting.is_empty() && st.take_token(now, &params) {
+            return CbrOffer::Send;
+        }
+        st.rate_limited += 1;
+        if st.cbr_waiting.len() >= params.queue_packets as usize {
+            st.cbr_waiting.pop_front();
+        }
+        st.cbr_waiting.push_back(flow);
+        CbrOffer::Waiting
+    }
+
+    /// The next waiting constant-rate flow that has a token; none left or no token (then a
+    /// retry when the transit traffic leaves the window).
+    fn next_waiting_cbr(&mut self, node: u32, now: SimTime, out: &mut Vec<Action>) -> Option<u32> {
+        let st = &mut self.nodes[node as usize];
+        let &flow = st.cbr_waiting.front()?;
+        if !st.take_token(now, &self.params) {
+            self.retry_after_transit(node, out);
+            return None;
+        }
+        self.nodes[node as usize].cbr_waiting.pop_front();
+        Some(flow)
+    }
+
+    /// A saturating source may originate a packet if it takes a token; a source without one
+    /// waits, counted once per wait, until a forwarded packet earns one or the transit traffic
+    /// leaves the window.
+    fn source_may_send(&mut self, node: u32, now: SimTime, out: &mut Vec<Action>) -> bool {
+        if !self.params.rate_limit || self.nodes[node as usize].take_token(now, &self.params) {
+            return true;
+        }
+        self.nodes[node as usize].note_source_waiting();
+        self.retry_after_transit(node, out);
+        false
+    }
+
+    fn retry_fired(&mut self, node: u32, now: SimTime) {
+        let st = &mut self.nodes[node as usize];
+        if st.retry_at.is_some_and(|t| t <= now) {
+            st.retry_at = None;
+        }
+    }
 }
 
 #[cfg(test)]

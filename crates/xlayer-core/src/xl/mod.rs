@@ -2,8 +2,8 @@
 //! and decides, per packet, what goes next, to whom and at which MAC priority, and how fast
 //! sources may send (ARCHITECTURE.md, "Components").
 //!
-//! Two component kinds, each a trait whose hooks default to doing nothing ([`Schedule`],
-//! [`SourceRateControl`]) and an enum of the built-in components the node assembly
+//! Three component kinds, each a trait whose hooks default to doing nothing ([`Schedule`],
+//! [`SourceRateControl`], [`Gate`]) and an enum of the built-in components the node assembly
 //! (`crate::world`) calls through, dispatched statically by `match` (smoltcp's congestion
 //! `Controller` and `AnyController` are the model):
 //!
@@ -12,14 +12,17 @@
 //!   matching — plus what the scheduler keeps of the packets it handed over and its periodic
 //!   work;
 //! - [`SourceControl`]: how fast each flow's source sends — at its own rate, DiffQ's AIMD or
-//!   log-utility controller, DPCLO's queue-driven rate, or DCLO's `w/p`.
+//!   log-utility controller, DPCLO's queue-driven rate, or DCLO's `w/p`;
+//! - [`AnyGate`]: between forwarding and the MAC — open, or Fusion's interface queue with its
+//!   congestion bit, hop-by-hop flow control and token-bucket sources.
 //!
 //! One protocol is one file ([`diffq`], [`dpclo`], [`dclo`], [`fusion`]) holding its state and
 //! its decisions. Components never touch the world: they read a [`NodeView`] of the node's
 //! queues, what it overheard and its routes, and ask for side effects (control packets, timers,
 //! a new look at a node's queues) through [`Action`]s the world carries out in order.
 //!
-//! Depends on `sim`, `wire` and `net` only.
+//! Depends on the layers below it: `sim`, `wire`, `mac` (a gate retunes its node's contention
+//! windows), `net` and `app`.
 
 pub mod dclo;
 pub mod diffq;
@@ -213,6 +216,114 @@ pub struct FixedRate;
 
 impl SourceRateControl for FixedRate {}
 
+/// A gate between forwarding and the MAC: it may keep a node's interface queue itself and hand
+/// the MAC one packet at a time (hop-by-hop flow control), stamp a congestion bit on the data
+/// frames a node sends and react to the bits it overhears, and admit sources' packets at its own
+/// pace. Every hook defaults to an open gate: packets go straight to the MAC's queues.
+pub trait Gate {
+    /// Whether the gate keeps the interface queue (packets with a route go to it).
+    fn holds_queue(&self) -> bool {
+        false
+    }
+    /// A packet for `node`'s interface queue (`transit`: forwarded for another node); false if
+    /// refused (the gate counts it).
+    fn admit(&mut self, _node: u32, _transit: bool) -> bool {
+        true
+    }
+    fn push(&mut self, _node: u32, _packet: u32) {}
+    /// `node`'s queue changed: re-evaluate its state (and retune its MAC).
+    fn update(&mut self, _node: u32, _now: SimTime, _mac: &mut crate::mac::Mac) {}
+    /// The packet `node`'s MAC gets next, and its next hop (`route(packet)` gives the packet's
+    /// next hop and destination); `None`: nothing now.
+    fn next_for_mac(
+        &mut self,
+        _node: u32,
+        _now: SimTime,
+        _route: &dyn Fn(u32) -> (u32, u32),
+        _out: &mut Vec<Action>,
+    ) -> Option<(u32, u32)> {
+        None
+    }
+    /// `node`'s MAC accepted `packet`.
+    fn accepted(&mut self, _node: u32, _packet: u32) {}
+    /// `node`'s MAC is done with `packet`; true if it was the gate's.
+    fn dequeued(&mut self, _node: u32, _packet: u32) -> bool {
+        false
+    }
+    /// Whether the gate reads the congestion bits of the data frames a node decodes.
+    fn hears_bits(&self) -> bool {
+        false
+    }
+    /// The congestion bit `node` stamps on the data frame it sends.
+    fn congestion_bit(&self, _node: u32) -> bool {
+        false
+    }
+    /// `node` decoded data packet `p` from `from` carrying `bit`; `parent`: `from` is `node`'s
+    /// next hop towards `p`'s destination.
+    fn heard(
+        &mut self,
+        _node: u32,
+        _from: u32,
+        _bit: bool,
+        _p: &Packet,
+        _parent: bool,
+        _now: SimTime,
+    ) -> Heard {
+        Heard::default()
+    }
+    /// `node` forwards a packet of source `src`.
+    fn forwarded(&mut self, _node: u32, _src: u32, _now: SimTime) {}
+    /// Whether a saturating source at `node` may queue one more packet; `None`: the queues say.
+    fn source_room(&self, _node: u32) -> Option<bool> {
+        None
+    }
+    /// A constant-rate `flow` at `node` offers a packet.
+    fn cbr_offer(&mut self, _node: u32, _flow: u32, _now: SimTime) -> CbrOffer {
+        CbrOffer::Open
+    }
+    /// The next constant-rate flow waiting at `node` that may send now.
+    fn next_waiting_cbr(
+        &mut self,
+        _node: u32,
+        _now: SimTime,
+        _out: &mut Vec<Action>,
+    ) -> Option<u32> {
+        None
+    }
+    /// Whether a saturating source at `node` may originate a packet now.
+    fn source_may_send(&mut self, _node: u32, _now: SimTime, _out: &mut Vec<Action>) -> bool {
+        true
+    }
+    /// The gate's retry timer (`NetTimerKind::FusionRetry`) fired at `node`.
+    fn retry_fired(&mut self, _node: u32, _now: SimTime) {}
+}
+
+/// What hearing a neighbour's congestion bit did.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Heard {
+    /// The node's next hops cleared: its queue may move again.
+    pub cleared: bool,
+    /// The node's sources earned a token.
+    pub token: bool,
+}
+
+/// What the gate makes of a constant-rate source's packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CbrOffer {
+    /// Not the gate's business: the source sends as usual.
+    Open,
+    /// Send it now.
+    Send,
+    /// It waits for a token.
+    Waiting,
+}
+
+/// The open gate: every hook's default.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OpenGate;
+
+impl Gate for OpenGate {}
+
 /// Calls `$body` with `$v` bound to the variant's component, whichever it is (static dispatch
 /// over an enum of the built-in components).
 macro_rules! each_variant {
@@ -307,6 +418,109 @@ impl Scheduler {
     pub fn dclo(&self) -> Option<&dclo::Dclo> {
         match self {
             Scheduler::Dclo(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// The built-in gates.
+#[derive(Debug)]
+pub enum AnyGate {
+    Open(OpenGate),
+    Fusion(fusion::Fusion),
+}
+
+impl Default for AnyGate {
+    fn default() -> Self {
+        AnyGate::Open(OpenGate)
+    }
+}
+
+macro_rules! gate {
+    ($value:expr, $v:ident => $body:expr) => {
+        each_variant!(AnyGate { Open, Fusion }, $value, $v => $body)
+    };
+}
+
+impl AnyGate {
+    #[inline]
+    pub fn holds_queue(&self) -> bool {
+        gate!(self, g => g.holds_queue())
+    }
+    pub fn admit(&mut self, node: u32, transit: bool) -> bool {
+        gate!(self, g => g.admit(node, transit))
+    }
+    pub fn push(&mut self, node: u32, packet: u32) {
+        gate!(self, g => g.push(node, packet))
+    }
+    pub fn update(&mut self, node: u32, now: SimTime, mac: &mut crate::mac::Mac) {
+        gate!(self, g => g.update(node, now, mac))
+    }
+    pub fn next_for_mac(
+        &mut self,
+        node: u32,
+        now: SimTime,
+        route: &dyn Fn(u32) -> (u32, u32),
+        out: &mut Vec<Action>,
+    ) -> Option<(u32, u32)> {
+        gate!(self, g => g.next_for_mac(node, now, route, out))
+    }
+    pub fn accepted(&mut self, node: u32, packet: u32) {
+        gate!(self, g => g.accepted(node, packet))
+    }
+    #[inline]
+    pub fn dequeued(&mut self, node: u32, packet: u32) -> bool {
+        gate!(self, g => g.dequeued(node, packet))
+    }
+    #[inline]
+    pub fn hears_bits(&self) -> bool {
+        gate!(self, g => g.hears_bits())
+    }
+    #[inline]
+    pub fn congestion_bit(&self, node: u32) -> bool {
+        gate!(self, g => g.congestion_bit(node))
+    }
+    pub fn heard(
+        &mut self,
+        node: u32,
+        from: u32,
+        bit: bool,
+        p: &Packet,
+        parent: bool,
+        now: SimTime,
+    ) -> Heard {
+        gate!(self, g => g.heard(node, from, bit, p, parent, now))
+    }
+    pub fn forwarded(&mut self, node: u32, src: u32, now: SimTime) {
+        gate!(self, g => g.forwarded(node, src, now))
+    }
+    #[inline]
+    pub fn source_room(&self, node: u32) -> Option<bool> {
+        gate!(self, g => g.source_room(node))
+    }
+    pub fn cbr_offer(&mut self, node: u32, flow: u32, now: SimTime) -> CbrOffer {
+        gate!(self, g => g.cbr_offer(node, flow, now))
+    }
+    pub fn next_waiting_cbr(
+        &mut self,
+        node: u32,
+        now: SimTime,
+        out: &mut Vec<Action>,
+    ) -> Option<u32> {
+        gate!(self, g => g.next_waiting_cbr(node, now, out))
+    }
+    #[inline]
+    pub fn source_may_send(&mut self, node: u32, now: SimTime, out: &mut Vec<Action>) -> bool {
+        gate!(self, g => g.source_may_send(node, now, out))
+    }
+    pub fn retry_fired(&mut self, node: u32, now: SimTime) {
+        gate!(self, g => g.retry_fired(node, now))
+    }
+
+    /// Fusion's state, for its node columns.
+    pub fn fusion(&self) -> Option<&fusion::Fusion> {
+        match self {
+            AnyGate::Fusion(f) => Some(f),
             _ => None,
         }
     }
