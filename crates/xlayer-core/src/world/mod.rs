@@ -1275,7 +1275,7 @@ impl World {
             // The packet waits for a token behind the flows' earlier ones.
             CbrOffer::Waiting => self.gate_drain_cbr(src),
             CbrOffer::Open => {
-                if !self.dest_queues.is_empty() {
+                if self.sources.counts_refusals() {
                     let f = &self.flows[flow as usize];
                     let room = self.dest_queues[f.src as usize].has_room(f.dst);
                     self.sources.offered(flow, room);

@@ -171,7 +171,10 @@ fn get_param(
         return Ok(crate::net::tuning::get(&net_view(w, node), spec, level));
     }
     if crate::transport::tuning::owns(spec) {
-        if !spec.per_flow || spec.name == "tcp.retransmits" {
+        // The retransmission counter was one of ECLAIR's added counters, checked for its node
+        // first; the other TCP parameters name the flow's endpoint in their error. Kept so that
+        // every error reads as before.
+        if spec.name == "tcp.retransmits" {
             node_mut(w, node)?;
         }
         let at_source = crate::transport::tuning::at_source(spec);

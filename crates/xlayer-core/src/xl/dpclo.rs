@@ -300,6 +300,9 @@ impl Schedule for DpcloScheduler {
 }
 
 impl SourceRateControl for DpcloSources {
+    fn counts_refusals(&self) -> bool {
+        true
+    }
     fn offered(&mut self, flow: u32, room: bool) {
         if !room {
             self.refused[flow as usize] += 1;

@@ -188,6 +188,13 @@ pub trait SourceRateControl {
         false
     }
 
+    /// Whether the controller counts the packets its sources' own queues refuse ([`offered`]).
+    ///
+    /// [`offered`]: SourceRateControl::offered
+    fn counts_refusals(&self) -> bool {
+        false
+    }
+
     /// A constant-rate source of `flow` offers a packet; `room`: whether its own queue can take
     /// it.
     fn offered(&mut self, _flow: u32, _room: bool) {}
@@ -554,6 +561,10 @@ impl SourceControl {
     #[inline]
     pub fn reads_own_queue(&self) -> bool {
         sources!(self, s => s.reads_own_queue())
+    }
+    #[inline]
+    pub fn counts_refusals(&self) -> bool {
+        sources!(self, s => s.counts_refusals())
     }
     #[inline]
     pub fn offered(&mut self, flow: u32, room: bool) {
