@@ -969,5 +969,5 @@ fn build_net_protocols(sc: &Scenario, world: &mut World) {
             );
         }
     }
-    world.proto = Some(proto);
+    world.routing = std::mem::take(&mut world.routing).with_protocols(proto);
 }

@@ -97,7 +97,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         all_delay_n += d.count();
         sent_total += st.sent;
         delivered_total += st.delivered_of_sent;
-        let hops = w.routes.hops(f.src, f.dst);
+        let hops = w.routing.static_routes().hops(f.src, f.dst);
         flows.push(vec![
             ("flow", Int(f.id as i64)),
             ("src", Int(f.src as i64)),

@@ -114,7 +114,7 @@ fn etx_estimate_settles_near_one_over_df_dr_and_follows_a_loss_change() {
          [[events]]\nat_s = 800.0\nkind = \"link_loss\"\nfrom = 0\nto = 1\nloss = 0.3\nsymmetric = false\n",
     );
     let etx = |sim: &Simulation, a: usize, b: u32| {
-        sim.world.proto.as_ref().unwrap().nodes[a]
+        sim.world.routing.proto().unwrap().nodes[a]
             .etx
             .etx(b)
             .unwrap_or(f64::INFINITY)
@@ -296,7 +296,7 @@ fn yen(g: &[Vec<(usize, f64)>], src: usize, dst: usize, k: usize) -> Vec<Vec<usi
 }
 
 fn dsdv_route(sim: &Simulation, u: usize, d: u32) -> Option<(f64, Vec<u32>)> {
-    let st = &sim.world.proto.as_ref().unwrap().nodes[u];
+    let st = &sim.world.routing.proto().unwrap().nodes[u];
     st.dsdv
         .as_ref()
         .unwrap()
@@ -567,7 +567,7 @@ fn per_destination_queues_hold_their_size_and_overheard_lengths_are_the_senders_
 }
 
 fn olsr_route(sim: &Simulation, u: usize, d: u32) -> Option<(f64, u32)> {
-    let o = sim.world.proto.as_ref().unwrap().nodes[u]
+    let o = sim.world.routing.proto().unwrap().nodes[u]
         .olsr
         .as_ref()
         .unwrap();
@@ -718,7 +718,7 @@ fn the_shipped_lossy_dsdv_scenario_builds_and_runs() {
     );
     let mut sim = build(&std::fs::read_to_string(path).unwrap());
     sim.run_until(20.0);
-    assert!(sim.world.proto.is_some() && !sim.world.dest_queues.is_empty());
+    assert!(sim.world.routing.is_dynamic() && !sim.world.dest_queues.is_empty());
     assert!((0..25).all(|u| sim.results().node_f64(u, "ctrl_tx") > 0.0));
 }
 

@@ -5,6 +5,7 @@
 //! receiving a copy over the air gets its own slot (the sender keeps its copy until acknowledged).
 //! Forwarding decrements the TTL (IPv4, RFC 791) and drops at zero.
 
+pub mod action;
 pub mod dsdv;
 pub mod etx;
 pub mod linkloss;
@@ -15,4 +16,5 @@ pub mod routing;
 pub mod tuning;
 
 pub use crate::wire::packet::{Control, Packet, PacketArena, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
-pub use routing::StaticRoutes;
+pub use action::Action;
+pub use routing::{Routing, StaticRoutes};

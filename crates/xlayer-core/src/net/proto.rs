@@ -13,28 +13,15 @@
 
 use rand::Rng;
 
+use super::action::Action;
 use super::dsdv::{Dsdv, DsdvParams, Entry, ENTRIES_PER_PACKET, ENTRY_BYTES, UPDATE_BASE_BYTES};
 use super::etx::{Etx, EtxParams, PROBE_BASE_BYTES, PROBE_ENTRY_BYTES, STREAM as ETX_STREAM};
 use super::olsr::{Olsr, OlsrParams, TC_BASE_BYTES, TC_ENTRY_BYTES};
+use super::routing::UNREACHABLE;
+use crate::sim::event::NetTimerKind;
 use crate::sim::rng::{stream, Stream};
 use crate::sim::SimTime;
-
-/// The next hop from `node` towards `dst` under the scenario's routing: DSDV's or OLSR's table
-/// when the node runs one, else the static routes (`super::routing::UNREACHABLE` if none).
-#[inline]
-pub fn next_hop(
-    routes: &super::StaticRoutes,
-    proto: Option<&NetProto>,
-    node: u32,
-    dst: u32,
-) -> u32 {
-    use super::routing::UNREACHABLE;
-    match proto.map(|p| &p.nodes[node as usize]) {
-        Some(NodeProto { dsdv: Some(d), .. }) => d.next_hop(dst).unwrap_or(UNREACHABLE),
-        Some(NodeProto { olsr: Some(o), .. }) => o.next_hop(dst).unwrap_or(UNREACHABLE),
-        _ => routes.next_hop(node, dst),
-    }
-}
+use crate::wire::packet::Control;
 
 /// One node's protocol state.
 #[derive(Debug)]
@@ -79,6 +66,18 @@ pub struct UpdateOut {
 }
 
 impl UpdateOut {
+    /// Asks for the update's packets to be broadcast from `node`.
+    fn send(&self, node: u32, out: &mut Vec<Action>) {
+        for part in 0..self.parts {
+            out.push(Action::SendControl {
+                node,
+                seq: self.id as u64,
+                bytes: self.bytes(part),
+                control: Control::DsdvUpdate { id: self.id, part },
+            });
+        }
+    }
+
     /// Bytes of packet `part`.
     pub fn bytes(&self, part: u32) -> u32 {
         let per = ENTRIES_PER_PACKET as u32;
@@ -106,9 +105,146 @@ pub struct NetProto {
     scratch_ids: Vec<u32>,
     scratch_mprs: Vec<u32>,
     scratch_links: Vec<(u32, f64)>,
+    scratch_relays: Vec<(u32, u32, u32)>,
 }
 
 impl NetProto {
+    /// The next hop from `node` towards `dst`: DSDV's or OLSR's table when the node runs one,
+    /// else `routes`.
+    #[inline]
+    pub fn next_hop(&self, routes: &super::StaticRoutes, node: u32, dst: u32) -> u32 {
+        match &self.nodes[node as usize] {
+            NodeProto { dsdv: Some(d), .. } => d.next_hop(dst).unwrap_or(UNREACHABLE),
+            NodeProto { olsr: Some(o), .. } => o.next_hop(dst).unwrap_or(UNREACHABLE),
+            _ => routes.next_hop(node, dst),
+        }
+    }
+
+    /// A timer of `node`'s protocols fired: probes, periodic and triggered DSDV updates, OLSR
+    /// TCs and their relays. What the node must send and the timers it needs go to `out`.
+    pub fn timer(&mut self, node: u32, kind: NetTimerKind, now: SimTime, out: &mut Vec<Action>) {
+        let timer = |at: SimTime, kind| Action::Timer { node, at, kind };
+        match kind {
+            NetTimerKind::EtxProbe => {
+                let p = self.probe(node, now);
+                out.push(timer(now + p.next_in, NetTimerKind::EtxProbe));
+                out.push(Action::SendControl {
+                    node,
+                    seq: p.seq as u64,
+                    bytes: p.bytes,
+                    control: Control::EtxProbe { seq: p.seq },
+                });
+                self.arm_dsdv_trigger(node, now, out);
+                self.routes_updated(node, out);
+            }
+            NetTimerKind::DsdvPeriodic => {
+                let next = self.dsdv_next_periodic(node, false);
+                let update = self.dsdv_periodic(node, now);
+                out.push(timer(now + next, NetTimerKind::DsdvPeriodic));
+                if let Some(u) = update {
+                    u.send(node, out);
+                }
+            }
+            NetTimerKind::OlsrTc => {
+                let next = self.olsr_next_tc(node, false);
+                let tc = self.olsr_make_tc(node);
+                out.push(timer(now + next, NetTimerKind::OlsrTc));
+                if let Some((ansn, bytes)) = tc {
+                    out.push(Action::SendControl {
+                        node,
+                        seq: ansn as u64,
+                        bytes,
+                        control: Control::OlsrTc { origin: node, ansn },
+                    });
+                }
+            }
+            NetTimerKind::OlsrRelay => {
+                let mut due = std::mem::take(&mut self.scratch_relays);
+                let next = self.olsr_due_relays(node, now, &mut due);
+                for &(origin, ansn, bytes) in &due {
+                    out.push(Action::Relay {
+                        node,
+                        seq: ansn as u64,
+                        bytes,
+                        control: Control::OlsrTc { origin, ansn },
+                    });
+                }
+                self.scratch_relays = due;
+                if let Some(at) = next.filter(|&t| t > now) {
+                    out.push(timer(at, NetTimerKind::OlsrRelay));
+                }
+            }
+            NetTimerKind::DsdvTrigger => {
+                self.nodes[node as usize].dsdv_trigger_timer = None;
+                if let Some(u) = self.dsdv_triggered(node, now) {
+                    u.send(node, out);
+                }
+                self.arm_dsdv_trigger(node, now, out);
+            }
+            // Timers of the cross-layer components, not of routing.
+            NetTimerKind::FusionRetry
+            | NetTimerKind::DcloPrice
+            | NetTimerKind::DcloMatch
+            | NetTimerKind::DcloRetry => {}
+        }
+    }
+
+    /// A control packet of the routing protocols from `from` arrived at `node`.
+    pub fn control_received(
+        &mut self,
+        node: u32,
+        from: u32,
+        control: Control,
+        now: SimTime,
+        out: &mut Vec<Action>,
+    ) {
+        match control {
+            Control::EtxProbe { seq } => self.on_probe(node, from, seq, now),
+            Control::OlsrTc { origin, ansn } => {
+                if let Some(at) = self.on_olsr_tc(node, from, origin, ansn, now) {
+                    out.push(Action::Timer {
+                        node,
+                        at,
+                        kind: NetTimerKind::OlsrRelay,
+                    });
+                }
+            }
+            Control::DsdvUpdate { id, part } => {
+                self.on_dsdv(node, from, id, part, now);
+                self.arm_dsdv_trigger(node, now, out);
+                self.routes_updated(node, out);
+            }
+            // Other components' control packets, and data.
+            Control::DcloPrice { .. } | Control::DcloMatch { .. } | Control::None => {}
+        }
+    }
+
+    /// Asks for a triggered-update timer of `node` if DSDV has a change waiting.
+    fn arm_dsdv_trigger(&mut self, node: u32, now: SimTime, out: &mut Vec<Action>) {
+        if let Some(at) = self.dsdv_trigger_needed(node) {
+            out.push(Action::Timer {
+                node,
+                at: at.max(now),
+                kind: NetTimerKind::DsdvTrigger,
+            });
+        }
+    }
+
+    /// Reports how many of `node`'s routes changed since last asked.
+    fn routes_updated(&mut self, node: u32, out: &mut Vec<Action>) {
+        let st = &mut self.nodes[node as usize];
+        let changes = st
+            .dsdv
+            .as_mut()
+            .map(|d| d.take_route_changes())
+            .unwrap_or(0)
+            + st.olsr
+                .as_mut()
+                .map(|o| o.take_route_changes())
+                .unwrap_or(0);
+        out.push(Action::RoutesUpdated { node, changes });
+    }
+
     pub fn new(n: usize, seed: u64, etx: EtxParams) -> NetProto {
         NetProto {
             nodes: (0..n as u32)
@@ -136,6 +272,7 @@ impl NetProto {
             scratch_ids: Vec::new(),
             scratch_mprs: Vec::new(),
             scratch_links: Vec::new(),
+            scratch_relays: Vec::new(),
         }
     }
 

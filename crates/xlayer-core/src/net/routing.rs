@@ -1,4 +1,10 @@
-//! Static shortest-path routes by hop count.
+//! The routing component ([`Routing`]) and static shortest-path routes by hop count.
+//!
+//! A scenario's routing is one of two kinds: static routes computed once ([`StaticRoutes`]), or
+//! control protocols that run over the air (ETX probing, and DSDV or OLSR on top of it,
+//! [`super::proto::NetProto`]) with the static routes kept for nodes that run no routing
+//! protocol. The node assembly asks [`Routing::next_hop`] on every forwarded packet, hands it
+//! the network timers and control packets, and carries out the [`Action`]s it asks for.
 //!
 //! Routes are computed per destination by breadth-first search over the connectivity graph
 //! (a link exists where the mean received power reaches the reception threshold). Among equal
@@ -7,6 +13,12 @@
 //! memory grows with nodes × destinations, not nodes².
 
 use std::collections::{BTreeMap, VecDeque};
+
+use super::action::Action;
+use super::proto::NetProto;
+use crate::sim::event::NetTimerKind;
+use crate::sim::SimTime;
+use crate::wire::packet::Control;
 
 pub const UNREACHABLE: u32 = u32::MAX;
 
@@ -67,6 +79,86 @@ impl StaticRoutes {
             .get(&dst)
             .map(|(_, d)| d[node as usize])
             .unwrap_or(UNREACHABLE)
+    }
+}
+
+/// The scenario's routing, as the data path sees it.
+#[derive(Debug)]
+pub enum Routing {
+    /// Precomputed shortest paths; no control traffic.
+    Static(StaticRoutes),
+    /// ETX probing on every node and, where chosen, DSDV or OLSR on top; a node running
+    /// neither routes by `routes`.
+    Protocols {
+        routes: StaticRoutes,
+        proto: NetProto,
+    },
+}
+
+impl Default for Routing {
+    fn default() -> Routing {
+        Routing::Static(StaticRoutes::default())
+    }
+}
+
+impl Routing {
+    /// Runs `proto` from now on, keeping the static routes as the fallback.
+    pub fn with_protocols(self, proto: NetProto) -> Routing {
+        let routes = match self {
+            Routing::Static(r) | Routing::Protocols { routes: r, .. } => r,
+        };
+        Routing::Protocols { routes, proto }
+    }
+
+    /// The static shortest paths (hop counts for the results, the fallback next hops).
+    pub fn static_routes(&self) -> &StaticRoutes {
+        match self {
+            Routing::Static(r) | Routing::Protocols { routes: r, .. } => r,
+        }
+    }
+
+    /// The control protocols' state, when the scenario runs any.
+    pub fn proto(&self) -> Option<&NetProto> {
+        match self {
+            Routing::Static(_) => None,
+            Routing::Protocols { proto, .. } => Some(proto),
+        }
+    }
+
+    /// Whether routes are learnt over the air (a source without a route waits for one).
+    pub fn is_dynamic(&self) -> bool {
+        matches!(self, Routing::Protocols { .. })
+    }
+
+    /// The next hop from `node` towards `dst`: DSDV's or OLSR's table when the node runs one,
+    /// else the static routes ([`UNREACHABLE`] if none).
+    #[inline]
+    pub fn next_hop(&self, node: u32, dst: u32) -> u32 {
+        match self {
+            Routing::Static(r) => r.next_hop(node, dst),
+            Routing::Protocols { routes, proto } => proto.next_hop(routes, node, dst),
+        }
+    }
+
+    /// A network timer of the routing protocols fired at `node`.
+    pub fn timer(&mut self, node: u32, kind: NetTimerKind, now: SimTime, out: &mut Vec<Action>) {
+        if let Routing::Protocols { proto, .. } = self {
+            proto.timer(node, kind, now, out);
+        }
+    }
+
+    /// A routing control packet from `from` arrived at `node`.
+    pub fn control_received(
+        &mut self,
+        node: u32,
+        from: u32,
+        control: Control,
+        now: SimTime,
+        out: &mut Vec<Action>,
+    ) {
+        if let Routing::Protocols { proto, .. } = self {
+            proto.control_received(node, from, control, now, out);
+        }
     }
 }
 

@@ -2,10 +2,8 @@
 //! lets optimizers read, and its counters, declared once in [`PARAMS`] and read through [`get`]
 //! only (the interface queues' capacity is set through the MAC's: `crate::mac::tuning`).
 
-use super::proto::NetProto;
 use super::queue::PerDestQueues;
-use super::routing::UNREACHABLE;
-use super::StaticRoutes;
+use super::routing::{Routing, UNREACHABLE};
 use crate::metrics::NetStats;
 use crate::sim::param::{node_param, p, EventSpec, ParamSpec, TuneEventKind};
 
@@ -101,8 +99,7 @@ pub fn owns(spec: &ParamSpec) -> bool {
 /// tables), its per-destination queues when it has them, and its counters.
 pub struct NetView<'a> {
     pub node: u32,
-    pub routes: &'a StaticRoutes,
-    pub proto: Option<&'a NetProto>,
+    pub routing: &'a Routing,
     pub dest_queues: Option<&'a PerDestQueues>,
     pub stats: &'a NetStats,
 }
@@ -112,14 +109,18 @@ impl NetView<'_> {
     /// empty if none).
     pub fn next_hops(&self, dst: u32) -> Vec<u32> {
         let static_hop = || {
-            let v = self.routes.next_hop(self.node, dst);
+            let v = self.routing.static_routes().next_hop(self.node, dst);
             if v == UNREACHABLE {
                 vec![]
             } else {
                 vec![v]
             }
         };
-        let Some(st) = self.proto.and_then(|p| p.nodes.get(self.node as usize)) else {
+        let Some(st) = self
+            .routing
+            .proto()
+            .and_then(|p| p.nodes.get(self.node as usize))
+        else {
             return static_hop();
         };
         if let Some(d) = &st.dsdv {
@@ -140,7 +141,8 @@ pub fn get(v: &NetView, spec: &ParamSpec, index: Option<usize>) -> f64 {
     let i = index.unwrap_or(0) as u32;
     match spec.name {
         "net.etx" => v
-            .proto
+            .routing
+            .proto()
             .and_then(|p| p.nodes[v.node as usize].etx.etx(i))
             .unwrap_or(f64::INFINITY),
         "net.next_hop" => v.next_hops(i).first().map(|&h| h as f64).unwrap_or(-1.0),

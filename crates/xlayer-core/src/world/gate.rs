@@ -37,10 +37,10 @@ impl World {
         let now = self.now();
         loop {
             let mut out = std::mem::take(&mut self.xl_out);
-            let (routes, proto, packets) = (&self.routes, self.proto.as_ref(), &self.packets);
+            let (routing, packets) = (&self.routing, &self.packets);
             let route = |h: u32| {
                 let dst = packets.get(h).dst;
-                (crate::net::proto::next_hop(routes, proto, node, dst), dst)
+                (routing.next_hop(node, dst), dst)
             };
             let chosen = self.gate.next_for_mac(node, now, &route, &mut out);
             self.run_actions(out);

@@ -25,10 +25,9 @@ use crate::mac::{Frame, Mac, MacAction, QueuedPacket};
 use crate::metrics::pcap::PcapBuffer;
 use crate::metrics::{FlowStats, NetStats};
 use crate::net::linkloss::LinkLoss;
-use crate::net::proto::NetProto;
 use crate::net::queue::{NeighbourQueues, Overheard, PerDestQueues, HEADER_BYTES};
 use crate::net::Control;
-use crate::net::{routing::UNREACHABLE, Packet, PacketArena, StaticRoutes};
+use crate::net::{routing::UNREACHABLE, Packet, PacketArena, Routing, StaticRoutes};
 use crate::phy::radio::Fading;
 use crate::phy::{Phy, PhyConfig, PhyTx, RxOutcome};
 use crate::sim::event::NetTimerKind;
@@ -55,8 +54,7 @@ macro_rules! node_view {
             node: $node,
             queues: &$w.dest_queues[$node as usize],
             overheard: &$w.overheard[$node as usize],
-            routes: &$w.routes,
-            proto: $w.proto.as_ref(),
+            routing: &$w.routing,
             neighbours: $w.neighbors[$node as usize].len(),
         }
     };
@@ -155,7 +153,8 @@ pub struct World {
     pub links: Vec<Vec<Link>>,
     /// Nodes in reception range (mean power ≥ reception threshold), ascending ids.
     pub neighbors: Vec<Vec<u32>>,
-    pub routes: StaticRoutes,
+    /// The routing component: static routes, or ETX probing with DSDV or OLSR.
+    pub routing: Routing,
     pub packets: PacketArena,
     txs: Vec<TxSlot>,
     tx_free: Vec<u32>,
@@ -185,8 +184,6 @@ pub struct World {
     pub link_loss: Option<LinkLoss>,
     /// Scheduled changes, by the index carried in [`Event::ScenarioChange`].
     pub scenario_events: Vec<ScenarioChange>,
-    /// Control protocols (ETX probing, routing), when the scenario runs any.
-    pub proto: Option<NetProto>,
     /// Per-destination queues of every node (empty: FIFO interface queues).
     pub dest_queues: Vec<PerDestQueues>,
     /// The scheduler over the per-destination queues (`crate::xl`).
@@ -203,7 +200,6 @@ pub struct World {
     pub optimizers: crate::tune::optimizer::OptimizerHost,
     /// Python optimizers the scenario names, loaded by the Python API.
     pub python_optimizers: Vec<crate::scenario::OptimizerSpec>,
-    relay_scratch: Vec<(u32, u32, u32)>,
 }
 
 /// A change the scenario schedules (`events`).
@@ -244,7 +240,7 @@ impl World {
             nodes,
             links,
             neighbors,
-            routes,
+            routing: Routing::Static(routes),
             packets: PacketArena::default(),
             txs: Vec::with_capacity(64),
             tx_free: Vec::with_capacity(64),
@@ -269,7 +265,6 @@ impl World {
             tcp_trace: None,
             link_loss: None,
             scenario_events: Vec::new(),
-            proto: None,
             dest_queues: Vec::new(),
             scheduler: Scheduler::default(),
             sources: SourceControl::default(),
@@ -278,7 +273,6 @@ impl World {
             gate: AnyGate::default(),
             optimizers: Default::default(),
             python_optimizers: Vec::new(),
-            relay_scratch: Vec::new(),
         }
     }
 
@@ -665,120 +659,15 @@ impl World {
             self.scheduler.timer(&view, kind, &mut out);
             return self.run_actions(out);
         }
-        let Some(proto) = self.proto.as_mut() else {
-            return;
-        };
-        match kind {
-            NetTimerKind::EtxProbe => {
-                let out = proto.probe(node, now);
-                self.queue.schedule(
-                    now + out.next_in,
-                    Event::NetTimer {
-                        node,
-                        kind: NetTimerKind::EtxProbe,
-                    },
-                );
-                self.control_send(
-                    node,
-                    out.seq as u64,
-                    out.bytes,
-                    Control::EtxProbe { seq: out.seq },
-                );
-                self.dsdv_arm_trigger(node);
-                self.publish_route_changes(node);
-                self.refill(node);
-            }
-            NetTimerKind::DsdvPeriodic => {
-                let next = proto.dsdv_next_periodic(node, false);
-                let out = proto.dsdv_periodic(node, now);
-                self.queue.schedule(
-                    now + next,
-                    Event::NetTimer {
-                        node,
-                        kind: NetTimerKind::DsdvPeriodic,
-                    },
-                );
-                if let Some(out) = out {
-                    self.send_dsdv_update(node, out);
-                }
-            }
-            NetTimerKind::OlsrTc => {
-                let next = proto.olsr_next_tc(node, false);
-                let tc = proto.olsr_make_tc(node);
-                self.queue.schedule(
-                    now + next,
-                    Event::NetTimer {
-                        node,
-                        kind: NetTimerKind::OlsrTc,
-                    },
-                );
-                if let Some((ansn, bytes)) = tc {
-                    self.control_send(
-                        node,
-                        ansn as u64,
-                        bytes,
-                        Control::OlsrTc { origin: node, ansn },
-                    );
-                }
-            }
-            NetTimerKind::FusionRetry
-            | NetTimerKind::DcloPrice
-            | NetTimerKind::DcloMatch
-            | NetTimerKind::DcloRetry => unreachable!("handled above"),
-            NetTimerKind::OlsrRelay => {
-                let mut due = std::mem::take(&mut self.relay_scratch);
-                let next = proto.olsr_due_relays(node, now, &mut due);
-                for &(origin, ansn, bytes) in &due {
-                    self.nodes[node as usize].net.ctrl_relayed += 1;
-                    self.control_send(node, ansn as u64, bytes, Control::OlsrTc { origin, ansn });
-                }
-                self.relay_scratch = due;
-                if next.is_some_and(|t| t > now) {
-                    self.olsr_arm_relay(node, next);
-                }
-            }
-            NetTimerKind::DsdvTrigger => {
-                proto.nodes[node as usize].dsdv_trigger_timer = None;
-                if let Some(out) = proto.dsdv_triggered(node, now) {
-                    self.send_dsdv_update(node, out);
-                }
-                self.dsdv_arm_trigger(node);
-            }
-        }
-    }
-
-    fn send_dsdv_update(&mut self, node: u32, out: crate::net::proto::UpdateOut) {
-        for part in 0..out.parts {
-            self.control_send(
-                node,
-                out.id as u64,
-                out.bytes(part),
-                Control::DsdvUpdate { id: out.id, part },
-            );
-        }
-    }
-
-    /// Schedules a triggered-update timer of `node` if DSDV has a change waiting.
-    fn dsdv_arm_trigger(&mut self, node: u32) {
-        let Some(proto) = self.proto.as_mut() else {
-            return;
-        };
-        if let Some(at) = proto.dsdv_trigger_needed(node) {
-            let now = self.queue.now();
-            self.queue.schedule(
-                at.max(now),
-                Event::NetTimer {
-                    node,
-                    kind: NetTimerKind::DsdvTrigger,
-                },
-            );
-        }
+        let mut out = std::mem::take(&mut self.xl_out);
+        self.routing.timer(node, kind, now, &mut out);
+        self.run_actions(out);
     }
 
     /// Next hop from `node` towards `dst` under the scenario's routing.
     #[inline]
     fn next_hop(&self, node: u32, dst: u32) -> u32 {
-        crate::net::proto::next_hop(&self.routes, self.proto.as_ref(), node, dst)
+        self.routing.next_hop(node, dst)
     }
 
     /// The back-pressure tick (`Event::BackpressureTick`): the sources read their queues and
@@ -821,7 +710,24 @@ impl World {
                 Action::Timer { node, at, kind } => {
                     self.queue.schedule(at, Event::NetTimer { node, kind })
                 }
+                Action::Relay {
+                    node,
+                    seq,
+                    bytes,
+                    control,
+                } => {
+                    self.nodes[node as usize].net.ctrl_relayed += 1;
+                    self.control_send(node, seq, bytes, control);
+                }
                 Action::Pump { node } => self.repump(node),
+                Action::RoutesUpdated { node, changes } => {
+                    if changes > 0 && self.events.wants(TuneEventKind::RouteChange) {
+                        let now = self.now();
+                        self.events
+                            .publish(now, node, TuneEventKind::RouteChange, changes as f64);
+                    }
+                    self.refill(node);
+                }
             }
         }
         out.clear();
@@ -836,44 +742,11 @@ impl World {
         }
     }
 
-    /// Publishes a route-change tuning event if `node`'s routes changed.
-    fn publish_route_changes(&mut self, node: u32) {
-        let Some(st) = self.proto.as_mut().map(|p| &mut p.nodes[node as usize]) else {
-            return;
-        };
-        let changes = st
-            .dsdv
-            .as_mut()
-            .map(|d| d.take_route_changes())
-            .unwrap_or(0)
-            + st.olsr
-                .as_mut()
-                .map(|o| o.take_route_changes())
-                .unwrap_or(0);
-        if changes > 0 && self.events.wants(TuneEventKind::RouteChange) {
-            let now = self.now();
-            self.events
-                .publish(now, node, TuneEventKind::RouteChange, changes as f64);
-        }
-    }
-
     fn publish_queue_change(&mut self, node: u32, dst: u32) {
         if self.events.wants(TuneEventKind::QueueChange) {
             let now = self.now();
             self.events
                 .publish(now, node, TuneEventKind::QueueChange, dst as f64);
-        }
-    }
-
-    fn olsr_arm_relay(&mut self, node: u32, at: Option<SimTime>) {
-        if let Some(at) = at {
-            self.queue.schedule(
-                at,
-                Event::NetTimer {
-                    node,
-                    kind: NetTimerKind::OlsrRelay,
-                },
-            );
         }
     }
 
@@ -928,24 +801,10 @@ impl World {
                 .control_received(node, from, p.control, now, &mut out);
             return self.run_actions(out);
         }
-        let Some(proto) = self.proto.as_mut() else {
-            return;
-        };
-        match p.control {
-            Control::EtxProbe { seq } => proto.on_probe(node, from, seq, now),
-            Control::OlsrTc { origin, ansn } => {
-                let at = proto.on_olsr_tc(node, from, origin, ansn, now);
-                self.olsr_arm_relay(node, at);
-            }
-            Control::DsdvUpdate { id, part } => {
-                proto.on_dsdv(node, from, id, part, now);
-                self.dsdv_arm_trigger(node);
-                self.publish_route_changes(node);
-                self.refill(node);
-            }
-            Control::DcloPrice { .. } | Control::DcloMatch { .. } => unreachable!("handled above"),
-            Control::None => unreachable!("data packets are not control packets"),
-        }
+        let mut out = std::mem::take(&mut self.xl_out);
+        self.routing
+            .control_received(node, from, p.control, now, &mut out);
+        self.run_actions(out);
     }
 
     fn scenario_change(&mut self, index: u32) {
@@ -1320,7 +1179,7 @@ impl World {
             // waits: it is refilled again when routes change.
             if f.emitting(now)
                 && self.source_has_room(node, level, f.dst)
-                && (self.proto.is_none()
+                && (!self.routing.is_dynamic()
                     || (!self.nodes[node as usize].off
                         && self.next_hop(node, f.dst) != UNREACHABLE))
                 && self.gate_source_may_send(node)

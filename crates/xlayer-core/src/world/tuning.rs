@@ -112,8 +112,7 @@ fn tcp_conn(
 fn net_view(w: &World, node: u32) -> NetView<'_> {
     NetView {
         node,
-        routes: &w.routes,
-        proto: w.proto.as_ref(),
+        routing: &w.routing,
         dest_queues: w.dest_queues.get(node as usize),
         stats: &w.nodes[node as usize].net,
     }
@@ -121,8 +120,8 @@ fn net_view(w: &World, node: u32) -> NetView<'_> {
 
 /// Usable neighbours of `node` and its ETX to each (empty without ETX probing).
 fn etx_links(w: &World, node: u32) -> Vec<(u32, f64)> {
-    w.proto
-        .as_ref()
+    w.routing
+        .proto()
         .and_then(|p| p.nodes.get(node as usize))
         .map(|st| st.etx.links().collect())
         .unwrap_or_default()

@@ -246,7 +246,10 @@ impl DiffqScheduler {
         if k < 2 {
             return None;
         }
-        let route = v.proto?.nodes[v.node as usize].dsdv.as_ref()?.route(dst)?;
+        let route = v.routing.proto()?.nodes[v.node as usize]
+            .dsdv
+            .as_ref()?
+            .route(dst)?;
         let n = k.min(route.next_hops.len());
         (n > 0).then(|| &route.next_hops[..n])
     }

@@ -147,7 +147,7 @@ impl DpcloScheduler {
         if v.queues.mac_busy() {
             return Choice::Hold;
         }
-        let Some(np) = v.proto.map(|p| &p.nodes[v.node as usize]) else {
+        let Some(np) = v.routing.proto().map(|p| &p.nodes[v.node as usize]) else {
             return Choice::Hold;
         };
         let Some(dsdv) = np.dsdv.as_ref() else {

@@ -29,9 +29,9 @@ pub mod diffq;
 pub mod dpclo;
 pub mod fusion;
 
-use crate::net::proto::NetProto;
+pub use crate::net::action::Action;
 use crate::net::queue::{NeighbourQueues, PerDestQueues};
-use crate::net::StaticRoutes;
+use crate::net::routing::Routing;
 use crate::sim::event::NetTimerKind;
 use crate::sim::SimTime;
 use crate::wire::packet::{Control, Packet};
@@ -43,8 +43,7 @@ pub struct NodeView<'a> {
     pub node: u32,
     pub queues: &'a PerDestQueues,
     pub overheard: &'a NeighbourQueues,
-    pub routes: &'a StaticRoutes,
-    pub proto: Option<&'a NetProto>,
+    pub routing: &'a Routing,
     pub neighbours: usize,
 }
 
@@ -52,7 +51,7 @@ impl NodeView<'_> {
     /// The routing next hop towards `dst` (`crate::net::routing::UNREACHABLE` if none).
     #[inline]
     pub fn next_hop(&self, dst: u32) -> u32 {
-        crate::net::proto::next_hop(self.routes, self.proto, self.node, dst)
+        self.routing.next_hop(self.node, dst)
     }
 }
 
@@ -69,26 +68,6 @@ pub enum Choice {
     },
     /// Send nothing now.
     Hold,
-}
-
-/// A side effect a component asks the world for; carried out in the order given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// Broadcast a network-layer control packet from `node` at its top MAC level.
-    SendControl {
-        node: u32,
-        seq: u64,
-        bytes: u32,
-        control: Control,
-    },
-    /// Fire `Event::NetTimer { node, kind }` at `at`.
-    Timer {
-        node: u32,
-        at: SimTime,
-        kind: NetTimerKind,
-    },
-    /// Look at `node`'s queues again (hand the MAC a packet if it is free and some wait).
-    Pump { node: u32 },
 }
 
 /// What the world does after a scheduler's periodic tick.
