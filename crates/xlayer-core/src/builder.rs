@@ -21,12 +21,11 @@ use crate::scenario::{
 use crate::sim::rng::{stream, GLOBAL};
 use crate::sim::Event;
 use crate::sim::SimTime;
+use crate::transport::conn::{Conn, TcpConn, TfrcConn, TFRC_HEADER_BYTES};
 use crate::transport::tcp::{rfc5681_initial_window, CcKind, TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::tfrc::TfrcConfig;
 use crate::tune::optimizer::{attach, builtin, builtin_error, AttachOptions};
-use crate::world::{
-    ChannelVariation, Link, Node, ScenarioChange, TcpConn, TfrcConn, World, TFRC_HEADER_BYTES,
-};
+use crate::world::{ChannelVariation, Link, Node, ScenarioChange, World};
 
 /// The transport fields of a flow (explicit or random).
 struct FlowTransportSpec<'a> {
@@ -277,8 +276,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     let mut routes = StaticRoutes::default();
     let end = SimTime::from_secs_f64(sc.duration_s);
     let mut flows = Vec::new();
-    let mut tcp_conns = Vec::new();
-    let mut tfrc_conns = Vec::new();
+    let mut conns: Vec<Conn> = Vec::new();
     let mut add_flow = |flows: &mut Vec<Flow>,
                         src: u32,
                         dst: u32,
@@ -320,15 +318,15 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 cfg.total_bytes = t.size;
                 cfg.stream_key = sc.seed ^ ((id as u64) << 32) ^ 0x7c9_0000;
                 cfg.verify_stream = opts.verify_stream;
-                tcp_conns.push(TcpConn {
+                conns.push(Conn::Tcp(Box::new(TcpConn {
                     flow: id,
                     sender: TcpSender::new(cfg),
                     receiver: TcpReceiver::new(cfg),
-                });
-                FlowTransport::Tcp(tcp_conns.len() as u32 - 1)
+                })));
+                FlowTransport::Tcp(conns.len() as u32 - 1)
             }
             "tfrc" | "tfrc-ecn" => {
-                tfrc_conns.push(TfrcConn::new(
+                conns.push(Conn::Tfrc(Box::new(TfrcConn::new(
                     id,
                     TfrcConfig {
                         segment_bytes: payload + 28 + TFRC_HEADER_BYTES,
@@ -338,8 +336,8 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                             RateSpec::Saturate => None,
                         },
                     },
-                ));
-                FlowTransport::Tfrc(tfrc_conns.len() as u32 - 1)
+                ))));
+                FlowTransport::Tfrc(conns.len() as u32 - 1)
             }
             _ => FlowTransport::Udp,
         };
@@ -513,7 +511,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 };
             }
         }
-        for c in tcp_conns.iter_mut() {
+        for c in conns.iter_mut().filter_map(Conn::tcp_mut) {
             c.sender.set_pace_rate_quiet(init);
         }
         Some((d, init, max_bps))
@@ -566,8 +564,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         end,
     );
     world.timeseries_bin = sc.output.timeseries_bin_s.map(SimTime::from_secs_f64);
-    world.tcp = tcp_conns;
-    world.tfrc = tfrc_conns;
+    world.conns = conns;
     if sc.output.tcp_trace {
         world.tcp_trace = Some(Vec::new());
     }

@@ -153,7 +153,9 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         let row = flows.last_mut().expect("just pushed");
         match f.transport {
             FlowTransport::Tcp(c) => {
-                let conn = &w.tcp[c as usize];
+                let conn = w.conns[c as usize]
+                    .tcp()
+                    .expect("a TCP flow's connection is TCP");
                 let s = &conn.sender;
                 row.push((
                     "transport",
@@ -404,11 +406,9 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
 }
 
 fn transport_name(w: &World, f: &crate::app::Flow) -> String {
-    match f.transport {
-        FlowTransport::Udp => "udp".into(),
-        FlowTransport::Tfrc(c) if w.tfrc[c as usize].sender.config().ecn => "tfrc-ecn".into(),
-        FlowTransport::Tfrc(_) => "tfrc".into(),
-        FlowTransport::Tcp(_) => "tcp".into(),
+    match f.transport.conn() {
+        None => "udp".into(),
+        Some(c) => w.conns[c as usize].label().into(),
     }
 }
 

@@ -16,12 +16,24 @@ pub enum SourceKind {
     Saturate,
 }
 
-/// The transport a flow runs over; TCP and TFRC flows index their connection in the world.
+/// The transport a flow runs over: UDP datagrams, or a connection
+/// (`crate::transport::conn::Conn`) of the protocol named, by its index in the world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FlowTransport {
     Udp,
     Tcp(u32),
     Tfrc(u32),
+}
+
+impl FlowTransport {
+    /// The index of the flow's connection, if it runs over one.
+    #[inline]
+    pub fn conn(self) -> Option<u32> {
+        match self {
+            FlowTransport::Udp => None,
+            FlowTransport::Tcp(c) | FlowTransport::Tfrc(c) => Some(c),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

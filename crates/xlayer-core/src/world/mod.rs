@@ -8,11 +8,13 @@
 //! density, not the network size. Steady state allocates nothing per event: packet and
 //! transmission slots are recycled and the MAC's action list is reused.
 //!
-//! The cross-layer components (`crate::xl`) are chosen per scenario: the [`Scheduler`] over the
-//! per-destination queues and the sources' [`SourceControl`] are enums the data path calls
-//! through their hooks, and the side effects they ask for ([`Action`]) are carried out here.
-//! The glue that still adds methods to [`World`] lives in submodules: `transport` (TCP and
-//! TFRC connections), `gate` (carrying out what an `crate::xl::Gate` such as Fusion decides)
+//! The protocols are components the scenario chooses, each an enum the data path calls through
+//! its hooks: the routing ([`Routing`]: static, or ETX probing with DSDV or OLSR), each flow's
+//! transport connection (`crate::transport::conn::Conn`: TCP, TFRC), and the cross-layer
+//! components of `crate::xl` — the [`Scheduler`] over the per-destination queues, the sources'
+//! [`SourceControl`] and the [`AnyGate`]. The side effects they ask for ([`Action`]s, a
+//! connection's `ConnOut`) are carried out here and in the submodules: `transport` (a
+//! connection's packets, timers and deliveries), `gate` (what a gate such as Fusion decides)
 //! and `tuning` (the tuning layers' access to the nodes).
 
 use std::time::{Duration, Instant};
@@ -33,9 +35,9 @@ use crate::phy::{Phy, PhyConfig, PhyTx, RxOutcome};
 use crate::sim::event::NetTimerKind;
 use crate::sim::rng::Stream;
 use crate::sim::{Event, EventQueue, SimTime};
-use crate::transport::tcp::{TcpNotice, TcpOut, TcpReceiver, TcpSender, TcpTimer};
-use crate::transport::tfrc::{TfrcConfig, TfrcReceiver, TfrcSender};
-use crate::transport::{udp_datagram, Header, ECN_CE, ECN_ECT0, ECN_NOT_ECT};
+use crate::transport::conn::{Conn, ConnOut};
+use crate::transport::tcp::TcpNotice;
+use crate::transport::{udp_datagram, Header, ECN_CE, ECN_ECT0};
 use crate::tune::{EventBus, TuneEventKind};
 use crate::xl::{Action, AnyGate, CbrOffer, Choice, NodeView, Scheduler, SourceControl};
 
@@ -43,7 +45,7 @@ mod gate;
 mod transport;
 mod tuning;
 
-pub use transport::{TcpConn, TcpTraceRow, TfrcConn, TFRC_HEADER_BYTES};
+pub use transport::TcpTraceRow;
 
 /// A [`NodeView`] of `node` at `now`, borrowing the world's fields one by one (so that a
 /// component may be borrowed mutably beside it).
@@ -175,9 +177,9 @@ pub struct World {
     pub events: EventBus,
     frame_scratch: Vec<u8>,
     body_scratch: Vec<u8>,
-    pub tcp: Vec<TcpConn>,
-    tcp_out: TcpOut,
-    pub tfrc: Vec<TfrcConn>,
+    /// The flows' transport connections (`FlowTransport::Conn` indexes them).
+    pub conns: Vec<Conn>,
+    conn_out: ConnOut,
     /// The TCP trace, when `output.tcp_trace` is set.
     pub tcp_trace: Option<Vec<TcpTraceRow>>,
     /// Per-link loss probabilities applied at reception (`None`: no lossy links).
@@ -259,9 +261,8 @@ impl World {
             events: EventBus::default(),
             frame_scratch: Vec::new(),
             body_scratch: Vec::new(),
-            tcp: Vec::new(),
-            tcp_out: TcpOut::default(),
-            tfrc: Vec::new(),
+            conns: Vec::new(),
+            conn_out: ConnOut::default(),
             tcp_trace: None,
             link_loss: None,
             scenario_events: Vec::new(),
@@ -456,23 +457,15 @@ impl World {
                 let f = &mut self.flows[flow as usize];
                 f.active = true;
                 let src = f.src;
-                match (f.transport, f.kind) {
-                    (FlowTransport::Tcp(c), _) => {
-                        self.tcp[c as usize].sender.open(now, &mut self.tcp_out);
-                        self.tcp_flush(c, true, None);
-                    }
-                    (FlowTransport::Tfrc(c), _) => {
-                        self.tfrc[c as usize].sender =
-                            TfrcSender::new(*self.tfrc[c as usize].sender.config(), now);
-                        self.tfrc_send(c);
-                    }
-                    (FlowTransport::Udp, SourceKind::Saturate) => self.refill(src),
-                    (FlowTransport::Udp, SourceKind::Cbr { .. }) => self.cbr_send(flow),
+                match (f.transport.conn(), f.kind) {
+                    (Some(c), _) => self.conn_open(c),
+                    (None, SourceKind::Saturate) => self.refill(src),
+                    (None, SourceKind::Cbr { .. }) => self.cbr_send(flow),
                 }
             }
             Event::FlowStop { flow } => {
-                if let FlowTransport::Tcp(c) = self.flows[flow as usize].transport {
-                    self.tcp[c as usize].sender.halt();
+                if let Some(c) = self.flows[flow as usize].transport.conn() {
+                    self.conns[c as usize].halt();
                 }
             }
             Event::TransportTimer { conn, kind } => self.transport_timer(now, conn, kind),
@@ -1020,9 +1013,6 @@ impl World {
     fn sink(&mut self, now: SimTime, p: &Packet) {
         if let Header::Tcp(h) = p.transport {
             self.count_hops(p);
-            let FlowTransport::Tcp(c) = self.flows[p.flow as usize].transport else {
-                return;
-            };
             if p.dst == self.flows[p.flow as usize].dst && h.len > 0 {
                 if self.events.wants(TuneEventKind::TcpSegmentRx) {
                     self.events.publish_flow(
@@ -1037,37 +1027,12 @@ impl World {
                     crate::tune::optimizer::per_packet(self, p.dst, p.flow, h.len);
                 }
             }
-            let conn = &mut self.tcp[c as usize];
-            if p.dst == self.flows[p.flow as usize].dst {
-                conn.receiver.on_segment(now, &h, &mut self.tcp_out);
-                self.tcp_flush(c, false, Some(p.created));
-            } else {
-                conn.sender.on_ack(now, &h, &mut self.tcp_out);
-                self.tcp_flush(c, true, None);
-            }
-            return;
         }
-        match p.transport {
-            Header::TfrcFeedback(fb) => {
-                if let FlowTransport::Tfrc(c) = self.flows[p.flow as usize].transport {
-                    self.tfrc[c as usize].sender.on_feedback(now, &fb);
-                    self.tfrc_send(c);
-                }
+        if let Some(c) = self.flows[p.flow as usize].transport.conn() {
+            // The connection takes its packets; datagram data still counts at the sink.
+            if !self.conn_packet(c, p) {
                 return;
             }
-            Header::TfrcData(hdr) => {
-                if let FlowTransport::Tfrc(c) = self.flows[p.flow as usize].transport {
-                    let t = &mut self.tfrc[c as usize];
-                    let fb = t
-                        .receiver
-                        .on_data(now, &hdr, p.payload_bytes, p.ecn == ECN_CE);
-                    if let Some(fb) = fb {
-                        self.tfrc_feedback(c, fb);
-                    }
-                    self.tfrc_arm(c);
-                }
-            }
-            _ => {}
         }
         let f = &self.flows[p.flow as usize];
         let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);

@@ -178,7 +178,7 @@ fn get_param(
         }
         let at_source = crate::transport::tuning::at_source(spec);
         let c = tcp_conn(w, node, level, name, at_source)?;
-        let conn = &w.tcp[c];
+        let conn = w.conns[c].tcp().expect("a TCP flow's connection is TCP");
         return Ok(crate::transport::tuning::get(
             &conn.sender,
             &conn.receiver,
@@ -200,7 +200,9 @@ fn set_param(
     if crate::transport::tuning::owns(spec) {
         let at_source = crate::transport::tuning::at_source(spec);
         let c = tcp_conn(w, node, level, name, at_source)?;
-        let conn = &mut w.tcp[c];
+        let conn = w.conns[c]
+            .tcp_mut()
+            .expect("a TCP flow's connection is TCP");
         let then =
             crate::transport::tuning::set(&conn.sender, &mut conn.receiver, spec, name, value)?;
         if let crate::transport::tuning::Then::Pace(rate) = then {
@@ -310,7 +312,10 @@ fn layers_get(
         "app.received_bytes" => {
             let f = check_flow(w, node, flow, name, End::Destination)?;
             match w.flows[f].transport {
-                FlowTransport::Tcp(c) => w.tcp[c as usize].receiver.delivered_bytes as f64,
+                FlowTransport::Tcp(c) => match w.conns[c as usize].tcp() {
+                    Some(conn) => conn.receiver.delivered_bytes as f64,
+                    None => unreachable!("a TCP flow's connection is TCP"),
+                },
                 _ => w.flow_stats[f].rx_payload_bytes as f64,
             }
         }
