@@ -576,9 +576,9 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     build_link_loss_and_events(sc, &mut world)?;
     build_net_protocols(sc, &mut world);
     if let Some(cap) = sc.net.dest_queue_packets {
-        use crate::net::queue::{NeighbourQueues, PerDestQueues};
-        world.dest_queues = (0..n).map(|_| PerDestQueues::new(cap)).collect();
-        world.overheard = (0..n).map(|_| NeighbourQueues::default()).collect();
+        for node in &mut world.nodes {
+            node.queueing = crate::net::queue::Queueing::per_destination(cap);
+        }
     }
     if let Some((d, init, max_bps)) = diffq {
         use crate::xl::diffq::{RateControl, SourceRate};

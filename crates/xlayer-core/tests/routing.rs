@@ -520,11 +520,13 @@ fn per_destination_queues_hold_their_size_and_overheard_lengths_are_the_senders_
          [[flows]]\nsrc = 0\ndst = 3\n[[flows]]\nsrc = 1\ndst = 3\n\
          [[flows]]\nsrc = 0\ndst = 2\nrate_bps = 200000.0\n"
     ));
-    for q in &mut sim.world.dest_queues {
-        q.log = Some(vec![]);
+    for n in &mut sim.world.nodes {
+        n.queueing.queues_mut().log = Some(vec![]);
     }
     let length_at = |sim: &Simulation, v: u32, dst: u32, t: u64| -> u32 {
-        sim.world.dest_queues[v as usize]
+        sim.world.nodes[v as usize]
+            .queueing
+            .queues()
             .log
             .as_ref()
             .unwrap()
@@ -538,7 +540,7 @@ fn per_destination_queues_hold_their_size_and_overheard_lengths_are_the_senders_
     for step in 1..=1000 {
         sim.run_until(step as f64 * 0.01);
         for u in 0..4u32 {
-            for o in &sim.world.overheard[u as usize].entries {
+            for o in &sim.world.nodes[u as usize].queueing.overheard().entries {
                 if seen.insert((u, o.neighbour, o.dst, o.sent.ns())) {
                     let truth = length_at(&sim, o.neighbour, o.dst, o.sent.ns());
                     assert_eq!(
@@ -556,8 +558,8 @@ fn per_destination_queues_hold_their_size_and_overheard_lengths_are_the_senders_
     assert!(checked > 500, "only {checked} overheard headers checked");
     assert!(overheard_by_bystander > 50);
     let mut full = 0;
-    for q in &sim.world.dest_queues {
-        for &(_, _, len) in q.log.as_ref().unwrap() {
+    for n in &sim.world.nodes {
+        for &(_, _, len) in n.queueing.queues().log.as_ref().unwrap() {
             assert!(len <= 3, "a queue held {len} packets");
             full += (len == 3) as u32;
         }
@@ -718,7 +720,7 @@ fn the_shipped_lossy_dsdv_scenario_builds_and_runs() {
     );
     let mut sim = build(&std::fs::read_to_string(path).unwrap());
     sim.run_until(20.0);
-    assert!(sim.world.routing.is_dynamic() && !sim.world.dest_queues.is_empty());
+    assert!(sim.world.routing.is_dynamic() && sim.world.nodes[0].queueing.dest().is_some());
     assert!((0..25).all(|u| sim.results().node_f64(u, "ctrl_tx") > 0.0));
 }
 

@@ -191,6 +191,81 @@ impl PerDestQueues {
     }
 }
 
+/// A node's queueing above the MAC, a component the scenario chooses
+/// (`net.dest_queue_packets`): the MAC's FIFO interface queues alone, or per-destination
+/// queues that a scheduler (`crate::xl::Scheduler`) serves, with what the node overheard of its
+/// neighbours' queues.
+#[derive(Debug, Default)]
+pub enum Queueing {
+    /// Packets go straight to the MAC's FIFO interface queue of their level.
+    #[default]
+    Fifo,
+    /// Per-destination queues of `capacity` packets each (boxed: most nodes of most scenarios
+    /// run FIFO, and a node's fields stay small).
+    PerDestination(Box<DestQueueing>),
+}
+
+/// A node's per-destination queues and what it overheard of its neighbours'.
+#[derive(Debug)]
+pub struct DestQueueing {
+    pub queues: PerDestQueues,
+    pub overheard: NeighbourQueues,
+}
+
+impl Queueing {
+    /// Per-destination queues of `capacity` packets each.
+    pub fn per_destination(capacity: u32) -> Queueing {
+        Queueing::PerDestination(Box::new(DestQueueing {
+            queues: PerDestQueues::new(capacity),
+            overheard: NeighbourQueues::default(),
+        }))
+    }
+
+    /// The per-destination queues and overheard lengths, if the node has them.
+    #[inline]
+    pub fn dest(&self) -> Option<&DestQueueing> {
+        match self {
+            Queueing::Fifo => None,
+            Queueing::PerDestination(d) => Some(d),
+        }
+    }
+
+    #[inline]
+    pub fn dest_mut(&mut self) -> Option<&mut DestQueueing> {
+        match self {
+            Queueing::Fifo => None,
+            Queueing::PerDestination(d) => Some(d),
+        }
+    }
+
+    /// The per-destination queues of a node the data path knows to have them (a scheduler
+    /// serves them, a source's rate follows them).
+    #[inline]
+    pub fn queues(&self) -> &PerDestQueues {
+        match self {
+            Queueing::PerDestination(d) => &d.queues,
+            Queueing::Fifo => unreachable!("asked for the per-destination queues of a FIFO node"),
+        }
+    }
+
+    /// What the node overheard of its neighbours' queues (as [`Queueing::queues`]).
+    #[inline]
+    pub fn overheard(&self) -> &NeighbourQueues {
+        match self {
+            Queueing::PerDestination(d) => &d.overheard,
+            Queueing::Fifo => unreachable!("asked for the overheard queues of a FIFO node"),
+        }
+    }
+
+    #[inline]
+    pub fn queues_mut(&mut self) -> &mut PerDestQueues {
+        match self {
+            Queueing::PerDestination(d) => &mut d.queues,
+            Queueing::Fifo => unreachable!("asked for the per-destination queues of a FIFO node"),
+        }
+    }
+}
+
 /// What one node overheard of its neighbours' queues: the last length per (neighbour,
 /// destination).
 #[derive(Debug, Default)]

@@ -27,7 +27,7 @@ use crate::mac::{Frame, Mac, MacAction, QueuedPacket};
 use crate::metrics::pcap::PcapBuffer;
 use crate::metrics::{FlowStats, NetStats};
 use crate::net::linkloss::LinkLoss;
-use crate::net::queue::{NeighbourQueues, Overheard, PerDestQueues, HEADER_BYTES};
+use crate::net::queue::{Overheard, Queueing, HEADER_BYTES};
 use crate::net::Control;
 use crate::net::{routing::UNREACHABLE, Packet, PacketArena, Routing, StaticRoutes};
 use crate::phy::radio::Fading;
@@ -54,8 +54,8 @@ macro_rules! node_view {
         NodeView {
             now: $now,
             node: $node,
-            queues: &$w.dest_queues[$node as usize],
-            overheard: &$w.overheard[$node as usize],
+            queues: $w.nodes[$node as usize].queueing.queues(),
+            overheard: $w.nodes[$node as usize].queueing.overheard(),
             routing: &$w.routing,
             neighbours: $w.neighbors[$node as usize].len(),
         }
@@ -70,6 +70,8 @@ pub struct Node {
     pub phy: Phy,
     pub mac: Mac,
     pub net: NetStats,
+    /// Queueing above the MAC: FIFO, or per-destination queues a scheduler serves.
+    pub queueing: Queueing,
     rng_mac: Stream,
     rng_phy: Stream,
     rng_fading: Stream,
@@ -89,6 +91,7 @@ impl Node {
             phy: Phy::new(),
             mac,
             net: NetStats::default(),
+            queueing: Queueing::Fifo,
             rng_mac: stream(seed, id, "mac.backoff"),
             rng_phy: stream(seed, id, "phy.rx"),
             rng_fading: stream(seed, id, "phy.fading"),
@@ -186,16 +189,12 @@ pub struct World {
     pub link_loss: Option<LinkLoss>,
     /// Scheduled changes, by the index carried in [`Event::ScenarioChange`].
     pub scenario_events: Vec<ScenarioChange>,
-    /// Per-destination queues of every node (empty: FIFO interface queues).
-    pub dest_queues: Vec<PerDestQueues>,
     /// The scheduler over the per-destination queues (`crate::xl`).
     pub scheduler: Scheduler,
     /// The sources' rate control (`crate::xl`).
     pub sources: SourceControl,
     /// Side effects the components asked for, carried out by `run_actions` (reused).
     xl_out: Vec<Action>,
-    /// What every node overheard of its neighbours' per-destination queues.
-    pub overheard: Vec<NeighbourQueues>,
     /// The gate between forwarding and the MAC (`crate::xl::Gate`; Fusion's, or open).
     pub gate: AnyGate,
     /// ECLAIR's optimizing subsystem (optimizers, their timers and records; UTL state).
@@ -266,11 +265,9 @@ impl World {
             tcp_trace: None,
             link_loss: None,
             scenario_events: Vec::new(),
-            dest_queues: Vec::new(),
             scheduler: Scheduler::default(),
             sources: SourceControl::default(),
             xl_out: Vec::new(),
-            overheard: Vec::new(),
             gate: AnyGate::default(),
             optimizers: Default::default(),
             python_optimizers: Vec::new(),
@@ -365,13 +362,13 @@ impl World {
                         outcome = Some(RxOutcome::Error { tx });
                     }
                 }
-                if let (Some(RxOutcome::Ok { .. }), false) = (outcome, self.overheard.is_empty()) {
+                if let (Some(RxOutcome::Ok { .. }), Some(d)) = (outcome, n.queueing.dest_mut()) {
                     // Every decoded data frame tells of its sender's queue (DiffQ header).
                     if let Some(p) = self.txs[tx as usize]
                         .packet
                         .filter(|p| !p.control.is_control())
                     {
-                        self.overheard[node as usize].record(Overheard {
+                        d.overheard.record(Overheard {
                             neighbour: info.src,
                             dst: p.dst,
                             queue_len: p.queue_len as u32,
@@ -516,16 +513,14 @@ impl World {
                         self.flow_drop(packet, false);
                     }
                     self.packets.release(packet);
-                    if !self.dest_queues.is_empty()
-                        && self.dest_queues[node as usize].is_at_mac(packet)
+                    if let Some(d) = self.nodes[node as usize]
+                        .queueing
+                        .dest_mut()
+                        .filter(|d| d.queues.is_at_mac(packet))
                     {
-                        self.scheduler.mac_done(
-                            node,
-                            delivered,
-                            now,
-                            &mut self.overheard[node as usize],
-                        );
-                        if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
+                        self.scheduler
+                            .mac_done(node, delivered, now, &mut d.overheard);
+                        if let Some(dst) = d.queues.mac_done(now) {
                             self.publish_queue_change(node, dst);
                         }
                         self.pump(node);
@@ -546,11 +541,11 @@ impl World {
         } else {
             None
         };
-        if let (Some(p), false) = (packet.as_mut(), self.dest_queues.is_empty()) {
+        if let (Some(p), Some(d)) = (packet.as_mut(), self.nodes[node as usize].queueing.dest()) {
             if !p.control.is_control() {
                 // The DiffQ header carries the sender's queue length for the destination now,
                 // as the scheduler counts it (`Schedule::header_queue_len`).
-                let len = self.dest_queues[node as usize].len(p.dst);
+                let len = d.queues.len(p.dst);
                 let len = self.scheduler.header_queue_len(len);
                 p.queue_len = len.min(u16::MAX as u32) as u16;
             }
@@ -669,9 +664,12 @@ impl World {
     /// negative differentials: their neighbours' queues may have drained).
     fn backpressure_tick(&mut self) {
         let now = self.now();
-        let (flows, queues) = (&self.flows, &self.dest_queues);
+        let (flows, nodes) = (&self.flows, &self.nodes);
         self.sources.tick(&|i| flows[i].emitting(now), &|i| {
-            queues[flows[i].src as usize].len(flows[i].dst)
+            nodes[flows[i].src as usize]
+                .queueing
+                .queues()
+                .len(flows[i].dst)
         });
         let mut out = std::mem::take(&mut self.xl_out);
         let tick = self.scheduler.tick(now, self.nodes.len(), &mut out);
@@ -729,7 +727,10 @@ impl World {
 
     /// Pumps `node` if its MAC is free and packets wait in its per-destination queues.
     fn repump(&mut self, node: u32) {
-        let q = &self.dest_queues[node as usize];
+        let Some(d) = self.nodes[node as usize].queueing.dest() else {
+            return;
+        };
+        let q = &d.queues;
         if !q.mac_busy() && q.waiting().next().is_some() {
             self.pump(node);
         }
@@ -826,7 +827,7 @@ impl World {
             self.packets.release(h);
             return;
         }
-        if !self.dest_queues.is_empty() && self.scheduler.queues(&p) {
+        if n.queueing.dest().is_some() && self.scheduler.queues(&p) {
             self.dest_enqueue(node, h);
             return;
         }
@@ -878,7 +879,11 @@ impl World {
             p.header_bytes += HEADER_BYTES;
         }
         let dst = p.dst;
-        if !self.dest_queues[node as usize].push(now, dst, h) {
+        if !self.nodes[node as usize]
+            .queueing
+            .queues_mut()
+            .push(now, dst, h)
+        {
             let transit = self.packets.get(h).src != node;
             let net = &mut self.nodes[node as usize].net;
             net.drops_dest_queue += 1;
@@ -909,8 +914,14 @@ impl World {
                 Choice::Hold => break,
             };
             let taken = match choice {
-                Some(d) => self.dest_queues[node as usize].take_for_mac(d),
-                None => self.dest_queues[node as usize].next_for_mac(),
+                Some(d) => self.nodes[node as usize]
+                    .queueing
+                    .queues_mut()
+                    .take_for_mac(d),
+                None => self.nodes[node as usize]
+                    .queueing
+                    .queues_mut()
+                    .next_for_mac(),
             };
             let Some((h, dst)) = taken else {
                 break;
@@ -925,7 +936,7 @@ impl World {
             if next == UNREACHABLE || n.off {
                 n.net.count_unsendable(n.off);
                 self.packets.release(h);
-                if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
+                if let Some(dst) = n.queueing.queues_mut().mac_done(now) {
                     self.publish_queue_change(node, dst);
                 }
                 continue;
@@ -936,7 +947,11 @@ impl World {
             }
             self.flow_drop(h, true);
             self.packets.release(h);
-            if let Some(dst) = self.dest_queues[node as usize].mac_done(now) {
+            if let Some(dst) = self.nodes[node as usize]
+                .queueing
+                .queues_mut()
+                .mac_done(now)
+            {
                 self.publish_queue_change(node, dst);
             }
         }
@@ -947,10 +962,10 @@ impl World {
         if let Some(room) = self.gate.source_room(node) {
             return room;
         }
-        if self.dest_queues.is_empty() {
-            self.nodes[node as usize].mac.queue_has_room(level)
-        } else {
-            self.dest_queues[node as usize].has_room(dst)
+        let n = &self.nodes[node as usize];
+        match n.queueing.dest() {
+            None => n.mac.queue_has_room(level),
+            Some(d) => d.queues.has_room(dst),
         }
     }
 
@@ -1101,7 +1116,7 @@ impl World {
             CbrOffer::Open => {
                 if self.sources.counts_refusals() {
                     let f = &self.flows[flow as usize];
-                    let room = self.dest_queues[f.src as usize].has_room(f.dst);
+                    let room = self.nodes[f.src as usize].queueing.queues().has_room(f.dst);
                     self.sources.offered(flow, room);
                 }
                 self.originate(flow)
@@ -1111,7 +1126,7 @@ impl World {
         // §IV-C, DCLO eq. 2).
         let f = &self.flows[flow as usize];
         let own = if self.sources.reads_own_queue() {
-            self.dest_queues[f.src as usize].len(f.dst)
+            self.nodes[f.src as usize].queueing.queues().len(f.dst)
         } else {
             0
         };

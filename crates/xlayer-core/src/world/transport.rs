@@ -56,7 +56,7 @@ impl World {
         let (e, st) = self.conn_flow(c);
         let pace = if is_pace_timer(code) && self.sources.reads_own_queue() {
             // A paced sender's rate may follow its source's own queue (DiffQ-TCP).
-            let own = self.dest_queues[e.src as usize].len(e.dst);
+            let own = self.nodes[e.src as usize].queueing.queues().len(e.dst);
             self.sources.pace_rate(e.flow, own)
         } else {
             None

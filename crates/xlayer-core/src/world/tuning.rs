@@ -113,7 +113,11 @@ fn net_view(w: &World, node: u32) -> NetView<'_> {
     NetView {
         node,
         routing: &w.routing,
-        dest_queues: w.dest_queues.get(node as usize),
+        dest_queues: w
+            .nodes
+            .get(node as usize)
+            .and_then(|n| n.queueing.dest())
+            .map(|d| &d.queues),
         stats: &w.nodes[node as usize].net,
     }
 }
@@ -129,18 +133,21 @@ fn etx_links(w: &World, node: u32) -> Vec<(u32, f64)> {
 
 /// `node`'s per-destination queues: (destination, length).
 fn dest_queue_lengths(w: &World, node: u32) -> Vec<(u32, u32)> {
-    w.dest_queues
+    w.nodes
         .get(node as usize)
-        .map(|q| q.lengths().collect())
+        .and_then(|n| n.queueing.dest())
+        .map(|d| d.queues.lengths().collect())
         .unwrap_or_default()
 }
 
 /// What `node` overheard of its neighbours' queues: (neighbour, destination, length, when heard).
 fn overheard_queues(w: &World, node: u32) -> Vec<(u32, u32, u32, SimTime)> {
-    w.overheard
+    w.nodes
         .get(node as usize)
-        .map(|o| {
-            o.entries
+        .and_then(|n| n.queueing.dest())
+        .map(|d| {
+            d.overheard
+                .entries
                 .iter()
                 .map(|e| (e.neighbour, e.dst, e.queue_len, e.heard))
                 .collect()
