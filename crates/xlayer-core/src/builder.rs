@@ -574,6 +574,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         }
     }
     build_link_loss_and_events(sc, &mut world)?;
+    build_noise(sc, &mut world, &prop, &pos);
     build_net_protocols(sc, &mut world);
     if let Some(cap) = sc.net.dest_queue_packets {
         for node in &mut world.nodes {
@@ -892,6 +893,65 @@ fn build_link_loss_and_events(sc: &Scenario, world: &mut World) -> Result<(), Xl
         }
     }
     Ok(())
+}
+
+/// The scenario's noise sources (`[[noise]]`): the nodes each reaches and with what power, its
+/// on-off process and its first switch.
+fn build_noise(sc: &Scenario, world: &mut World, prop: &Propagation, pos: &[(f64, f64)]) {
+    use crate::phy::noise::{NoiseProcess, NoiseSource, STREAM};
+    let secs = SimTime::from_secs_f64;
+    let noise_floor_mw = world.cfg.noise_mw;
+    for (i, s) in sc.noise.iter().enumerate() {
+        let mw = s.watts() * 1000.0;
+        let targets: Vec<(u32, f64)> = match (s.position, &s.nodes) {
+            (Some([x, y]), _) => {
+                let dbm = mw_to_dbm(mw);
+                pos.iter()
+                    .enumerate()
+                    .map(|(j, &(xj, yj))| {
+                        let d = ((x - xj).powi(2) + (y - yj).powi(2)).sqrt();
+                        (j as u32, dbm_to_mw(prop.rx_power_dbm(dbm, d)))
+                    })
+                    // Nodes where the source is 30 dB below thermal noise or weaker do not
+                    // notice it: leave them out.
+                    .filter(|&(_, p)| p >= noise_floor_mw * 1e-3)
+                    .collect()
+            }
+            (None, Some(nodes)) => {
+                let mut v: Vec<u32> = nodes.clone();
+                v.sort_unstable();
+                v.dedup();
+                v.into_iter().map(|j| (j, mw)).collect()
+            }
+            (None, None) => (0..pos.len() as u32).map(|j| (j, mw)).collect(),
+        };
+        let (on, off) = (secs(s.on_s.unwrap_or(1.0)), secs(s.off_s.unwrap_or(1.0)));
+        let process = match s.process.as_str() {
+            "exponential" => NoiseProcess::Exponential {
+                mean_on: on,
+                mean_off: off,
+            },
+            "schedule" => NoiseProcess::Schedule(
+                s.schedule
+                    .iter()
+                    .map(|&[a, b]| (secs(a), secs(b)))
+                    .collect(),
+            ),
+            _ => NoiseProcess::Pulses { on, off },
+        };
+        let source = NoiseSource::new(
+            targets,
+            s.carrier_sense,
+            process,
+            secs(s.start_s),
+            stream(sc.seed, i as u32, STREAM),
+        );
+        let end = SimTime::from_secs_f64(sc.duration_s);
+        if let Some(t) = source.first_switch().filter(|&t| t < end) {
+            world.queue.schedule(t, Event::Noise { source: i as u32 });
+        }
+        world.noise.push(source);
+    }
 }
 
 /// The control protocols the scenario runs (ETX probing, routing), with their first timers.

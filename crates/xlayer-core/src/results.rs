@@ -230,6 +230,13 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                     Int(n.net.drops_dest_queue_transit as i64),
                 ),
             ];
+            if !w.noise.is_empty() {
+                // Injected noise (`phy::noise`): time under noise over the run, and the frames
+                // lost while locked whose reception overlapped it (part of `rx_errors`).
+                let end = w.now().min(w.end);
+                row.push(("noise_s", Float(n.phy.noise_time(end).as_secs_f64())));
+                row.push(("rx_errors_noise", Int(n.phy.rx_errors_noise as i64)));
+            }
             if let Some(z) = n.mac.zmac() {
                 row.extend(zmac_columns(z));
             }

@@ -449,7 +449,8 @@ fn every_event_kind_reaches_a_registered_optimizer() {
         "{BUSY}[[optimizers]]\nrust = \"schedule\"\nnodes = [1]\n\
          args = {{ actions = [{{ at_s = 2.0, param = \"user.priority.1\", value = 3.0 }}, \
          {{ at_s = 2.5, param = \"app.rate_bps.1\", value = 900000.0 }}, \
-         {{ at_s = 5.0, param = \"user.shutdown\", value = 1.0 }}] }}\n"
+         {{ at_s = 5.0, param = \"user.shutdown\", value = 1.0 }}] }}\n\
+         [[noise]]\npower_w = 1e-15\non_s = 1.0\noff_s = 1.0\nnodes = [1]\n"
     );
     let mut s = sim(&t);
     let mut logs = Vec::new();

@@ -68,10 +68,12 @@ pub enum MacAction {
     /// A data frame for this node (or broadcast) arrived: hand its packet up.
     Deliver { packet: u32, from: u32 },
     /// A packet left the queue: acknowledged (`delivered`) or dropped at the retry limit.
+    /// `underflow`: it was delivered and every queue of the MAC is now empty.
     Dequeued {
         packet: u32,
         level: u8,
         delivered: bool,
+        underflow: bool,
     },
 }
 
@@ -138,6 +140,38 @@ struct Level {
     head_seq: Option<u16>,
     /// Whether the head packet's DATA frame has been on the air (its retries carry Retry = 1).
     head_on_air: bool,
+    /// When the head packet became the head (its service began).
+    head_since: SimTime,
+}
+
+/// The MAC's sending rate, the link status CLAP reads (`mac.send_rate_bps`): each unicast
+/// frame the MAC delivers (acknowledged) is a sample of `bits / service time`, its service time
+/// running from when it reached the head of its queue (or the previous head left) to its
+/// acknowledgement — contention, deferral, retries and the exchange included, so the rate is
+/// what the link delivers when it has packets, whatever the load. Samples are smoothed by an
+/// exponentially weighted moving average of gain 1/8, RFC 6298's gain for the smoothed RTT (the
+/// slides give no estimator); the first sample is taken as it is.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SendRate {
+    /// The smoothed rate, bit/s (0 before the first sample).
+    pub bps: f64,
+    pub samples: u64,
+}
+
+impl SendRate {
+    /// EWMA gain.
+    pub const GAIN: f64 = 1.0 / 8.0;
+
+    fn sample(&mut self, bytes: u32, service: SimTime) {
+        let s = service.ns().max(1) as f64 * 1e-9;
+        let x = bytes as f64 * 8.0 / s;
+        self.bps = if self.samples == 0 {
+            x
+        } else {
+            self.bps + Self::GAIN * (x - self.bps)
+        };
+        self.samples += 1;
+    }
 }
 
 /// Per-node MAC counters.
@@ -189,6 +223,8 @@ pub struct Mac {
     ack_time: SimTime,
     cts_time: SimTime,
     pub stats: MacStats,
+    /// The smoothed sending rate of delivered frames ([`SendRate`]).
+    pub send_rate: SendRate,
     /// Z-MAC / ZMAC+ access (`zmac`); `None`: DCF/EDCA.
     zmac: Option<Box<zmac::Zmac>>,
 }
@@ -219,6 +255,7 @@ impl Mac {
                 next_seq: 0,
                 head_seq: None,
                 head_on_air: false,
+                head_since: SimTime::ZERO,
             })
             .collect();
         let ack_time = params.timing.duration(ACK_BYTES, params.basic_rate_mbps);
@@ -246,6 +283,7 @@ impl Mac {
             ack_time,
             cts_time,
             stats: MacStats::default(),
+            send_rate: SendRate::default(),
             zmac: None,
         }
     }
@@ -350,7 +388,11 @@ impl Mac {
             self.stats.drops_queue += 1;
             return false;
         }
-        self.levels[level].queue.push_back(item);
+        let l = &mut self.levels[level];
+        if l.queue.is_empty() {
+            l.head_since = now;
+        }
+        l.queue.push_back(item);
         if self.zmac.is_some() {
             self.update(now, q);
             return true;
@@ -503,7 +545,7 @@ impl Mac {
                         }
                         let long = self.state == State::WaitAck && self.active_rts;
                         self.state = State::Idle;
-                        self.failure(self.active, long, true, rng, out);
+                        self.failure(now, self.active, long, true, rng, out);
                     }
                     _ => {}
                 }
@@ -589,7 +631,7 @@ impl Mac {
                 self.levels[i].backoff = None;
             } else {
                 self.stats.internal_collisions += 1;
-                self.failure(i, false, false, rng, out);
+                self.failure(now, i, false, false, rng, out);
             }
         }
         self.levels[w].backoff = None;
@@ -677,6 +719,7 @@ impl Mac {
     /// against the short one (802.11-2016 §10.3.4.4).
     fn failure(
         &mut self,
+        now: SimTime,
         level: usize,
         long: bool,
         on_air: bool,
@@ -696,7 +739,7 @@ impl Mac {
         }
         if limit {
             self.stats.drops_retry_limit += 1;
-            self.finish_head(level, false, out);
+            self.finish_head(now, level, false, out);
         } else {
             if on_air {
                 self.stats.retries += 1;
@@ -707,15 +750,21 @@ impl Mac {
         self.draw_backoff(level, rng);
     }
 
-    fn success(&mut self, rng: &mut Stream, out: &mut Vec<MacAction>) {
+    fn success(&mut self, now: SimTime, rng: &mut Stream, out: &mut Vec<MacAction>) {
         let level = self.active;
-        self.finish_head(level, true, out);
+        self.finish_head(now, level, true, out);
         self.draw_backoff(level, rng); // post-backoff
     }
 
     /// The head packet of `level` leaves the queue, acknowledged or dropped: its retry counters,
     /// contention window and sequence state start over for the next packet.
-    fn finish_head(&mut self, level: usize, delivered: bool, out: &mut Vec<MacAction>) {
+    fn finish_head(
+        &mut self,
+        now: SimTime,
+        level: usize,
+        delivered: bool,
+        out: &mut Vec<MacAction>,
+    ) {
         let l = &mut self.levels[level];
         let head = l
             .queue
@@ -726,10 +775,16 @@ impl Mac {
         l.cw = l.params.cw_min;
         l.head_seq = None;
         l.head_on_air = false;
+        let served_since = std::mem::replace(&mut l.head_since, now);
+        if delivered && head.next_hop != BROADCAST {
+            self.send_rate.sample(head.bytes, now - served_since);
+        }
+        let underflow = delivered && self.levels.iter().all(|l| l.queue.is_empty());
         out.push(MacAction::Dequeued {
             packet: head.packet,
             level: level as u8,
             delivered,
+            underflow,
         });
     }
 
@@ -758,7 +813,7 @@ impl Mac {
             }
             After::BroadcastDone => {
                 self.state = State::Idle;
-                self.success(rng, out);
+                self.success(now, rng, out);
             }
             After::Nothing => self.state = State::Idle,
             After::ZmacBeacon | After::ZmacControl => self.zmac_tx_end(now, after, q),
@@ -800,7 +855,7 @@ impl Mac {
                     if self.state == State::WaitAck && self.head_next_hop() == Some(f.src) {
                         self.cancel(TimerKind::ResponseTimeout);
                         self.state = State::Idle;
-                        self.success(rng, out);
+                        self.success(now, rng, out);
                     }
                 }
                 FrameKind::Cts => {
@@ -832,7 +887,7 @@ impl Mac {
                         let long = self.state == State::WaitAck && self.active_rts;
                         self.cancel(TimerKind::ResponseTimeout);
                         self.state = State::Idle;
-                        self.failure(self.active, long, true, rng, out);
+                        self.failure(now, self.active, long, true, rng, out);
                     }
                     if self.state == State::Idle {
                         let ack = Frame::control(

@@ -109,6 +109,15 @@ pub const PARAMS: &[ParamSpec] = &[
         true,
     ),
     node_param(
+        "mac.send_rate_bps",
+        "mac",
+        "smoothed sending rate of acknowledged frames: bits over service time (head of queue to ACK), EWMA gain 1/8; 0 before the first",
+        "bit/s",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    node_param(
         "mac.drops_queue",
         "mac",
         "packets refused by a full interface queue so far",
@@ -132,6 +141,12 @@ pub const EVENTS: &[EventSpec] = &[
         layer: "mac",
         doc: "a priority level's queue changed by one packet: its new length (queue change)",
         unit: "packets",
+    },
+    EventSpec {
+        kind: TuneEventKind::MacUnderflow,
+        layer: "mac",
+        doc: "a frame was delivered and every interface queue is empty: the link could send more (value: the frame's level)",
+        unit: "level",
     },
 ];
 
@@ -172,6 +187,7 @@ pub fn get(mac: &Mac, spec: &ParamSpec, level: Option<usize>, name: &str) -> Res
         "mac.retries" => mac.stats.retries as f64,
         "mac.drops_retry_limit" => mac.stats.drops_retry_limit as f64,
         "mac.drops_queue" => mac.stats.drops_queue as f64,
+        "mac.send_rate_bps" => mac.send_rate.bps,
         _ => unreachable!("every parameter of mac::tuning::PARAMS is handled"),
     })
 }

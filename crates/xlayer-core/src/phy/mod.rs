@@ -13,9 +13,11 @@
 //! range can surround a 250 m reception range as in ns-2.
 //!
 //! Thermal noise: `−174 dBm/Hz + 10 log10(bandwidth) + noise figure` (ns-3 `YansWifiPhy`, noise
-//! figure default 7 dB).
+//! figure default 7 dB). Injected noise ([`noise`], the scenario's `[[noise]]`) adds to it while
+//! a source is on; carrier sense counts it only for sources that ask.
 
 pub mod error_model;
+pub mod noise;
 pub mod propagation;
 pub mod radio;
 pub mod timing;
@@ -84,6 +86,8 @@ struct Reception {
     interference_mw: f64,
     min_sinr: f64,
     ln_ok: f64,
+    /// Injected noise was on at some time during the reception.
+    noisy: bool,
 }
 
 /// The outcome of a frame this node was receiving.
@@ -113,6 +117,17 @@ pub struct Phy {
     /// the factor it multiplies received powers by.
     pub tx_power_offset_db: f64,
     tx_power_factor: f64,
+    /// Injected noise at the antenna now (mW), the part of it carrier sense counts, and how
+    /// many sources are on (at zero the sums are reset exactly).
+    injected_mw: f64,
+    injected_cs_mw: f64,
+    injected_sources: u32,
+    /// Since when injected noise has been on, and the time under noise before that.
+    noise_since: Option<SimTime>,
+    noise_before: SimTime,
+    /// Frames lost while locked whose reception overlapped injected noise (also in
+    /// `rx_errors`).
+    pub rx_errors_noise: u64,
 }
 
 impl Phy {
@@ -139,7 +154,61 @@ impl Phy {
     /// Physical carrier sense.
     #[inline]
     pub fn busy(&self, cfg: &PhyConfig) -> bool {
-        self.transmitting || self.rx.is_some() || self.total_mw() >= cfg.cs_threshold_mw
+        self.transmitting
+            || self.rx.is_some()
+            || self.total_mw() + self.injected_cs_mw >= cfg.cs_threshold_mw
+    }
+
+    /// Injected noise power at the antenna now, mW.
+    pub fn injected_noise_mw(&self) -> f64 {
+        self.injected_mw
+    }
+
+    /// Time spent under injected noise up to `now`.
+    pub fn noise_time(&self, now: SimTime) -> SimTime {
+        self.noise_before + self.noise_since.map_or(SimTime::ZERO, |t| now - t)
+    }
+
+    /// A noise source reaching this node with `mw` switches on (`on`) or off at `now`. The
+    /// reception under way sees the new noise from now on (its SINR chunk closes first).
+    pub fn switch_injected_noise(
+        &mut self,
+        now: SimTime,
+        mw: f64,
+        carrier_sense: bool,
+        on: bool,
+        cfg: &PhyConfig,
+    ) {
+        let injected = self.injected_mw;
+        if let Some(rx) = self.rx.as_mut() {
+            Self::close_chunk(rx, now, cfg, injected);
+        }
+        if on {
+            self.injected_sources += 1;
+            self.injected_mw += mw;
+            if carrier_sense {
+                self.injected_cs_mw += mw;
+            }
+            if self.noise_since.is_none() {
+                self.noise_since = Some(now);
+            }
+        } else {
+            self.injected_sources = self.injected_sources.saturating_sub(1);
+            self.injected_mw -= mw;
+            if carrier_sense {
+                self.injected_cs_mw -= mw;
+            }
+            if self.injected_sources == 0 {
+                self.injected_mw = 0.0;
+                self.injected_cs_mw = 0.0;
+                if let Some(t) = self.noise_since.take() {
+                    self.noise_before += now - t;
+                }
+            }
+        }
+        if let (Some(rx), true) = (self.rx.as_mut(), self.injected_mw > 0.0) {
+            rx.noisy = true;
+        }
     }
 
     pub fn is_transmitting(&self) -> bool {
@@ -155,11 +224,13 @@ impl Phy {
         self.energy_mw
     }
 
-    fn close_chunk(rx: &mut Reception, now: SimTime, cfg: &PhyConfig) {
+    /// Integrates the reception's SINR from its chunk start to `now`, with `injected_mw` of
+    /// injected noise over the chunk.
+    fn close_chunk(rx: &mut Reception, now: SimTime, cfg: &PhyConfig, injected_mw: f64) {
         if now <= rx.chunk_start {
             return;
         }
-        let sinr = rx.power_mw / (cfg.noise_mw + rx.interference_mw);
+        let sinr = rx.power_mw / (cfg.noise_mw + injected_mw + rx.interference_mw);
         rx.min_sinr = rx.min_sinr.min(sinr);
         if cfg.error_model == ErrorModelKind::Ber {
             let (a, b) = (rx.chunk_start, now);
@@ -202,6 +273,7 @@ impl Phy {
             interference_mw: (self.energy_mw - power_mw).max(0.0),
             min_sinr: f64::INFINITY,
             ln_ok: 0.0,
+            noisy: self.injected_mw > 0.0,
         });
     }
 
@@ -242,7 +314,7 @@ impl Phy {
                     self.lock(now, tx, power_mw, info);
                     true
                 } else {
-                    Self::close_chunk(rx, now, cfg);
+                    Self::close_chunk(rx, now, cfg, self.injected_mw);
                     rx.interference_mw += power_mw;
                     false
                 }
@@ -267,7 +339,7 @@ impl Phy {
             };
         }
         let rx = self.rx.as_mut()?;
-        Self::close_chunk(rx, now, cfg);
+        Self::close_chunk(rx, now, cfg, self.injected_mw);
         if rx.tx != tx {
             rx.interference_mw = (self.energy_mw - rx.power_mw).max(0.0);
             return None;
@@ -277,12 +349,14 @@ impl Phy {
             ErrorModelKind::Threshold => rx.min_sinr >= cfg.sinr_threshold(rx.rate_mbps),
             ErrorModelKind::Ber => rng.gen::<f64>() < rx.ln_ok.exp(),
         };
+        let noisy = rx.noisy;
         self.rx = None;
         if ok {
             self.rx_ok += 1;
             Some(RxOutcome::Ok { tx })
         } else {
             self.rx_errors += 1;
+            self.rx_errors_noise += noisy as u64;
             Some(RxOutcome::Error { tx })
         }
     }

@@ -3,7 +3,7 @@
 //! (The data rate is the MAC's choice: `crate::mac::tuning`.)
 
 use super::Phy;
-use crate::sim::param::{node_param, p, ParamSpec};
+use crate::sim::param::{node_param, p, EventSpec, ParamSpec, TuneEventKind};
 
 pub const PARAMS: &[ParamSpec] = &[
     p(
@@ -17,6 +17,15 @@ pub const PARAMS: &[ParamSpec] = &[
         false,
     ),
     node_param(
+        "phy.injected_noise_mw",
+        "phy",
+        "injected noise power at the antenna now (the scenario's [[noise]] sources that are on)",
+        "mW",
+        0.0,
+        f64::MAX,
+        true,
+    ),
+    node_param(
         "phy.rx_errors",
         "phy",
         "frames received with errors so far",
@@ -27,6 +36,14 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
+/// The events the PHY publishes.
+pub const EVENTS: &[EventSpec] = &[EventSpec {
+    kind: TuneEventKind::PhyNoise,
+    layer: "phy",
+    doc: "injected noise switched on or off at the node: the noise power now",
+    unit: "mW",
+}];
+
 /// Whether `spec` is one of this layer's.
 pub fn owns(spec: &ParamSpec) -> bool {
     PARAMS.iter().any(|p| p.name == spec.name)
@@ -36,6 +53,7 @@ pub fn get(phy: &Phy, spec: &ParamSpec) -> f64 {
     match spec.name {
         "phy.tx_power_offset_db" => phy.tx_power_offset_db,
         "phy.rx_errors" => phy.rx_errors as f64,
+        "phy.injected_noise_mw" => phy.injected_noise_mw(),
         _ => unreachable!("every parameter of phy::tuning::PARAMS is handled"),
     }
 }

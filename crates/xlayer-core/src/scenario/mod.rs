@@ -9,7 +9,8 @@
 //!
 //! One module per section of the file, each with its serde types and their validation: `radio`,
 //! `mac`, `net`, `stack` (presets and their options), `topology`, `flows` (`[[flows]]` and
-//! `[flows_random]`), `events` (`[link_loss]` and `[[events]]`), `optimizers`, `output`.
+//! `[flows_random]`), `events` (`[link_loss]` and `[[events]]`), `noise` (`[[noise]]`),
+//! `optimizers`, `output`.
 //! `schema` holds the top-level [`Scenario`] and the order in which the sections are checked;
 //! `check` the helpers they share. Every public item is re-exported here, as `scenario::X`.
 
@@ -18,6 +19,7 @@ mod events;
 mod flows;
 mod mac;
 mod net;
+mod noise;
 mod optimizers;
 mod output;
 mod radio;
@@ -28,6 +30,7 @@ pub use events::*;
 pub use flows::*;
 pub use mac::*;
 pub use net::*;
+pub use noise::*;
 pub use optimizers::*;
 pub use output::*;
 pub use radio::*;

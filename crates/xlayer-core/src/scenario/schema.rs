@@ -3,10 +3,10 @@
 //! validation runs the sections' checks.
 //!
 //! Each section's types and checks live in its own module (`radio`, `mac`, `net`, `stack`,
-//! `topology`, `flows`, `events`, `optimizers`, `output`). A check that needs another section's
-//! value is given that value: `radio.rts_cts` to the MAC; the topology's node count to the net
-//! protocols, link losses, events, flows and optimizers; `duration_s` to events, output and
-//! flows; the number of MAC priority levels (from `mac` and `radio.standard`) to the flows. Kept
+//! `topology`, `flows`, `events`, `noise`, `optimizers`, `output`). A check that needs another
+//! section's value is given that value: `radio.rts_cts` to the MAC; the topology's node count to
+//! the net protocols, link losses, events, noise, flows and optimizers; `duration_s` to events,
+//! noise, output and flows; the number of MAC priority levels (from `mac` and `radio.standard`) to the flows. Kept
 //! here: the checks of the top-level fields (`duration_s`, `warmup_s`). Applying the stack preset,
 //! which writes into `[mac]`, `[net]` and the flows, is a `Scenario` method in `stack`.
 //!
@@ -21,6 +21,7 @@ use super::events::{validate_events, LinkLossSpec, ScenarioEvent};
 use super::flows::{validate_flows, FlowSpec, FlowsRandom};
 use super::mac::{EdcaLevel, MacConfig};
 use super::net::NetConfig;
+use super::noise::{validate_noise, NoiseSpec};
 use super::optimizers::{validate_optimizers, OptimizerSpec};
 use super::output::Output;
 use super::radio::Radio;
@@ -72,6 +73,9 @@ pub struct Scenario {
     /// Things that happen at given times: nodes switched off and on, link losses changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<ScenarioEvent>,
+    /// Sources of injected noise switching on and off (`[[noise]]`, `phy::noise`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noise: Vec<NoiseSpec>,
     /// ECLAIR optimizers attached to nodes (`[[optimizers]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub optimizers: Vec<OptimizerSpec>,
@@ -90,7 +94,7 @@ impl Scenario {
     }
 
     /// Runs the checks in their order (the first error is the one reported): the preset, the
-    /// top-level times, then radio, MAC, routing, topology, link losses, events, net protocols,
+    /// top-level times, then radio, MAC, routing, topology, link losses, events, noise, net protocols,
     /// output, flows, random flows and optimizers.
     fn validate_in_place(&mut self) -> Result<(), XlError> {
         self.apply_preset()?;
@@ -124,6 +128,7 @@ impl Scenario {
             ll.validate(n)?;
         }
         validate_events(&self.events, n, self.duration_s)?;
+        validate_noise(&self.noise, n, self.duration_s)?;
         self.net.validate_protocols(n)?;
         self.output.validate(self.duration_s)?;
         let levels = self.mac_levels().len() as u32;

@@ -76,4 +76,6 @@ pub enum Event {
     /// DPCLO's periodic work: sources sample their queues, held packets are reconsidered.
     /// DCLO's matching interval starts (`crate::xl::dclo`).
     BackpressureTick,
+    /// Injected noise source `source` switches on or off (`crate::phy::noise`).
+    Noise { source: u32 },
 }

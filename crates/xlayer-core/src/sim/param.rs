@@ -106,10 +106,15 @@ pub enum TuneEventKind {
     /// A per-destination queue grew or shrank: value = the destination (read its length with
     /// `net.dest_queue_len.<destination>`).
     QueueChange,
+    /// Injected noise at the node switched on or off: value = the noise power now (mW).
+    PhyNoise,
+    /// The MAC delivered a frame and every interface queue is empty: the link could send more
+    /// than it was given (value = the level of the delivered frame).
+    MacUnderflow,
 }
 
 impl TuneEventKind {
-    pub const ALL: [TuneEventKind; 12] = [
+    pub const ALL: [TuneEventKind; 14] = [
         TuneEventKind::MacTxOutcome,
         TuneEventKind::QueueOverflow,
         TuneEventKind::TcpLoss,
@@ -122,6 +127,8 @@ impl TuneEventKind {
         TuneEventKind::MacQueueLen,
         TuneEventKind::RouteChange,
         TuneEventKind::QueueChange,
+        TuneEventKind::PhyNoise,
+        TuneEventKind::MacUnderflow,
     ];
 
     pub fn name(self) -> &'static str {
@@ -138,6 +145,8 @@ impl TuneEventKind {
             TuneEventKind::MacQueueLen => "mac.queue_len",
             TuneEventKind::RouteChange => "net.route_change",
             TuneEventKind::QueueChange => "net.queue_change",
+            TuneEventKind::PhyNoise => "phy.noise",
+            TuneEventKind::MacUnderflow => "mac.underflow",
         }
     }
 

@@ -140,11 +140,12 @@ pub fn all_params() -> impl Iterator<Item = &'static ParamSpec> {
         .chain(layers::PARAMS)
 }
 
-/// Every event kind, as the layers declare them: MAC, network, transport, then ECLAIR's user
-/// and application layers.
+/// Every event kind, as the layers declare them: MAC, PHY, network, transport, then ECLAIR's
+/// user and application layers.
 pub fn all_events() -> impl Iterator<Item = &'static EventSpec> {
     crate::mac::tuning::EVENTS
         .iter()
+        .chain(crate::phy::tuning::EVENTS)
         .chain(crate::net::tuning::EVENTS)
         .chain(crate::transport::tuning::EVENTS)
         .chain(layers::EVENTS)

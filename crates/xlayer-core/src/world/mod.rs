@@ -185,6 +185,8 @@ pub struct World {
     conn_out: ConnOut,
     /// The TCP trace, when `output.tcp_trace` is set.
     pub tcp_trace: Option<Vec<TcpTraceRow>>,
+    /// Injected noise sources (`[[noise]]`), switched by `Event::Noise`.
+    pub noise: Vec<crate::phy::noise::NoiseSource>,
     /// Per-link loss probabilities applied at reception (`None`: no lossy links).
     pub link_loss: Option<LinkLoss>,
     /// Scheduled changes, by the index carried in [`Event::ScenarioChange`].
@@ -263,6 +265,7 @@ impl World {
             conns: Vec::new(),
             conn_out: ConnOut::default(),
             tcp_trace: None,
+            noise: Vec::new(),
             link_loss: None,
             scenario_events: Vec::new(),
             scheduler: Scheduler::default(),
@@ -470,6 +473,7 @@ impl World {
             Event::NetTimer { node, kind } => self.net_timer(node, kind),
             Event::Optimizer { slot, tag } => self.optimizers.fired(slot, tag),
             Event::BackpressureTick => self.backpressure_tick(),
+            Event::Noise { source } => self.noise_switch(source),
         }
     }
 
@@ -494,8 +498,13 @@ impl World {
                     packet,
                     delivered,
                     level,
+                    underflow,
                 } => {
                     let now = self.now();
+                    if underflow && self.events.wants(TuneEventKind::MacUnderflow) {
+                        self.events
+                            .publish(now, node, TuneEventKind::MacUnderflow, level as f64);
+                    }
                     if self.events.wants(TuneEventKind::MacQueueLen) {
                         let len = self.nodes[node as usize].mac.queue_len(level as usize);
                         self.events
@@ -799,6 +808,31 @@ impl World {
         self.routing
             .control_received(node, from, p.control, now, &mut out);
         self.run_actions(out);
+    }
+
+    /// Noise source `source` switches on or off: every node it reaches sees the change in its
+    /// SINR from now (and in carrier sense if the source asks), and the next switch is due.
+    fn noise_switch(&mut self, source: u32) {
+        let now = self.now();
+        let src = &mut self.noise[source as usize];
+        let next = src.switch(now);
+        let src = &self.noise[source as usize];
+        for &(node, mw) in &src.targets {
+            let n = &mut self.nodes[node as usize];
+            n.phy
+                .switch_injected_noise(now, mw, src.carrier_sense, src.on, &self.cfg);
+            if src.carrier_sense {
+                let busy = n.phy.busy(&self.cfg);
+                n.mac.phy_changed(now, busy, &mut self.queue);
+            }
+            if self.events.wants(TuneEventKind::PhyNoise) {
+                let mw = n.phy.injected_noise_mw();
+                self.events.publish(now, node, TuneEventKind::PhyNoise, mw);
+            }
+        }
+        if let Some(t) = next.filter(|&t| t < self.end) {
+            self.queue.schedule(t, Event::Noise { source });
+        }
     }
 
     fn scenario_change(&mut self, index: u32) {
