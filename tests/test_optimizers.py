@@ -199,6 +199,8 @@ SETTABLE = {
     "mac.long_retry_limit": (0, "mac.long_retry_limit", 2.0),
     "net.queue_capacity": (0, "net.queue_capacity", 30.0),
     "phy.data_rate_mbps": (0, "phy.data_rate_mbps", 5.5),
+    "mac.flow_retry_limit.<level>": (0, "mac.flow_retry_limit.0", 3.0),
+    "mac.queue_bytes": (0, "mac.queue_bytes", 40000.0),
     "phy.tx_power_offset_db": (0, "phy.tx_power_offset_db", -3.0),
     "tcp.rwnd.<flow>": (2, "tcp.rwnd.0", 12000.0),
     "tcp.pace_rate.<flow>": (0, "tcp.pace_rate.1", 250000.0),

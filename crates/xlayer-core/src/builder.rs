@@ -458,6 +458,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         short_retry_limit: sc.mac.short_retry_limit,
         long_retry_limit: sc.mac.long_retry_limit,
         queue_capacity: sc.mac.queue_packets,
+        queue_bytes: sc.mac.queue_bytes,
         levels: sc.mac_levels(),
     };
     // Receivers in order of propagation delay (ties by id): a transmission's arrivals are then
@@ -575,6 +576,14 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     }
     build_link_loss_and_events(sc, &mut world)?;
     build_noise(sc, &mut world, &prop, &pos);
+    // Explicit flows come first, in order: flow i is `flows[i]`.
+    for (i, f) in sc.flows.iter().enumerate() {
+        if let Some(limit) = f.retry_limit {
+            for node in &mut world.nodes {
+                node.mac.set_flow_retry_limit(i as u32, limit);
+            }
+        }
+    }
     build_net_protocols(sc, &mut world);
     if let Some(cap) = sc.net.dest_queue_packets {
         for node in &mut world.nodes {

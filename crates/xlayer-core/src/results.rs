@@ -149,6 +149,14 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             ),
             ("queue_drops", Int(st.queue_drops as i64)),
             ("link_drops", Int(st.link_drops as i64)),
+            (
+                "mac_attempts_mean",
+                Float(if st.mac_frames > 0 {
+                    st.mac_attempts as f64 / st.mac_frames as f64
+                } else {
+                    f64::NAN
+                }),
+            ),
         ]);
         let row = flows.last_mut().expect("just pushed");
         match f.transport {

@@ -406,6 +406,8 @@ fn every_parameter_reads_back_what_was_set() {
             "mac.long_retry_limit" => (0, spec.name.into(), 2.0),
             "net.queue_capacity" => (0, spec.name.into(), 30.0),
             "phy.data_rate_mbps" => (0, spec.name.into(), 5.5),
+            "mac.flow_retry_limit" => (0, "mac.flow_retry_limit.0".into(), 3.0),
+            "mac.queue_bytes" => (0, spec.name.into(), 40000.0),
             "phy.tx_power_offset_db" => (0, spec.name.into(), -3.0),
             "tcp.rwnd" => (2, "tcp.rwnd.0".into(), 12000.0),
             "tcp.pace_rate" => (0, "tcp.pace_rate.1".into(), 250000.0),

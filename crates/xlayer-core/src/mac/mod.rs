@@ -58,7 +58,13 @@ pub struct QueuedPacket {
     /// Network-layer packet length in bytes (IP header included).
     pub bytes: u32,
     pub next_hop: u32,
+    /// The flow the packet belongs to ([`NO_FLOW`] for control packets): a flow may have its
+    /// own retry limit at this node ([`Mac::set_flow_retry_limit`]).
+    pub flow: u32,
 }
+
+/// [`QueuedPacket::flow`] of packets that belong to no flow (routing and probe packets).
+pub const NO_FLOW: u32 = u32::MAX;
 
 /// What the MAC asks the rest of the node to do.
 #[derive(Debug, Clone, Copy)]
@@ -68,12 +74,15 @@ pub enum MacAction {
     /// A data frame for this node (or broadcast) arrived: hand its packet up.
     Deliver { packet: u32, from: u32 },
     /// A packet left the queue: acknowledged (`delivered`) or dropped at the retry limit.
-    /// `underflow`: it was delivered and every queue of the MAC is now empty.
+    /// `underflow`: it was delivered and every queue of the MAC is now empty. `attempts`:
+    /// how many times it was tried (failures counted against the retry limits, plus the
+    /// success).
     Dequeued {
         packet: u32,
         level: u8,
         delivered: bool,
         underflow: bool,
+        attempts: u32,
     },
 }
 
@@ -88,6 +97,8 @@ pub struct MacParams {
     pub short_retry_limit: u32,
     pub long_retry_limit: u32,
     pub queue_capacity: u32,
+    /// A level's queue also holds at most this many bytes of packets (`None`: packets only).
+    pub queue_bytes: Option<u32>,
     pub levels: Vec<EdcaLevel>,
 }
 
@@ -142,6 +153,8 @@ struct Level {
     head_on_air: bool,
     /// When the head packet became the head (its service began).
     head_since: SimTime,
+    /// Bytes of the packets in `queue`.
+    bytes: u64,
 }
 
 /// The MAC's sending rate, the link status CLAP reads (`mac.send_rate_bps`): each unicast
@@ -225,6 +238,8 @@ pub struct Mac {
     pub stats: MacStats,
     /// The smoothed sending rate of delivered frames ([`SendRate`]).
     pub send_rate: SendRate,
+    /// Retry limits of flows that have their own at this node: (flow, limit), by flow.
+    flow_retry_limits: Vec<(u32, u32)>,
     /// Z-MAC / ZMAC+ access (`zmac`); `None`: DCF/EDCA.
     zmac: Option<Box<zmac::Zmac>>,
 }
@@ -256,6 +271,7 @@ impl Mac {
                 head_seq: None,
                 head_on_air: false,
                 head_since: SimTime::ZERO,
+                bytes: 0,
             })
             .collect();
         let ack_time = params.timing.duration(ACK_BYTES, params.basic_rate_mbps);
@@ -284,6 +300,7 @@ impl Mac {
             cts_time,
             stats: MacStats::default(),
             send_rate: SendRate::default(),
+            flow_retry_limits: Vec::new(),
             zmac: None,
         }
     }
@@ -296,8 +313,36 @@ impl Mac {
         self.levels[level].queue.len()
     }
 
-    pub fn queue_has_room(&self, level: usize) -> bool {
-        self.levels[level].queue.len() < self.params.queue_capacity as usize
+    /// Whether `level`'s queue takes one more packet of `bytes`.
+    pub fn queue_has_room(&self, level: usize, bytes: u32) -> bool {
+        let l = &self.levels[level];
+        l.queue.len() < self.params.queue_capacity as usize
+            && self
+                .params
+                .queue_bytes
+                .is_none_or(|cap| l.bytes + bytes as u64 <= cap as u64)
+    }
+
+    /// Bytes of the packets queued at `level`.
+    pub fn queue_bytes(&self, level: usize) -> u64 {
+        self.levels[level].bytes
+    }
+
+    /// `flow`'s own retry limit at this node, if it has one: its frames are tried at most this
+    /// many times (RTS and DATA attempts together) instead of the short and long limits.
+    pub fn flow_retry_limit(&self, flow: u32) -> Option<u32> {
+        self.flow_retry_limits
+            .binary_search_by_key(&flow, |e| e.0)
+            .ok()
+            .map(|i| self.flow_retry_limits[i].1)
+    }
+
+    /// Gives `flow` its own retry limit at this node (the document's per-flow ARQ persistence).
+    pub fn set_flow_retry_limit(&mut self, flow: u32, limit: u32) {
+        match self.flow_retry_limits.binary_search_by_key(&flow, |e| e.0) {
+            Ok(i) => self.flow_retry_limits[i].1 = limit,
+            Err(i) => self.flow_retry_limits.insert(i, (flow, limit)),
+        }
     }
 
     pub fn level_params(&self, level: usize) -> EdcaLevel {
@@ -384,7 +429,7 @@ impl Mac {
         q: &mut EventQueue,
         rng: &mut Stream,
     ) -> bool {
-        if !self.queue_has_room(level) {
+        if !self.queue_has_room(level, item.bytes) {
             self.stats.drops_queue += 1;
             return false;
         }
@@ -392,6 +437,7 @@ impl Mac {
         if l.queue.is_empty() {
             l.head_since = now;
         }
+        l.bytes += item.bytes as u64;
         l.queue.push_back(item);
         if self.zmac.is_some() {
             self.update(now, q);
@@ -422,15 +468,21 @@ impl Mac {
         q: &mut EventQueue,
         rng: &mut Stream,
     ) -> bool {
-        let len = self.levels[level].queue.len();
-        if len >= 2 * self.params.queue_capacity as usize {
+        let l = &mut self.levels[level];
+        let len = l.queue.len();
+        let over_bytes = self
+            .params
+            .queue_bytes
+            .is_some_and(|cap| l.bytes + item.bytes as u64 > 2 * cap as u64);
+        if len >= 2 * self.params.queue_capacity as usize || over_bytes {
             self.stats.drops_queue += 1;
             return false;
         }
         if len == 0 {
             return self.enqueue(now, level, item, q, rng);
         }
-        self.levels[level].queue.insert(1, item);
+        l.bytes += item.bytes as u64;
+        l.queue.insert(1, item);
         true
     }
 
@@ -726,16 +778,26 @@ impl Mac {
         rng: &mut Stream,
         out: &mut Vec<MacAction>,
     ) {
+        let own = match self.flow_retry_limits.is_empty() {
+            true => None,
+            false => self.levels[level]
+                .queue
+                .front()
+                .and_then(|h| self.flow_retry_limit(h.flow)),
+        };
         let limit;
         {
             let l = &mut self.levels[level];
             if long {
                 l.long_retries += 1;
-                limit = l.long_retries >= self.params.long_retry_limit;
             } else {
                 l.short_retries += 1;
-                limit = l.short_retries >= self.params.short_retry_limit;
             }
+            limit = match own {
+                Some(n) => l.short_retries + l.long_retries >= n,
+                None if long => l.long_retries >= self.params.long_retry_limit,
+                None => l.short_retries >= self.params.short_retry_limit,
+            };
         }
         if limit {
             self.stats.drops_retry_limit += 1;
@@ -770,6 +832,9 @@ impl Mac {
             .queue
             .pop_front()
             .expect("a finished exchange has a head packet");
+        // Every failure counted one retry; a delivery is one more attempt.
+        let attempts = l.short_retries + l.long_retries + delivered as u32;
+        l.bytes -= head.bytes as u64;
         l.short_retries = 0;
         l.long_retries = 0;
         l.cw = l.params.cw_min;
@@ -785,6 +850,7 @@ impl Mac {
             level: level as u8,
             delivered,
             underflow,
+            attempts,
         });
     }
 
@@ -974,6 +1040,7 @@ mod tests {
             short_retry_limit: 7,
             long_retry_limit: 4,
             queue_capacity: 2,
+            queue_bytes: None,
             levels,
         }
     }
@@ -983,6 +1050,7 @@ mod tests {
             packet,
             bytes,
             next_hop,
+            flow: 0,
         }
     }
 
@@ -1020,7 +1088,8 @@ mod tests {
             QueuedPacket {
                 packet: 5,
                 bytes: 1028,
-                next_hop: 1
+                next_hop: 1,
+                flow: 0
             },
             &mut q,
             &mut rng
@@ -1050,7 +1119,8 @@ mod tests {
                 QueuedPacket {
                     packet: i,
                     bytes: 100,
-                    next_hop: 1
+                    next_hop: 1,
+                    flow: 0
                 },
                 &mut q,
                 &mut rng
@@ -1062,7 +1132,8 @@ mod tests {
             QueuedPacket {
                 packet: 9,
                 bytes: 100,
-                next_hop: 1
+                next_hop: 1,
+                flow: 0
             },
             &mut q,
             &mut rng

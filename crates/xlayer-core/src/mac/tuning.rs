@@ -108,6 +108,25 @@ pub const PARAMS: &[ParamSpec] = &[
         f64::MAX,
         true,
     ),
+    p(
+        "mac.flow_retry_limit",
+        "mac",
+        "link-layer attempts at most for a flow's frames sent by this node (index: flow id; reads the short retry limit while the flow has none of its own)",
+        "attempts",
+        1.0,
+        255.0,
+        true,
+        false,
+    ),
+    node_param(
+        "mac.queue_bytes",
+        "mac",
+        "bytes each level's queue holds at most besides its packet capacity (0: no byte limit)",
+        "bytes",
+        0.0,
+        1e9,
+        false,
+    ),
     node_param(
         "mac.send_rate_bps",
         "mac",
@@ -188,6 +207,10 @@ pub fn get(mac: &Mac, spec: &ParamSpec, level: Option<usize>, name: &str) -> Res
         "mac.drops_retry_limit" => mac.stats.drops_retry_limit as f64,
         "mac.drops_queue" => mac.stats.drops_queue as f64,
         "mac.send_rate_bps" => mac.send_rate.bps,
+        "mac.flow_retry_limit" => mac
+            .flow_retry_limit(level.unwrap_or(0) as u32)
+            .unwrap_or(mac.params.short_retry_limit) as f64,
+        "mac.queue_bytes" => mac.params.queue_bytes.unwrap_or(0) as f64,
         _ => unreachable!("every parameter of mac::tuning::PARAMS is handled"),
     })
 }
@@ -223,6 +246,15 @@ pub fn set(
         "mac.short_retry_limit" => mac.params.short_retry_limit = int,
         "mac.long_retry_limit" => mac.params.long_retry_limit = int,
         "net.queue_capacity" => mac.params.queue_capacity = int,
+        "mac.flow_retry_limit" => mac.set_flow_retry_limit(level.unwrap_or(0) as u32, int),
+        "mac.queue_bytes" => {
+            if int != 0 && int < 2304 {
+                return Err(XlError::Tuning(format!(
+                    "\"{name}\" = {value}: at least 2304 bytes (one 802.11 MSDU), or 0 for no byte limit"
+                )));
+            }
+            mac.params.queue_bytes = (int != 0).then_some(int);
+        }
         "phy.data_rate_mbps" => {
             let rates = rate_set(standard);
             if !rates.contains(&value) {

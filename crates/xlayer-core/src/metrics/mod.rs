@@ -38,6 +38,10 @@ pub struct FlowStats {
     pub seen_base: u64,
     /// Datagrams that arrived again after their first arrival (not counted as received).
     pub duplicates: u64,
+    /// Link-layer attempts of the flow's packets leaving MAC queues (every hop, either
+    /// direction, delivered or dropped at the retry limit), and how many packets left.
+    pub mac_attempts: u64,
+    pub mac_frames: u64,
 }
 
 impl FlowStats {

@@ -153,6 +153,10 @@ pub struct FlowSpec {
     /// MAC priority level (EDCA queue index, 0 = lowest).
     #[serde(default)]
     pub priority: u32,
+    /// The flow's own link-layer retry limit at every node that sends its packets (its frames
+    /// are tried at most this many times; absent: the MAC's limits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_limit: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -365,6 +369,12 @@ pub(super) fn validate_flows(
 ) -> Result<(), XlError> {
     for (i, f) in flows.iter_mut().enumerate() {
         let p = format!("flows[{i}]");
+        if let Some(r) = f.retry_limit.filter(|r| !(1..=255).contains(r)) {
+            return Err(bad(
+                format!("{p}.retry_limit"),
+                format!("must be 1..=255 attempts, found {r}"),
+            ));
+        }
         check_transport(
             &p,
             &f.transport,

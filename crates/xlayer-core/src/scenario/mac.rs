@@ -28,6 +28,9 @@ pub struct MacConfig {
     pub long_retry_limit: u32,
     #[serde(default = "MacConfig::default_queue")]
     pub queue_packets: u32,
+    /// Each level's queue also holds at most this many bytes (network-layer packet sizes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_bytes: Option<u32>,
     /// Z-MAC / ZMAC+ settings (`mac::zmac`), used with access "zmac" and "zmacplus".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zmac: Option<ZmacConfig>,
@@ -222,6 +225,16 @@ impl MacConfig {
             return Err(bad(
                 "mac.queue_packets",
                 format!("must be 1..=65535, found {}", m.queue_packets),
+            ));
+        }
+        // At least one packet of the largest size 802.11 carries (a 2304-byte MSDU) fits.
+        if let Some(b) = m
+            .queue_bytes
+            .filter(|b| !(2304..=1_000_000_000).contains(b))
+        {
+            return Err(bad(
+                "mac.queue_bytes",
+                format!("must be 2304..=1000000000 bytes (one 802.11 MSDU at least), found {b}"),
             ));
         }
         Ok(())

@@ -115,6 +115,7 @@ impl Node {
             packet: h,
             bytes: p.bytes(),
             next_hop: next,
+            flow: p.flow,
         };
         self.mac.enqueue(now, level, item, queue, &mut self.rng_mac)
     }
@@ -499,8 +500,10 @@ impl World {
                     delivered,
                     level,
                     underflow,
+                    attempts,
                 } => {
                     let now = self.now();
+                    self.flow_attempts(packet, attempts);
                     if underflow && self.events.wants(TuneEventKind::MacUnderflow) {
                         self.events
                             .publish(now, node, TuneEventKind::MacUnderflow, level as f64);
@@ -782,6 +785,7 @@ impl World {
             packet: h,
             bytes,
             next_hop: BROADCAST,
+            flow: crate::mac::NO_FLOW,
         };
         if n.mac
             .enqueue_priority(now, level, item, &mut self.queue, &mut n.rng_mac)
@@ -885,6 +889,7 @@ impl World {
             packet: h,
             bytes: p.bytes(),
             next_hop: next,
+            flow: p.flow,
         };
         let queued = n
             .mac
@@ -992,13 +997,13 @@ impl World {
     }
 
     /// Whether a source at `node` may queue one more packet for `dst` at `level`.
-    fn source_has_room(&self, node: u32, level: usize, dst: u32) -> bool {
+    fn source_has_room(&self, node: u32, level: usize, dst: u32, bytes: u32) -> bool {
         if let Some(room) = self.gate.source_room(node) {
             return room;
         }
         let n = &self.nodes[node as usize];
         match n.queueing.dest() {
-            None => n.mac.queue_has_room(level),
+            None => n.mac.queue_has_room(level, bytes),
             Some(d) => d.queues.has_room(dst),
         }
     }
@@ -1046,6 +1051,19 @@ impl World {
             } else {
                 st.link_drops += 1;
             }
+        }
+    }
+
+    /// Counts the link-layer attempts a packet of a flow took to leave a MAC queue (every
+    /// hop, either direction, delivered or dropped).
+    fn flow_attempts(&mut self, h: u32, attempts: u32) {
+        let p = self.packets.get(h);
+        if p.control.is_control() {
+            return;
+        }
+        if let Some(st) = self.flow_stats.get_mut(p.flow as usize) {
+            st.mac_attempts += attempts as u64;
+            st.mac_frames += 1;
         }
     }
 
@@ -1192,7 +1210,12 @@ impl World {
             // A source without a route (dynamic routing still converging) or switched off
             // waits: it is refilled again when routes change.
             if f.emitting(now)
-                && self.source_has_room(node, level, f.dst)
+                && self.source_has_room(
+                    node,
+                    level,
+                    f.dst,
+                    f.payload_bytes + crate::net::UDP_HEADER_BYTES + crate::net::IPV4_HEADER_BYTES,
+                )
                 && (!self.routing.is_dynamic()
                     || (!self.nodes[node as usize].off
                         && self.next_hop(node, f.dst) != UNREACHABLE))

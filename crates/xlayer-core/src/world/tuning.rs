@@ -165,6 +165,7 @@ fn get_param(
     name: &str,
 ) -> Result<f64, XlError> {
     if crate::mac::tuning::owns(spec) {
+        check_flow_index(w, spec, level, name)?;
         let n = node_mut(w, node)?;
         return crate::mac::tuning::get(&n.mac, spec, level, name);
     }
@@ -218,6 +219,7 @@ fn set_param(
         return Ok(());
     }
     if crate::mac::tuning::owns(spec) {
+        check_flow_index(w, spec, level, name)?;
         let standard = w.cfg.standard;
         let n = node_mut(w, node)?;
         return crate::mac::tuning::set(&mut n.mac, standard, spec, level, name, value);
@@ -228,6 +230,28 @@ fn set_param(
         return Ok(());
     }
     layers_set(w, node, spec, level, name, value)
+}
+
+/// The MAC's per-flow settings at a node (`mac.flow_retry_limit.<flow>`) name an existing flow.
+fn check_flow_index(
+    w: &World,
+    spec: &ParamSpec,
+    index: Option<usize>,
+    name: &str,
+) -> Result<(), XlError> {
+    if spec.name != "mac.flow_retry_limit" {
+        return Ok(());
+    }
+    match index {
+        Some(f) if f < w.flows.len() => Ok(()),
+        Some(f) => Err(XlError::Tuning(format!(
+            "\"{name}\": flow {f} does not exist (the scenario has {} flow(s))",
+            w.flows.len()
+        ))),
+        None => Err(XlError::Tuning(format!(
+            "\"{name}\": name the flow, as in \"mac.flow_retry_limit.0\""
+        ))),
+    }
 }
 
 /// Where a per-flow parameter lives: at the flow's source, its destination, or either.
