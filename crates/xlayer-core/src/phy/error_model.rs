@@ -15,8 +15,11 @@
 //! `D = √(4p(1−p))` and the code's distance spectrum for rates 1/2 (d_free 10), 2/3 (6) and
 //! 3/4 (5): `P_b ≤ (1/k) Σ_d c_d D^d`.
 //!
-//! These are tabulated once on a fine SINR grid (0.05 dB) as `ln(1 − error)` per bit, so the hot
-//! path does a table lookup per interference chunk.
+//! These are tabulated on a fine SINR grid (0.05 dB) as `ln(1 − error)` per bit, so the hot
+//! path does a table lookup per interference chunk. Each entry is computed the first time it is
+//! read: a run pays only for the SINRs its frames see (the CCK integral makes a whole 802.11b
+//! table cost about 35 ms, which every process paid at start-up before; issue 15 item 4), and
+//! an entry is the same number whenever it is computed.
 //!
 //! Threshold model defaults (dB), the SINR a 1000-byte frame needs:
 //! - 802.11b: the SINR at which the BER model gives the standard's sensitivity criterion, 8 % FER
@@ -26,7 +29,7 @@
 //!   implementation margin): 4, 5, 7, 9, 12, 16, 20, 21 dB for 6 … 54 Mbit/s.
 //! - ns2-2mbps: 10 dB, ns-2's capture threshold `CPThresh_`.
 
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::radio::Standard;
 
@@ -257,23 +260,32 @@ fn modulation_index(m: Modulation) -> usize {
     }
 }
 
-/// One table per modulation, built on first use (a run pays only for the modulations it uses).
-fn table(m: Modulation) -> &'static [f64] {
-    static TABLES: [OnceLock<Vec<f64>>; 12] = [const { OnceLock::new() }; 12];
-    TABLES[modulation_index(m)].get_or_init(|| {
-        (0..GRID_LEN)
-            .map(|i| {
-                let db = GRID_MIN_DB + i as f64 * GRID_STEP_DB;
-                ln_ok_per_bit_exact(m, 10f64.powf(db / 10.0))
-            })
-            .collect()
-    })
+/// The bits of an entry not computed yet: a NaN no computation returns (`ln_ok_per_bit_exact`
+/// is finite or −∞).
+const EMPTY: u64 = 0x7ff8_dead_beef_0001;
+
+/// One table per modulation, each entry computed on first read ([`entry`]).
+static TABLES: [[AtomicU64; GRID_LEN]; 12] =
+    [const { [const { AtomicU64::new(EMPTY) }; GRID_LEN] }; 12];
+
+/// Grid entry `i` of `m`'s table. Threads that compute the same entry at once store the same
+/// bits, so a relaxed load and store suffice.
+#[inline]
+fn entry(m: Modulation, i: usize) -> f64 {
+    let slot = &TABLES[modulation_index(m)][i];
+    let bits = slot.load(Ordering::Relaxed);
+    if bits != EMPTY {
+        return f64::from_bits(bits);
+    }
+    let db = GRID_MIN_DB + i as f64 * GRID_STEP_DB;
+    let v = ln_ok_per_bit_exact(m, 10f64.powf(db / 10.0));
+    slot.store(v.to_bits(), Ordering::Relaxed);
+    v
 }
 
 /// `ln(P(bits survive))` for `bits` bits sent with `m` at linear SINR `sinr`.
 #[inline]
 pub fn chunk_ln_success(m: Modulation, sinr: f64, bits: f64) -> f64 {
-    let t = table(m);
     let db = if sinr > 0.0 {
         10.0 * sinr.log10()
     } else {
@@ -281,13 +293,13 @@ pub fn chunk_ln_success(m: Modulation, sinr: f64, bits: f64) -> f64 {
     };
     let pos = (db - GRID_MIN_DB) / GRID_STEP_DB;
     let per_bit = if pos <= 0.0 {
-        t[0]
+        entry(m, 0)
     } else if pos >= (GRID_LEN - 1) as f64 {
-        t[GRID_LEN - 1]
+        entry(m, GRID_LEN - 1)
     } else {
         let i = pos as usize;
         let f = pos - i as f64;
-        t[i] * (1.0 - f) + t[i + 1] * f
+        entry(m, i) * (1.0 - f) + entry(m, i + 1) * f
     };
     per_bit * bits
 }
@@ -326,6 +338,27 @@ pub fn default_sinr_threshold_db(std: Standard, rate_mbps: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_computed_on_demand_are_the_exact_values_in_any_order() {
+        // Read from the top down and from the bottom up: each entry is the same number as a
+        // direct computation at its grid point, whenever and in whatever order it is computed.
+        for m in [
+            Modulation::Cck11,
+            Modulation::Dqpsk,
+            Modulation::Ofdm(OfdmMode::Qam16_12),
+        ] {
+            for i in (0..GRID_LEN)
+                .rev()
+                .step_by(7)
+                .chain((0..GRID_LEN).step_by(5))
+            {
+                let db = GRID_MIN_DB + i as f64 * GRID_STEP_DB;
+                let exact = ln_ok_per_bit_exact(m, 10f64.powf(db / 10.0));
+                assert_eq!(entry(m, i).to_bits(), exact.to_bits(), "{m:?} entry {i}");
+            }
+        }
+    }
 
     #[test]
     fn erfc_matches_known_values() {
