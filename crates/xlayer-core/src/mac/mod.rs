@@ -187,6 +187,42 @@ impl SendRate {
     }
 }
 
+/// How a MAC gets the medium, a component the scenario chooses (`mac.access`). DCF and EDCA
+/// are this file's contention machinery; Z-MAC and ZMAC+ (`zmac`, one file) run their TDMA slots
+/// and owner priority over it, through the hooks the MAC calls where their access differs
+/// (queueing, re-evaluating the medium, slot timers, receiving beacons and state, an exchange's
+/// outcome, the end of their own broadcasts). Boxed: the Z-MAC state is large and most MACs run
+/// DCF.
+#[derive(Debug, Default)]
+pub enum Access {
+    /// 802.11 DCF (one level) or EDCA (several): contention by backoff.
+    #[default]
+    Csma,
+    /// Z-MAC or ZMAC+ (`zmac::Zmac` holds which, its slots and its state).
+    Zmac(Box<zmac::Zmac>),
+}
+
+impl Access {
+    #[inline]
+    pub fn is_zmac(&self) -> bool {
+        matches!(self, Access::Zmac(_))
+    }
+
+    pub fn zmac(&self) -> Option<&zmac::Zmac> {
+        match self {
+            Access::Zmac(z) => Some(z),
+            Access::Csma => None,
+        }
+    }
+
+    pub fn zmac_mut(&mut self) -> Option<&mut zmac::Zmac> {
+        match self {
+            Access::Zmac(z) => Some(z),
+            Access::Csma => None,
+        }
+    }
+}
+
 /// Per-node MAC counters.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct MacStats {
@@ -240,8 +276,8 @@ pub struct Mac {
     pub send_rate: SendRate,
     /// Retry limits of flows that have their own at this node: (flow, limit), by flow.
     flow_retry_limits: Vec<(u32, u32)>,
-    /// Z-MAC / ZMAC+ access (`zmac`); `None`: DCF/EDCA.
-    zmac: Option<Box<zmac::Zmac>>,
+    /// How the MAC gets the medium (`mac.access`): DCF/EDCA contention or Z-MAC/ZMAC+.
+    access: Access,
 }
 
 fn kind_index(k: TimerKind) -> usize {
@@ -301,7 +337,7 @@ impl Mac {
             stats: MacStats::default(),
             send_rate: SendRate::default(),
             flow_retry_limits: Vec::new(),
-            zmac: None,
+            access: Access::Csma,
         }
     }
 
@@ -439,7 +475,7 @@ impl Mac {
         }
         l.bytes += item.bytes as u64;
         l.queue.push_back(item);
-        if self.zmac.is_some() {
+        if self.access.is_zmac() {
             self.update(now, q);
             return true;
         }
@@ -519,7 +555,7 @@ impl Mac {
 
     /// Re-evaluates whether the medium is idle for contention and (re)arms the access timer.
     fn update(&mut self, now: SimTime, q: &mut EventQueue) {
-        if self.zmac.is_some() {
+        if self.access.is_zmac() {
             return self.zmac_update(now, q);
         }
         let idle = !self.phy_busy && self.nav_until <= now && self.state == State::Idle;
@@ -592,7 +628,7 @@ impl Mac {
             TimerKind::ResponseTimeout => {
                 match self.state {
                     State::WaitAck | State::WaitCts => {
-                        if self.zmac.is_some() {
+                        if self.access.is_zmac() {
                             self.zmac_outcome(now, true);
                         }
                         let long = self.state == State::WaitAck && self.active_rts;
@@ -902,7 +938,7 @@ impl Mac {
             return;
         };
         self.eifs = false;
-        if self.zmac.is_some() {
+        if self.access.is_zmac() {
             match f.kind {
                 FrameKind::Beacon | FrameKind::ZmacState | FrameKind::ZmacEcn => {
                     self.zmac_rx(now, f);

@@ -252,12 +252,12 @@ impl Zmac {
 impl Mac {
     /// Switches this MAC to Z-MAC / ZMAC+ access (builder) and arms its first slot.
     pub fn enable_zmac(&mut self, z: Zmac, q: &mut EventQueue) {
-        self.zmac = Some(Box::new(z));
+        self.access = super::Access::Zmac(Box::new(z));
         self.zmac_poke(SimTime::ZERO, q);
     }
 
     pub fn zmac(&self) -> Option<&Zmac> {
-        self.zmac.as_deref()
+        self.access.zmac()
     }
 
     fn zmac_has_data(&self) -> bool {
@@ -268,7 +268,7 @@ impl Mac {
     /// when there is something to send.
     pub(super) fn zmac_update(&mut self, now: SimTime, q: &mut EventQueue) {
         let busy = self.phy_busy;
-        let z = self.zmac.as_mut().expect("zmac mode");
+        let z = self.access.zmac_mut().expect("zmac mode");
         if busy != z.busy {
             z.busy = busy;
             if !busy {
@@ -284,7 +284,7 @@ impl Mac {
     /// send.
     fn zmac_poke(&mut self, now: SimTime, q: &mut EventQueue) {
         let has_data = self.zmac_has_data();
-        let z = self.zmac.as_ref().expect("zmac mode");
+        let z = self.access.zmac().expect("zmac mode");
         if z.slot_armed || z.attempt.is_some() {
             return;
         }
@@ -307,7 +307,7 @@ impl Mac {
         }
         if let Some(k) = want {
             let at = z.slot_start(k);
-            self.zmac.as_mut().expect("zmac mode").slot_armed = true;
+            self.access.zmac_mut().expect("zmac mode").slot_armed = true;
             self.timer(q, TimerKind::ZmacSlot, at);
         }
     }
@@ -323,10 +323,10 @@ impl Mac {
         let difs = sifs + SimTime(2 * self.slot().ns());
         let slot_time = self.slot();
         let beacon = self.params.timing.duration(
-            self.zmac.as_ref().unwrap().p.beacon_bytes,
+            self.access.zmac().unwrap().p.beacon_bytes,
             self.params.basic_rate_mbps,
         );
-        let z = self.zmac.as_mut().expect("zmac mode");
+        let z = self.access.zmac_mut().expect("zmac mode");
         z.slot_armed = false;
         if !idle_state || z.attempt.is_some() {
             return; // an exchange is under way; `update` re-arms when it ends
@@ -418,7 +418,7 @@ impl Mac {
         let phy_busy = self.phy_busy;
         let id = self.id;
         let basic = self.params.basic_rate_mbps;
-        let z = self.zmac.as_mut().expect("zmac mode");
+        let z = self.access.zmac_mut().expect("zmac mode");
         let Some(a) = z.attempt.take() else { return };
         let idle = idle_state && !phy_busy && !z.busy && z.idle_edge <= a.origin;
         if !idle {
@@ -430,7 +430,7 @@ impl Mac {
             Phase::Wait => {
                 let bytes = z.p.beacon_bytes;
                 let t = self.params.timing.duration(bytes, basic).ns();
-                let z = self.zmac.as_mut().expect("zmac mode");
+                let z = self.access.zmac_mut().expect("zmac mode");
                 z.stats.beacons_tx += 1;
                 z.stats.ctrl_airtime_ns += t;
                 z.attempt = Some(Attempt {
@@ -495,7 +495,7 @@ impl Mac {
         let sifs = self.sifs();
         let difs = sifs + SimTime(2 * self.slot().ns());
         let slot_time = self.slot();
-        let z = self.zmac.as_mut().expect("zmac mode");
+        let z = self.access.zmac_mut().expect("zmac mode");
         self.state = State::Idle;
         match after {
             After::ZmacBeacon => {
@@ -526,7 +526,7 @@ impl Mac {
     /// A decoded Z-MAC frame (beacon, STATE, ECN) from `f.src`.
     pub(super) fn zmac_rx(&mut self, now: SimTime, f: &Frame) {
         let id = self.id;
-        let z = self.zmac.as_mut().expect("zmac mode");
+        let z = self.access.zmac_mut().expect("zmac mode");
         match f.kind {
             FrameKind::ZmacState => {
                 let board = z.board.lock().expect("zmac board");
@@ -559,7 +559,7 @@ impl Mac {
     /// A DATA frame of ours went unacknowledged (`lost`) or was acknowledged.
     pub(super) fn zmac_outcome(&mut self, now: SimTime, lost: bool) {
         let id = self.id;
-        let z = self.zmac.as_mut().expect("zmac mode");
+        let z = self.access.zmac_mut().expect("zmac mode");
         if !lost {
             z.losses = 0;
             return;
