@@ -222,9 +222,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _print_optimizer_notes(console: Console, result: Result) -> None:
     """One line per failed optimizer and per conflict, when there are any."""
     opts = result.optimizers
-    for row in opts[opts["status"] == "failed"].itertuples() if len(opts) else ():
+    unloaded = opts["status"].isin(["failed", "layer_failed"]) if len(opts) else []
+    for row in opts[unloaded].itertuples() if len(opts) else ():
         first = str(row.error).splitlines()[0] if row.error else ""
-        console.print(f"optimizer {row.name} on node {row.node} failed at {row.ended_s:.6g} s "
+        what = "failed" if row.status == "failed" else "lost a tuning layer it used"
+        console.print(f"optimizer {row.name} on node {row.node} {what} at {row.ended_s:.6g} s "
                       f"and was unloaded: {first}")
     for row in result.conflicts.itertuples():
         console.print(f"{row.kind}: node {row.node} {row.param} set to {row.value} by "

@@ -591,3 +591,83 @@ fn a_per_packet_hook_sees_the_segments_an_off_path_listener_sees() {
     // One call per segment inside the receive path; batches per instant off it.
     assert_eq!(cell(hook, "deliveries"), cell(hook, "events"));
 }
+
+/// What a [`Poller`] read, and when.
+type Reads = Arc<Mutex<Vec<(SimTime, Result<f64, String>)>>>;
+
+/// Reads one parameter every 0.1 s (so it is registered with that parameter's tuning layer).
+struct Poller {
+    param: &'static str,
+    reads: Reads,
+}
+
+impl Optimizer for Poller {
+    fn start(&mut self, ctx: &mut Ctx<'_>) -> Result<(), String> {
+        ctx.schedule(SimTime::from_secs_f64(0.1), 1)
+            .map_err(|e| e.to_string())
+    }
+    fn on_events(&mut self, _: &mut Ctx<'_>, _: &[TuneEvent]) -> Result<(), String> {
+        Ok(())
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx<'_>, _: u32) -> Result<(), String> {
+        let r = ctx.get(self.param).map_err(|e| e.to_string());
+        self.reads.lock().unwrap().push((ctx.now(), r));
+        ctx.schedule(SimTime::from_secs_f64(0.1), 1)
+            .map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn a_failing_tuning_layer_is_unloaded_with_the_optimizers_registered_with_it() {
+    use xlayer_core::tune::optimizer::inject_layer_fault;
+    let base = run(BUSY);
+    let mut s = sim(BUSY);
+    let mut logs = Vec::new();
+    for param in ["mac.queue_len.0", "phy.rx_errors"] {
+        let reads = Arc::new(Mutex::new(Vec::new()));
+        logs.push(reads.clone());
+        attach(
+            &mut s.world,
+            1,
+            Box::new(Poller { param, reads }),
+            AttachOptions::new(param),
+        )
+        .unwrap();
+    }
+    s.run_until(2.05);
+    // A fatal error inside node 1's MAC tuning layer at its next call (the poller's, at 2.1 s).
+    inject_layer_fault(&mut s.world, 1, "mac").unwrap();
+    s.run();
+    let r = s.results();
+    // The MAC poller was registered with the failed layer: unloaded at the failure.
+    let mac = &r.optimizers[0];
+    assert_eq!(cell(mac, "status"), &Value::Str("layer_failed".into()));
+    assert!(format!("{:?}", cell(mac, "error")).contains("mac tuning layer of node 1 failed"));
+    let reads = logs[0].lock().unwrap();
+    assert_eq!(reads.len(), 21, "20 reads, then the failing one");
+    assert!(reads[..20].iter().all(|(_, r)| r.is_ok()));
+    assert!(reads[20]
+        .1
+        .as_ref()
+        .unwrap_err()
+        .contains("failed and is unloaded"));
+    // The PHY poller of the same node was not: it read to the end.
+    assert_eq!(
+        cell(&r.optimizers[1], "status"),
+        &Value::Str("active".into())
+    );
+    let phy_reads = logs[1].lock().unwrap();
+    assert!(phy_reads.len() >= 59 && phy_reads.iter().all(|(_, r)| r.is_ok()));
+    // The layer stays unloaded at that node, other nodes' MAC layers work, and the data path
+    // went on exactly as without optimizers (they only read).
+    let e = tune::get(&mut s.world, 1, "mac.cw_min.0")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("was unloaded at 2.1 s"), "{e}");
+    assert!(tune::get(&mut s.world, 0, "mac.cw_min.0").is_ok());
+    assert!(tune::get(&mut s.world, 1, "phy.rx_errors").is_ok());
+    assert_eq!(data_path(&base), data_path(&r));
+    assert_eq!(s.world.optimizers.failed_layers.len(), 1);
+    assert!(inject_layer_fault(&mut s.world, 1, "link").is_err());
+    assert!(inject_layer_fault(&mut s.world, 99, "mac").is_err());
+}

@@ -158,7 +158,7 @@ pub fn event_spec(kind: TuneEventKind) -> &'static EventSpec {
         .expect("every event kind is declared by a layer")
 }
 
-fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
+pub(crate) fn split(name: &str) -> Result<(&'static ParamSpec, Option<usize>), XlError> {
     let unknown = || {
         XlError::Tuning(format!(
             "unknown parameter \"{name}\"; see params() for the list"
@@ -244,10 +244,65 @@ pub fn overheard_queues(w: &dyn Host, node: u32) -> Vec<(u32, u32, u32, SimTime)
     w.overheard_queues(node)
 }
 
+/// The tuning layers, in the order of [`layer_bit`] (ECLAIR's user, application, transport,
+/// network, MAC and PHY tuning layers).
+pub const LAYERS: [&str; 6] = ["user", "application", "transport", "net", "mac", "phy"];
+
+/// The bit of `layer` in a set of layers (an optimizer's, `optimizer::Slot`).
+pub fn layer_bit(layer: &str) -> u8 {
+    LAYERS
+        .iter()
+        .position(|&l| l == layer)
+        .map_or(0, |i| 1 << i)
+}
+
+/// Calls the tuning layer that owns `spec` at `node` through `f`, as ECLAIR isolates a layer:
+/// a layer unloaded after a fatal error refuses every call, and a call that panics (a fatal
+/// error inside the layer) unloads the layer of that node for the rest of the run and
+/// unregisters every optimizer registered with it (`optimizer::layer_failed`); the data path
+/// goes on. `name` is the parameter's full name, for errors.
+fn through_layer<T>(
+    w: &mut dyn Host,
+    node: u32,
+    spec: &'static ParamSpec,
+    name: &str,
+    f: impl FnOnce(&mut dyn Host) -> Result<T, XlError>,
+) -> Result<T, XlError> {
+    let host = w.tuning().0;
+    if let Some(fail) = host.layer_failure(node, spec.layer) {
+        return Err(XlError::Tuning(format!(
+            "\"{name}\": the {} tuning layer of node {node} was unloaded at {} s after a fatal error ({})",
+            spec.layer,
+            fail.time.as_secs_f64(),
+            fail.error
+        )));
+    }
+    let inject = host.take_injected_fault(node, spec.layer);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if inject {
+            panic!("fault injected into the {} tuning layer", spec.layer);
+        }
+        f(&mut *w)
+    }));
+    match r {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = optimizer::panic_message(p);
+            optimizer::layer_failed(w, node, spec.layer, msg.clone());
+            Err(XlError::Tuning(format!(
+                "\"{name}\": the {} tuning layer of node {node} failed and is unloaded: {msg}",
+                spec.layer
+            )))
+        }
+    }
+}
+
 /// Reads a parameter of a node.
 pub fn get(w: &mut dyn Host, node: u32, name: &str) -> Result<f64, XlError> {
     let (spec, index) = split(name)?;
-    w.param_get(node, spec, index, name)
+    through_layer(w, node, spec, name, |w| {
+        w.param_get(node, spec, index, name)
+    })
 }
 
 /// Sets a parameter of a node; the value is checked against the declared range.
@@ -262,7 +317,9 @@ pub fn set(w: &mut dyn Host, node: u32, name: &str, value: f64) -> Result<(), Xl
             spec.min, spec.max, spec.unit
         )));
     }
-    w.param_set(node, spec, index, name, value)
+    through_layer(w, node, spec, name, |w| {
+        w.param_set(node, spec, index, name, value)
+    })
 }
 
 #[cfg(test)]

@@ -74,6 +74,8 @@ pub enum Status {
     Failed,
     /// Unregistered by a cross-layer shutdown of its node.
     Shutdown,
+    /// Unregistered because a tuning layer it was registered with failed and was unloaded.
+    LayerFailed,
 }
 
 impl Status {
@@ -82,6 +84,7 @@ impl Status {
             Status::Active => "active",
             Status::Failed => "failed",
             Status::Shutdown => "shutdown",
+            Status::LayerFailed => "layer_failed",
         }
     }
 }
@@ -98,6 +101,9 @@ pub struct Slot {
     opt: Option<Box<dyn Optimizer>>,
     /// Registered kinds (bit i = `TuneEventKind::ALL[i]`).
     mask: u32,
+    /// The tuning layers it is registered with (`super::layer_bit`): those of the events it
+    /// registered for and of the parameters it read or set.
+    layers: u8,
     pub status: Status,
     pub error: Option<String>,
     pub ended_at: Option<SimTime>,
@@ -158,6 +164,19 @@ pub struct OptimizerHost {
     user_priority: Vec<f64>,
     shut_down: Vec<u32>,
     shutdown_pending: Vec<u32>,
+    /// Tuning layers unloaded after a fatal error.
+    pub failed_layers: Vec<LayerFailure>,
+    /// Faults to inject into a node's tuning layer at its next call ([`inject_layer_fault`]).
+    injected: Vec<(u32, &'static str)>,
+}
+
+/// A tuning layer of a node unloaded after a fatal error (a panic inside the layer).
+#[derive(Debug, Clone)]
+pub struct LayerFailure {
+    pub node: u32,
+    pub layer: &'static str,
+    pub time: SimTime,
+    pub error: String,
 }
 
 impl OptimizerHost {
@@ -175,6 +194,28 @@ impl OptimizerHost {
             self.user_priority.resize(flow + 1, 1.0);
         }
         self.user_priority[flow] = x;
+    }
+
+    /// The failure that unloaded `layer` of `node`, if it failed.
+    pub fn layer_failure(&self, node: u32, layer: &str) -> Option<&LayerFailure> {
+        self.failed_layers
+            .iter()
+            .find(|f| f.node == node && f.layer == layer)
+    }
+
+    /// Whether a fault was injected into `layer` of `node` (and takes it).
+    pub(crate) fn take_injected_fault(&mut self, node: u32, layer: &str) -> bool {
+        match self
+            .injected
+            .iter()
+            .position(|&(n, l)| n == node && l == layer)
+        {
+            Some(i) => {
+                self.injected.swap_remove(i);
+                true
+            }
+            None => false,
+        }
     }
 
     pub fn is_shut_down(&self, node: u32) -> bool {
@@ -256,13 +297,22 @@ impl Ctx<'_> {
         self.world.flows()
     }
 
+    /// Records that the optimizer uses the tuning layer that owns parameter `name`.
+    fn uses(&mut self, name: &str) -> Result<(), XlError> {
+        let (spec, _) = super::split(name)?;
+        self.world.tuning().0.slots[self.slot].layers |= super::layer_bit(spec.layer);
+        Ok(())
+    }
+
     /// Reads a parameter of the node through its tuning layer.
     pub fn get(&mut self, name: &str) -> Result<f64, XlError> {
+        self.uses(name)?;
         super::get(self.world, self.node, name)
     }
 
     /// Sets a parameter of the node through its tuning layer (recorded for conflicts).
     pub fn set(&mut self, name: &str, value: f64) -> Result<(), XlError> {
+        self.uses(name)?;
         super::set(self.world, self.node, name, value)?;
         let now = self.world.now();
         let host = self.world.tuning().0;
@@ -300,6 +350,7 @@ impl Ctx<'_> {
         let (host, events) = self.world.tuning();
         let s = &mut host.slots[self.slot];
         let bit = 1u32 << kind.index();
+        s.layers |= super::layer_bit(super::event_spec(kind).layer);
         if s.mask & bit == 0 {
             s.mask |= bit;
             events.register(kind);
@@ -436,6 +487,7 @@ pub fn attach<H: Host>(
         delivery: o.delivery,
         opt: Some(opt),
         mask: 0,
+        layers: 0,
         status: Status::Active,
         error: None,
         ended_at: None,
@@ -458,7 +510,7 @@ pub fn attach<H: Host>(
 }
 
 /// Unregisters optimizer `slot` from every event and drops it.
-fn unload<H: Host>(w: &mut H, slot: usize, status: Status, error: Option<String>) {
+fn unload<H: Host + ?Sized>(w: &mut H, slot: usize, status: Status, error: Option<String>) {
     let now = w.now();
     let (host, events) = w.tuning();
     let s = &mut host.slots[slot];
@@ -499,7 +551,54 @@ fn shutdown<H: Host>(w: &mut H, node: u32) {
     }
 }
 
-fn panic_message(e: Box<dyn std::any::Any + Send>) -> String {
+/// A fatal error (`error`) inside `layer` of `node`: the layer is unloaded for the rest of the
+/// run (every later call refuses, `super::get`/`super::set`), and every optimizer of the node
+/// registered with it is unregistered and dropped, its pending deliveries and timers with it
+/// (ECLAIR: "a tuning layer failure unregisters the optimizers registered with it"). The data
+/// path does not go through the tuning layers and goes on.
+pub(crate) fn layer_failed(w: &mut dyn Host, node: u32, layer: &'static str, error: String) {
+    let now = w.now();
+    let bit = super::layer_bit(layer);
+    let host = w.tuning().0;
+    host.failed_layers.push(LayerFailure {
+        node,
+        layer,
+        time: now,
+        error: error.clone(),
+    });
+    for slot in 0..host.slots.len() {
+        let s = &w.tuning().0.slots[slot];
+        if s.node == node && s.status == Status::Active && s.layers & bit != 0 {
+            unload(
+                w,
+                slot,
+                Status::LayerFailed,
+                Some(format!(
+                    "the {layer} tuning layer of node {node} failed: {error}"
+                )),
+            );
+        }
+    }
+}
+
+/// Makes the next call into `layer` of `node` fail as a fatal error inside the layer would (a
+/// panic): fault injection, to exercise tuning-layer failure (as ns-3's error models inject
+/// packet errors). `layer` is one of [`super::LAYERS`].
+pub fn inject_layer_fault(w: &mut dyn Host, node: u32, layer: &str) -> Result<(), XlError> {
+    let Some(&l) = super::LAYERS.iter().find(|&&l| l == layer) else {
+        return Err(XlError::Tuning(format!(
+            "unknown tuning layer \"{layer}\"; one of {:?}",
+            super::LAYERS
+        )));
+    };
+    if node as usize >= w.node_count() {
+        return Err(XlError::Tuning(format!("node {node} does not exist")));
+    }
+    w.tuning().0.injected.push((node, l));
+    Ok(())
+}
+
+pub(crate) fn panic_message(e: Box<dyn std::any::Any + Send>) -> String {
     e.downcast_ref::<String>()
         .cloned()
         .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
