@@ -401,8 +401,35 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         );
     }
     if let Some(fr) = &sc.flows_random {
-        let mut rng = stream(fr.seed.unwrap_or(sc.seed), GLOBAL, "flows_random");
+        let seed = fr.seed.unwrap_or(sc.seed);
+        let mut rng = stream(seed, GLOBAL, "flows_random");
+        // Arrival times and durations come from streams of their own: the pairs drawn are the
+        // same with and without them.
+        let mut arrivals_rng = stream(seed, GLOBAL, "flows_random.arrivals");
+        let mut durations_rng = stream(seed, GLOBAL, "flows_random.durations");
+        let arrivals = fr.arrivals.as_ref().map(|a| a.law());
+        let durations = fr.durations.as_ref().map(|d| (d.law(), d.max_s));
+        // Flows arriving once the sources have stopped (or the run has ended) are not made.
+        let horizon = fr.stop_s.unwrap_or(sc.duration_s).min(sc.duration_s);
+        let mut clock = fr.start_s;
         for k in 0..fr.count {
+            let start = match arrivals {
+                Some(a) => {
+                    clock += a.sample(&mut arrivals_rng);
+                    if clock >= horizon {
+                        break;
+                    }
+                    clock
+                }
+                None => fr.start_s,
+            };
+            let stop = match durations {
+                Some((d, max)) => {
+                    let end = start + d.sample(&mut durations_rng, max);
+                    Some(fr.stop_s.map_or(end, |s| end.min(s)))
+                }
+                None => fr.stop_s,
+            };
             let mut found = None;
             for _ in 0..10_000 {
                 let src = rng.gen_range(0..n as u32);
@@ -439,8 +466,8 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                     rate: fr.rate_bps,
                 },
                 fr.payload_bytes,
-                fr.start_s,
-                fr.stop_s,
+                start,
+                stop,
                 fr.priority,
             );
         }

@@ -8,6 +8,8 @@
 //! Over TCP the application is a bulk transfer: a given number of bytes (the flow completes when
 //! the receiving application has them all) or, without a size, a long-lived backlogged sender.
 
+pub mod arrivals;
+
 use crate::sim::SimTime;
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -185,6 +185,12 @@ pub struct FlowsRandom {
     pub stop_s: Option<f64>,
     #[serde(default)]
     pub priority: u32,
+    /// Flows arriving over time (`[flows_random.arrivals]`); absent: all start at `start_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<ArrivalSpec>,
+    /// Each flow's own duration (`[flows_random.durations]`); absent: all stop at `stop_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durations: Option<DurationSpec>,
 }
 
 /// Checks the transport of a flow and fills the TCP default `cc`.
@@ -425,6 +431,157 @@ pub(super) fn validate_flows(
     Ok(())
 }
 
+/// `[flows_random.arrivals]`: the law of the time between two flow arrivals.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArrivalSpec {
+    /// "poisson" or "weibull".
+    pub process: String,
+    /// Mean time between arrivals.
+    pub mean_s: f64,
+    /// Weibull shape (`weibull` only; below 1 burstier than Poisson).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<f64>,
+}
+
+/// `[flows_random.durations]`: the law of a flow's duration.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DurationSpec {
+    /// "fixed", "exponential", "lognormal" or "pareto".
+    pub distribution: String,
+    /// Mean duration.
+    pub mean_s: f64,
+    /// σ of the duration's logarithm (`lognormal` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sigma: Option<f64>,
+    /// Pareto shape, above 1 (`pareto` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    /// Durations are capped here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_s: Option<f64>,
+}
+
+impl ArrivalSpec {
+    /// The validated law.
+    pub fn law(&self) -> crate::app::arrivals::Arrivals {
+        use crate::app::arrivals::Arrivals;
+        match self.process.as_str() {
+            "weibull" => Arrivals::Weibull {
+                mean_s: self.mean_s,
+                shape: self.shape.unwrap_or(1.0),
+            },
+            _ => Arrivals::Poisson {
+                mean_s: self.mean_s,
+            },
+        }
+    }
+
+    fn validate(&self) -> Result<(), XlError> {
+        let p = "flows_random.arrivals";
+        positive(&format!("{p}.mean_s"), self.mean_s)?;
+        match (self.process.as_str(), self.shape) {
+            ("poisson", None) => Ok(()),
+            ("poisson", Some(_)) => Err(bad(
+                format!("{p}.shape"),
+                "used with process = \"weibull\" only",
+            )),
+            ("weibull", Some(k)) if (0.05..=100.0).contains(&k) => Ok(()),
+            ("weibull", Some(k)) => Err(bad(
+                format!("{p}.shape"),
+                format!("must be within 0.05..=100, found {k}"),
+            )),
+            ("weibull", None) => Err(bad(
+                format!("{p}.shape"),
+                "required for process = \"weibull\"",
+            )),
+            (other, _) => Err(bad(
+                format!("{p}.process"),
+                format!("unknown process \"{other}\"; allowed: \"poisson\", \"weibull\""),
+            )),
+        }
+    }
+}
+
+impl DurationSpec {
+    /// The validated law.
+    pub fn law(&self) -> crate::app::arrivals::Durations {
+        use crate::app::arrivals::Durations;
+        match self.distribution.as_str() {
+            "exponential" => Durations::Exponential {
+                mean_s: self.mean_s,
+            },
+            "lognormal" => Durations::LogNormal {
+                mean_s: self.mean_s,
+                sigma: self.sigma.unwrap_or(0.0),
+            },
+            "pareto" => Durations::Pareto {
+                mean_s: self.mean_s,
+                alpha: self.alpha.unwrap_or(2.0),
+            },
+            _ => Durations::Fixed { s: self.mean_s },
+        }
+    }
+
+    fn validate(&self) -> Result<(), XlError> {
+        let p = "flows_random.durations";
+        positive(&format!("{p}.mean_s"), self.mean_s)?;
+        if let Some(m) = self.max_s {
+            positive(&format!("{p}.max_s"), m)?;
+        }
+        let (sigma, alpha) = (self.sigma.is_some(), self.alpha.is_some());
+        let only = |field: &str, given: bool, for_what: &str| -> Result<(), XlError> {
+            if given {
+                Err(bad(
+                    format!("{p}.{field}"),
+                    format!("used with distribution = \"{for_what}\" only"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        match self.distribution.as_str() {
+            "fixed" | "exponential" => {
+                only("sigma", sigma, "lognormal")?;
+                only("alpha", alpha, "pareto")
+            }
+            "lognormal" => {
+                only("alpha", alpha, "pareto")?;
+                match self.sigma {
+                    Some(s) if s.is_finite() && (0.0..=10.0).contains(&s) => Ok(()),
+                    Some(s) => Err(bad(
+                        format!("{p}.sigma"),
+                        format!("must be within 0..=10, found {s}"),
+                    )),
+                    None => Err(bad(
+                        format!("{p}.sigma"),
+                        "required for distribution = \"lognormal\"",
+                    )),
+                }
+            }
+            "pareto" => {
+                only("sigma", sigma, "lognormal")?;
+                match self.alpha {
+                    Some(a) if a.is_finite() && a > 1.0 && a <= 100.0 => Ok(()),
+                    Some(a) => Err(bad(
+                        format!("{p}.alpha"),
+                        format!("must be above 1 (a finite mean) and at most 100, found {a}"),
+                    )),
+                    None => Err(bad(
+                        format!("{p}.alpha"),
+                        "required for distribution = \"pareto\"",
+                    )),
+                }
+            }
+            other => Err(bad(
+                format!("{p}.distribution"),
+                format!("unknown distribution \"{other}\"; allowed: \"fixed\", \"exponential\", \"lognormal\", \"pareto\""),
+            )),
+        }
+    }
+}
+
 impl FlowsRandom {
     /// Checks the random flows' transport, load, times and priority as `validate_flows` does, and
     /// their count (the topology has `n` nodes).
@@ -461,6 +618,12 @@ impl FlowsRandom {
                 "flows_random.count",
                 "random flows need at least 2 nodes",
             ));
+        }
+        if let Some(a) = &fr.arrivals {
+            a.validate()?;
+        }
+        if let Some(d) = &fr.durations {
+            d.validate()?;
         }
         Ok(())
     }
