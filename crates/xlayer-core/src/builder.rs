@@ -272,6 +272,23 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         }
     }
 
+    // Routes run over the radio neighbours and the wired links together (ascending ids, so the
+    // lowest-id tie rule holds across both).
+    let graph: std::borrow::Cow<'_, [Vec<u32>]> = if sc.wired.is_empty() {
+        std::borrow::Cow::Borrowed(&neighbors)
+    } else {
+        let mut g = neighbors.clone();
+        for w in &sc.wired {
+            g[w.a as usize].push(w.b);
+            g[w.b as usize].push(w.a);
+        }
+        for l in g.iter_mut() {
+            l.sort_unstable();
+            l.dedup();
+        }
+        std::borrow::Cow::Owned(g)
+    };
+
     // Flows (explicit, then random pairs) and the routes they need.
     let mut routes = StaticRoutes::default();
     let end = SimTime::from_secs_f64(sc.duration_s);
@@ -363,7 +380,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     // Connections with a return path (TCP's ACKs) need the route back as well.
     let two_way = |t: &str| t != "udp";
     for (i, f) in sc.flows.iter().enumerate() {
-        routes.add_destination(f.dst, &neighbors);
+        routes.add_destination(f.dst, &graph);
         if routes.next_hop(f.src, f.dst) == UNREACHABLE {
             return Err(XlError::topology(
                 format!("flows[{i}].dst"),
@@ -371,7 +388,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             ));
         }
         if two_way(&f.transport) {
-            routes.add_destination(f.src, &neighbors);
+            routes.add_destination(f.src, &graph);
             if routes.next_hop(f.dst, f.src) == UNREACHABLE {
                 return Err(XlError::topology(
                     format!("flows[{i}].src"),
@@ -437,12 +454,12 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 if src == dst {
                     continue;
                 }
-                routes.add_destination(dst, &neighbors);
+                routes.add_destination(dst, &graph);
                 if routes.next_hop(src, dst) == UNREACHABLE {
                     continue;
                 }
                 if two_way(&fr.transport) {
-                    routes.add_destination(src, &neighbors);
+                    routes.add_destination(src, &graph);
                     if routes.next_hop(dst, src) == UNREACHABLE {
                         continue;
                     }
@@ -603,6 +620,22 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     }
     build_link_loss_and_events(sc, &mut world)?;
     build_noise(sc, &mut world, &prop, &pos);
+    for w in &sc.wired {
+        let delay = SimTime::from_secs_f64(w.delay_s);
+        let back = w.reverse_loss.unwrap_or(w.loss);
+        for (from, to, loss) in [(w.a, w.b, w.loss), (w.b, w.a, back)] {
+            world.wired.add(
+                from,
+                to,
+                w.rate_bps,
+                delay,
+                w.queue_packets,
+                w.queue_bytes,
+                loss,
+                sc.seed,
+            );
+        }
+    }
     // Explicit flows come first, in order: flow i is `flows[i]`.
     for (i, f) in sc.flows.iter().enumerate() {
         if let Some(limit) = f.retry_limit {

@@ -238,6 +238,21 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                     Int(n.net.drops_dest_queue_transit as i64),
                 ),
             ];
+            if !w.wired.is_empty() {
+                // Wired links (`net::wired`): what the node's outgoing directions sent, refused
+                // to a full queue, and lost on the wire.
+                let mut st = crate::net::wired::WiredStats::default();
+                for l in w.wired.links.iter().filter(|l| l.from == n.id) {
+                    st.tx += l.stats.tx;
+                    st.tx_bytes += l.stats.tx_bytes;
+                    st.drops_queue += l.stats.drops_queue;
+                    st.lost += l.stats.lost;
+                }
+                row.push(("wired_tx", Int(st.tx as i64)));
+                row.push(("wired_tx_bytes", Int(st.tx_bytes as i64)));
+                row.push(("wired_drops_queue", Int(st.drops_queue as i64)));
+                row.push(("wired_lost", Int(st.lost as i64)));
+            }
             if !w.noise.is_empty() {
                 // Injected noise (`phy::noise`): time under noise over the run, and the frames
                 // lost while locked whose reception overlapped it (part of `rx_errors`).

@@ -26,6 +26,7 @@ mod radio;
 mod schema;
 mod stack;
 mod topology;
+mod wired;
 pub use events::*;
 pub use flows::*;
 pub use mac::*;
@@ -37,6 +38,7 @@ pub use radio::*;
 pub use schema::*;
 pub use stack::*;
 pub use topology::*;
+pub use wired::*;
 
 use crate::error::XlError;
 

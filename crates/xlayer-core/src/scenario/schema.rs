@@ -27,6 +27,7 @@ use super::output::Output;
 use super::radio::Radio;
 use super::stack::Stack;
 use super::topology::Topology;
+use super::wired::{validate_wired, WiredSpec};
 use crate::error::XlError;
 
 fn default_name() -> String {
@@ -73,6 +74,9 @@ pub struct Scenario {
     /// Things that happen at given times: nodes switched off and on, link losses changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<ScenarioEvent>,
+    /// Point-to-point wired links (`[[wired]]`, `net::wired`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wired: Vec<WiredSpec>,
     /// Sources of injected noise switching on and off (`[[noise]]`, `phy::noise`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub noise: Vec<NoiseSpec>,
@@ -129,6 +133,28 @@ impl Scenario {
         }
         validate_events(&self.events, n, self.duration_s)?;
         validate_noise(&self.noise, n, self.duration_s)?;
+        validate_wired(&self.wired, n)?;
+        if !self.wired.is_empty() {
+            // Routing protocols, per-destination queues and Fusion's gate run over radios only.
+            let field = if self.net.routing != "static" {
+                Some("net.routing")
+            } else if self.net.queueing.as_deref().is_some_and(|q| q != "fifo") {
+                Some("net.queueing")
+            } else if self.stack.preset == "fusion" {
+                Some("stack.preset")
+            } else {
+                None
+            };
+            if let Some(field) = field {
+                return Err(bad(
+                    "wired",
+                    format!(
+                        "wired links run with static routing, FIFO queueing and no Fusion gate; \
+                         {field} asks otherwise"
+                    ),
+                ));
+            }
+        }
         self.net.validate_protocols(n)?;
         self.output.validate(self.duration_s)?;
         let levels = self.mac_levels().len() as u32;

@@ -186,6 +186,8 @@ pub struct World {
     conn_out: ConnOut,
     /// The TCP trace, when `output.tcp_trace` is set.
     pub tcp_trace: Option<Vec<TcpTraceRow>>,
+    /// Wired links (`[[wired]]`), both directions of each.
+    pub wired: crate::net::wired::Wired,
     /// Injected noise sources (`[[noise]]`), switched by `Event::Noise`.
     pub noise: Vec<crate::phy::noise::NoiseSource>,
     /// Per-link loss probabilities applied at reception (`None`: no lossy links).
@@ -266,6 +268,7 @@ impl World {
             conns: Vec::new(),
             conn_out: ConnOut::default(),
             tcp_trace: None,
+            wired: crate::net::wired::Wired::new(n),
             noise: Vec::new(),
             link_loss: None,
             scenario_events: Vec::new(),
@@ -475,6 +478,11 @@ impl World {
             Event::Optimizer { slot, tag } => self.optimizers.fired(slot, tag),
             Event::BackpressureTick => self.backpressure_tick(),
             Event::Noise { source } => self.noise_switch(source),
+            Event::WiredTxEnd { link } => self.wired_tx_end(link),
+            Event::WiredArrive { link, packet } => {
+                let to = self.wired.links[link as usize].to;
+                self.net_receive(to, packet);
+            }
         }
     }
 
@@ -814,6 +822,39 @@ impl World {
         self.run_actions(out);
     }
 
+    /// Hands packet `h` to wired link `link` (a full queue drops it).
+    fn wired_send(&mut self, link: u32, h: u32) {
+        use crate::net::wired::Offer;
+        let now = self.now();
+        let bytes = self.packets.get(h).bytes();
+        match self.wired.offer(link, h, bytes, now) {
+            Offer::Sending { tx_end } => self.queue.schedule(tx_end, Event::WiredTxEnd { link }),
+            Offer::Queued => {}
+            Offer::Dropped => {
+                self.flow_drop(h, true);
+                self.packets.release(h);
+            }
+        }
+    }
+
+    /// Wired link `link` serialized its head packet: it arrives after the propagation delay
+    /// (unless the link loses it), and the next one starts.
+    fn wired_tx_end(&mut self, link: u32) {
+        let now = self.now();
+        let (h, arrives, next) = self.wired.tx_end(link, now);
+        if arrives {
+            let at = now + self.wired.links[link as usize].delay;
+            self.queue
+                .schedule(at, Event::WiredArrive { link, packet: h });
+        } else {
+            self.flow_drop(h, false);
+            self.packets.release(h);
+        }
+        if let Some(t) = next {
+            self.queue.schedule(t, Event::WiredTxEnd { link });
+        }
+    }
+
     /// Noise source `source` switches on or off: every node it reaches sees the change in its
     /// SINR from now (and in carrier sense if the source asks), and the next switch is due.
     fn noise_switch(&mut self, source: u32) {
@@ -877,6 +918,9 @@ impl World {
             n.net.drops_no_route += 1;
             self.packets.release(h);
             return;
+        }
+        if let Some(link) = self.wired.link(node, next) {
+            return self.wired_send(link, h);
         }
         let level = (p.level as usize).min(n.mac.level_count() - 1);
         if p.ecn == ECN_ECT0

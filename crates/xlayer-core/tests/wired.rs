@@ -1,0 +1,138 @@
+//! Wired point-to-point links (`[[wired]]`): serialization at the link rate, propagation delay,
+//! drop-tail queues and random loss, checked against the arithmetic of a store-and-forward path;
+//! static routing over a graph of radios and wires (an access point); and TCP Reno over a lossy
+//! wired path against Padhye et al.'s model, from a scenario file.
+
+mod common;
+use common::{col, padhye_full, run};
+
+/// Nodes 0 - 1 - 2 wired in a line (no radio link between them: 5 km apart).
+fn line(link: &str, flow: &str) -> String {
+    format!(
+        "duration_s = 20.0\nwarmup_s = 1.0\n\
+         [topology]\nkind = \"chain\"\ncount = 3\nspacing_m = 5000.0\n\
+         [[wired]]\na = 0\nb = 1\n{link}\n[[wired]]\na = 1\nb = 2\n{link}\n\
+         [[flows]]\nsrc = 0\ndst = 2\npayload_bytes = 1000\n{flow}"
+    )
+}
+
+#[test]
+fn a_lone_packet_takes_serialization_plus_propagation_at_each_hop() {
+    // 1028-byte IP packets at 1 Mbit/s: 8.224 ms on each wire, plus 10 ms of propagation;
+    // 100 kbit/s of them never queue.
+    let r = run(&line(
+        "rate_bps = 1e6\ndelay_s = 0.01",
+        "rate_bps = 100000.0",
+    ));
+    let f = &r.flows[0];
+    let expected = 2.0 * (1028.0 * 8.0 / 1e6 + 0.01);
+    assert!(
+        (col(f, "delay_mean_s") - expected).abs() < 1e-9,
+        "{}",
+        col(f, "delay_mean_s")
+    );
+    assert_eq!(col(f, "received"), col(f, "sent"));
+    assert_eq!(col(f, "hops"), 2.0);
+    assert_eq!(
+        col(&r.nodes[1], "forwarded"),
+        col(&r.nodes[0], "originated")
+    );
+}
+
+#[test]
+fn a_saturated_wire_carries_its_rate_and_its_queue_drops_the_rest() {
+    // A 4 Mbit/s source into 2 Mbit/s wires: the payload's share of the wire's rate arrives,
+    // and the first wire's queue overflows.
+    let r = run(&line(
+        "rate_bps = 2e6\ndelay_s = 0.005",
+        "rate_bps = 4000000.0",
+    ));
+    let f = &r.flows[0];
+    let expected = 2e6 * 1000.0 / 1028.0;
+    assert!(
+        (col(f, "throughput_bps") / expected - 1.0).abs() < 0.01,
+        "{} against {expected}",
+        col(f, "throughput_bps")
+    );
+    assert!(col(&r.nodes[0], "wired_drops_queue") > 0.0);
+    assert_eq!(col(&r.nodes[1], "wired_drops_queue"), 0.0);
+}
+
+#[test]
+fn a_lossy_wire_loses_its_share() {
+    // 10 % on each of two wires: 81 % arrive (1 - 0.1)^2; about 2,000 packets.
+    let r = run(&line(
+        "rate_bps = 1e7\ndelay_s = 0.001\nloss = 0.1",
+        "rate_bps = 800000.0",
+    ));
+    let f = &r.flows[0];
+    let ratio = col(f, "received") / col(f, "sent");
+    assert!((ratio - 0.81).abs() < 0.03, "{ratio}");
+    assert!(col(&r.nodes[0], "wired_lost") > 0.0);
+}
+
+#[test]
+fn a_server_reaches_a_wireless_client_through_an_access_point() {
+    // Server 0 wired to the access point 1, whose radio reaches client 2 (100 m away).
+    let toml = "duration_s = 10.0\n[topology]\nkind = \"explicit\"\n\
+                positions = [[-5000.0, 0.0], [0.0, 0.0], [100.0, 0.0]]\n\
+                [[wired]]\na = 0\nb = 1\nrate_bps = 1e8\ndelay_s = 0.02\n\
+                [[flows]]\nsrc = 0\ndst = 2\ntransport = \"tcp\"\nsize_bytes = 200000\n";
+    let r = run(toml);
+    let f = &r.flows[0];
+    assert!(col(f, "completion_s") < 10.0, "{f:?}");
+    assert_eq!(col(f, "hops"), 2.0);
+    // The data crossed the radio at the access point, the ACKs the wire back.
+    assert!(col(&r.nodes[1], "mac_tx") > 100.0);
+    assert!(col(&r.nodes[1], "wired_tx") > 50.0);
+    assert_eq!(col(&r.nodes[0], "mac_tx"), 0.0);
+}
+
+#[test]
+fn wired_links_are_refused_with_routing_protocols_and_bad_fields_are_named() {
+    for (extra, field) in [
+        ("[[wired]]\na = 0\nb = 0\nrate_bps = 1e6\n", "wired[0].b"),
+        ("[[wired]]\na = 0\nb = 7\nrate_bps = 1e6\n", "wired[0].b"),
+        (
+            "[[wired]]\na = 0\nb = 1\nrate_bps = 0.0\n",
+            "wired[0].rate_bps",
+        ),
+        (
+            "[[wired]]\na = 0\nb = 1\nrate_bps = 1e6\nloss = 1.5\n",
+            "wired[0].loss",
+        ),
+        (
+            "[[wired]]\na = 0\nb = 1\nrate_bps = 1e6\n[[wired]]\na = 1\nb = 0\nrate_bps = 1e6\n",
+            "wired[1].b",
+        ),
+        (
+            "[stack]\npreset = \"diffq-udp\"\n[[wired]]\na = 0\nb = 1\nrate_bps = 1e6\n",
+            "wired",
+        ),
+    ] {
+        let toml = format!("[topology]\nkind = \"chain\"\ncount = 3\nspacing_m = 100.0\n{extra}");
+        let err = xlayer_core::Simulation::from_toml(&toml)
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {extra}"));
+        assert!(err.to_string().contains(field), "{extra}: {err}");
+    }
+}
+
+#[test]
+fn reno_over_a_lossy_wired_path_follows_padhyes_model_from_a_scenario_file() {
+    // The TCP test bench's path as a scenario: 100 Mbit/s, 50 ms each way, 1 % of the data
+    // packets lost (none of the ACKs), one Reno flow with delayed ACKs for 300 s.
+    let toml = "duration_s = 300.0\nseed = 11\n[topology]\nkind = \"chain\"\ncount = 2\n\
+                spacing_m = 5000.0\n[[wired]]\na = 0\nb = 1\nrate_bps = 1e8\ndelay_s = 0.05\n\
+                loss = 0.01\nreverse_loss = 0.0\n[[flows]]\nsrc = 0\ndst = 1\n\
+                transport = \"tcp\"\ncc = \"reno\"\npayload_bytes = 1000\n";
+    let r = run(toml);
+    let measured = col(&r.flows[0], "throughput_bps") / 8000.0;
+    // T0: RFC 6298's 1 s minimum RTO; b = 2 (delayed ACKs); Wmax = 65535 / 1000 segments.
+    let model = padhye_full(0.01, 0.1, 2.0, 1.0, 65.0);
+    let ratio = measured / model;
+    assert!(
+        (0.75..=1.25).contains(&ratio),
+        "{measured:.1} pkt/s against Padhye's {model:.1} (ratio {ratio:.3})"
+    );
+}
