@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use rand::Rng;
+use rand_distr::Distribution;
 
 use crate::app::{cbr_interval, Flow, FlowTransport, SourceKind};
 use crate::error::XlError;
@@ -62,7 +63,80 @@ pub fn positions(sc: &Scenario) -> Vec<(f64, f64)> {
                 .map(|_| (rng.gen::<f64>() * w, rng.gen::<f64>() * h))
                 .collect()
         }
+        TopologyKind::AccessPoint => {
+            // The access point at the origin; the servers 1000 km away on a line (no radio
+            // reaches them: they hang on their wires); client i at its distance, the clients
+            // spread evenly around the access point.
+            let n = t.count.unwrap_or(1);
+            let mut rng = stream(
+                t.seed.unwrap_or(sc.seed),
+                GLOBAL,
+                "topology.access_point.distances",
+            );
+            let mut pos = vec![(0.0, 0.0)];
+            pos.extend((0..n).map(|i| (-1e6 - 1000.0 * i as f64, 0.0)));
+            for i in 0..n {
+                let d = match (t.distance_m, t.distance_std_m) {
+                    (Some(mean), Some(std)) if std > 0.0 => {
+                        let z: f64 = rand_distr::StandardNormal.sample(&mut rng);
+                        // A client stays at least a metre away.
+                        (mean + std * z).max(1.0)
+                    }
+                    (Some(d), _) => d,
+                    (None, _) => t.distances_m[i as usize],
+                };
+                let a = 2.0 * std::f64::consts::PI * i as f64 / n as f64;
+                pos.push((d * a.cos(), d * a.sin()));
+            }
+            pos
+        }
     }
+}
+
+/// The wires a topology brings: the access point's servers, each on a wire to the access
+/// point whose one-way delay is half its round trip (fixed, or drawn from the distribution of
+/// the document's Table II; negative draws become 0), at `server_rate_bps` with a queue
+/// deep enough (1000 packets) that the wireless hop stays the bottleneck.
+pub fn topology_wired(sc: &Scenario) -> Vec<crate::scenario::WiredSpec> {
+    let t = &sc.topology;
+    if t.kind != TopologyKind::AccessPoint {
+        return Vec::new();
+    }
+    let mut rng = stream(
+        t.seed.unwrap_or(sc.seed),
+        GLOBAL,
+        "topology.access_point.rtts",
+    );
+    let rtt = t.rtt_s.unwrap_or(0.1);
+    (1..=t.count.unwrap_or(1))
+        .map(|server| {
+            let r = match t.rtt_distribution.as_deref().unwrap_or("fixed") {
+                "normal" => {
+                    let z: f64 = rand_distr::StandardNormal.sample(&mut rng);
+                    rtt + t.rtt_std_s.unwrap_or(0.0) * z
+                }
+                "exponential" => {
+                    let e: f64 = rand_distr::Exp1.sample(&mut rng);
+                    rtt * e
+                }
+                "uniform" => {
+                    let (a, b) = (t.rtt_min_s.unwrap_or(0.0), t.rtt_max_s.unwrap_or(0.2));
+                    a + (b - a) * rng.gen::<f64>()
+                }
+                _ => rtt,
+            };
+            crate::scenario::WiredSpec {
+                a: server,
+                b: 0,
+                rate_bps: t.server_rate_bps.unwrap_or(100e6),
+                delay_s: (r / 2.0).max(0.0),
+                queue_packets: 1000,
+                queue_bytes: None,
+                loss: 0.0,
+                reverse_loss: None,
+            }
+        })
+        .collect()
 }
 
 /// Radio thresholds and the cut-off below which a signal is not delivered at all.
@@ -274,11 +348,15 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
 
     // Routes run over the radio neighbours and the wired links together (ascending ids, so the
     // lowest-id tie rule holds across both).
-    let graph: std::borrow::Cow<'_, [Vec<u32>]> = if sc.wired.is_empty() {
+    let wires: Vec<crate::scenario::WiredSpec> = topology_wired(sc)
+        .into_iter()
+        .chain(sc.wired.iter().cloned())
+        .collect();
+    let graph: std::borrow::Cow<'_, [Vec<u32>]> = if wires.is_empty() {
         std::borrow::Cow::Borrowed(&neighbors)
     } else {
         let mut g = neighbors.clone();
-        for w in &sc.wired {
+        for w in &wires {
             g[w.a as usize].push(w.b);
             g[w.b as usize].push(w.a);
         }
@@ -620,7 +698,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     }
     build_link_loss_and_events(sc, &mut world)?;
     build_noise(sc, &mut world, &prop, &pos);
-    for w in &sc.wired {
+    for w in &wires {
         let delay = SimTime::from_secs_f64(w.delay_s);
         let back = w.reverse_loss.unwrap_or(w.loss);
         for (from, to, loss) in [(w.a, w.b, w.loss), (w.b, w.a, back)] {

@@ -136,3 +136,135 @@ fn reno_over_a_lossy_wired_path_follows_padhyes_model_from_a_scenario_file() {
         "{measured:.1} pkt/s against Padhye's {model:.1} (ratio {ratio:.3})"
     );
 }
+
+/// The access point topology of the flavor-aware link layer (seed document 003 §IV-V).
+fn access_point(fields: &str) -> xlayer_core::Simulation {
+    let toml = format!("duration_s = 5.0\n[topology]\nkind = \"access_point\"\n{fields}");
+    xlayer_core::Simulation::from_toml(&toml).unwrap_or_else(|e| panic!("{e}\n{toml}"))
+}
+
+/// Mean and standard deviation.
+fn stats(xs: &[f64]) -> (f64, f64) {
+    let m = xs.iter().sum::<f64>() / xs.len() as f64;
+    let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64;
+    (m, v.sqrt())
+}
+
+#[test]
+fn the_access_point_topology_wires_its_servers_and_places_its_clients() {
+    let s = access_point("count = 4\ndistance_m = 400.0\nrtt_s = 0.1\n");
+    let w = &s.world;
+    assert_eq!(w.nodes.len(), 9);
+    for c in 5..9 {
+        let n = &w.nodes[c];
+        assert!(((n.x * n.x + n.y * n.y).sqrt() - 400.0).abs() < 1e-9);
+    }
+    // Server i and the access point, both directions, half the round trip each way.
+    assert_eq!(w.wired.links.len(), 8);
+    for server in 1..=4 {
+        let l = w.wired.link(server, 0).expect("wired to the access point");
+        assert_eq!(w.wired.links[l as usize].delay.as_secs_f64(), 0.05);
+        assert!(w.wired.link(0, server).is_some());
+    }
+}
+
+#[test]
+fn a_server_downloads_to_its_client_through_the_access_point() {
+    let mut s = access_point(
+        "count = 2\ndistance_m = 100.0\nrtt_s = 0.1\n\
+         [[flows]]\nsrc = 1\ndst = 3\ntransport = \"tcp\"\nsize_bytes = 100000\n\
+         [[flows]]\nsrc = 2\ndst = 4\ntransport = \"tcp\"\nsize_bytes = 100000\n",
+    );
+    s.run();
+    let r = s.results();
+    for f in &r.flows {
+        assert!(col(f, "completion_s") < 5.0, "{f:?}");
+        assert_eq!(col(f, "hops"), 2.0);
+    }
+}
+
+#[test]
+fn round_trips_and_distances_follow_table_ii_and_scenario_four() {
+    let delays = |s: &xlayer_core::Simulation| -> Vec<f64> {
+        let w = &s.world;
+        (1..w.nodes.len() as u32 / 2 + 1)
+            .map(|k| {
+                w.wired.links[w.wired.link(k, 0).unwrap() as usize]
+                    .delay
+                    .as_secs_f64()
+                    * 2.0
+            })
+            .collect()
+    };
+    // 600 servers each (the clients all hear each other: 360,000 radio links): sample moments
+    // within about four standard errors.
+    let n = "count = 600\ndistance_m = 400.0\n";
+    let (m, sd) = stats(&delays(&access_point(&format!(
+        "{n}rtt_distribution = \"normal\"\nrtt_s = 0.1\nrtt_std_s = 0.01\n"
+    ))));
+    assert!(
+        (m - 0.1).abs() < 0.001 && (sd - 0.01).abs() < 0.001,
+        "{m} {sd}"
+    );
+    let (m, sd) = stats(&delays(&access_point(&format!(
+        "{n}rtt_distribution = \"exponential\"\nrtt_s = 0.1\n"
+    ))));
+    assert!(
+        (m - 0.1).abs() < 0.006 && (sd - 0.1).abs() < 0.01,
+        "{m} {sd}"
+    );
+    let d = delays(&access_point(&format!(
+        "{n}rtt_distribution = \"uniform\"\nrtt_min_s = 0.0\nrtt_max_s = 0.2\n"
+    )));
+    let (m, sd) = stats(&d);
+    // Uniform on [0, 0.2]: mean 0.1, standard deviation 0.2 / √12.
+    assert!((m - 0.1).abs() < 0.01 && (sd - 0.2 / 12f64.sqrt()).abs() < 0.005, "{m} {sd}");
+    assert!(d.iter().all(|&x| (0.0..=0.2).contains(&x)));
+    // Scenario four: distances drawn from a normal distribution.
+    let s = access_point("count = 600\ndistance_m = 400.0\ndistance_std_m = 50.0\n");
+    let r: Vec<f64> = s.world.nodes[601..]
+        .iter()
+        .map(|n| (n.x * n.x + n.y * n.y).sqrt())
+        .collect();
+    let (m, sd) = stats(&r);
+    assert!(
+        (m - 400.0).abs() < 3.0 && (sd - 50.0).abs() < 3.0,
+        "{m} {sd}"
+    );
+}
+
+#[test]
+fn bad_access_point_fields_are_named() {
+    for (fields, field) in [
+        ("count = 2\n", "topology.distance_m"),
+        ("count = 2\ndistances_m = [100.0]\n", "topology.distances_m"),
+        (
+            "count = 2\ndistance_m = 100.0\nrtt_distribution = \"uniform\"\n",
+            "topology.rtt_min_s",
+        ),
+        (
+            "count = 2\ndistance_m = 100.0\nrtt_distribution = \"normal\"\n",
+            "topology.rtt_std_s",
+        ),
+        (
+            "count = 2\ndistance_m = 100.0\nspacing_m = 5.0\n",
+            "topology.spacing_m",
+        ),
+        (
+            "count = 2\ndistance_m = 100.0\n[[wired]]\na = 1\nb = 0\nrate_bps = 1e6\n",
+            "wired[0].b",
+        ),
+    ] {
+        let toml = format!("[topology]\nkind = \"access_point\"\n{fields}");
+        let err = xlayer_core::Simulation::from_toml(&toml)
+            .err()
+            .unwrap_or_else(|| panic!("accepted: {fields}"));
+        assert!(err.to_string().contains(field), "{fields}: {err}");
+    }
+    let err = xlayer_core::Simulation::from_toml(
+        "[topology]\nkind = \"chain\"\ncount = 2\nspacing_m = 5.0\nrtt_s = 0.1\n",
+    )
+    .err()
+    .unwrap();
+    assert!(err.to_string().contains("topology.rtt_s"), "{err}");
+}

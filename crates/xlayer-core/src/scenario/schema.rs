@@ -134,7 +134,22 @@ impl Scenario {
         validate_events(&self.events, n, self.duration_s)?;
         validate_noise(&self.noise, n, self.duration_s)?;
         validate_wired(&self.wired, n)?;
-        if !self.wired.is_empty() {
+        let ap = self.topology.kind == super::topology::TopologyKind::AccessPoint;
+        if ap {
+            // The access point's own wires join node 0 to each server.
+            let servers = self.topology.count.unwrap_or(0);
+            if let Some(i) = self
+                .wired
+                .iter()
+                .position(|w| w.a.min(w.b) == 0 && (1..=servers).contains(&w.a.max(w.b)))
+            {
+                return Err(bad(
+                    format!("wired[{i}].b"),
+                    "the access point topology already wires each server to node 0",
+                ));
+            }
+        }
+        if !self.wired.is_empty() || ap {
             // Routing protocols, per-destination queues and Fusion's gate run over radios only.
             let field = if self.net.routing != "static" {
                 Some("net.routing")
