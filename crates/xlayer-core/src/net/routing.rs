@@ -12,7 +12,7 @@
 //! other tools that apply the same rule. Only destinations that flows use get a table, so
 //! memory grows with nodes × destinations, not nodes².
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::action::Action;
 use super::proto::NetProto;
@@ -24,14 +24,17 @@ pub const UNREACHABLE: u32 = u32::MAX;
 
 #[derive(Debug, Default)]
 pub struct StaticRoutes {
-    /// destination -> (next hop per node, hop count per node)
-    tables: BTreeMap<u32, (Vec<u32>, Vec<u32>)>,
+    /// Per destination node, the index of its table in `tables` ([`UNREACHABLE`]: none), so a
+    /// lookup on the forwarding path is two array reads (issue 15 item 3: it was a `BTreeMap`).
+    slot: Vec<u32>,
+    /// (next hop per node, hop count per node), one per destination that flows use.
+    tables: Vec<(Vec<u32>, Vec<u32>)>,
 }
 
 impl StaticRoutes {
     /// Computes the table towards `dst` over `neighbors` (sorted ascending per node).
     pub fn add_destination(&mut self, dst: u32, neighbors: &[Vec<u32>]) {
-        if self.tables.contains_key(&dst) {
+        if self.table(dst).is_some() {
             return;
         }
         let n = neighbors.len();
@@ -61,22 +64,33 @@ impl StaticRoutes {
                 }
             })
             .collect();
-        self.tables.insert(dst, (next, dist));
+        if self.slot.len() <= dst as usize {
+            self.slot.resize(dst as usize + 1, UNREACHABLE);
+        }
+        self.slot[dst as usize] = self.tables.len() as u32;
+        self.tables.push((next, dist));
+    }
+
+    /// The table towards `dst`, if one was computed.
+    #[inline]
+    fn table(&self, dst: u32) -> Option<&(Vec<u32>, Vec<u32>)> {
+        match self.slot.get(dst as usize) {
+            Some(&s) if s != UNREACHABLE => Some(&self.tables[s as usize]),
+            _ => None,
+        }
     }
 
     /// Next hop from `node` towards `dst`, or [`UNREACHABLE`].
     #[inline]
     pub fn next_hop(&self, node: u32, dst: u32) -> u32 {
-        self.tables
-            .get(&dst)
+        self.table(dst)
             .map(|(next, _)| next[node as usize])
             .unwrap_or(UNREACHABLE)
     }
 
     /// Hop count from `node` to `dst`, or [`UNREACHABLE`].
     pub fn hops(&self, node: u32, dst: u32) -> u32 {
-        self.tables
-            .get(&dst)
+        self.table(dst)
             .map(|(_, d)| d[node as usize])
             .unwrap_or(UNREACHABLE)
     }
