@@ -11,21 +11,25 @@ same as without optimizer (none of these optimizers sets anything, so they must 
 
     rust-listen-all      built-in `listen` on every node, registered for every event kind
     rust-eclair-timer    `listen` at each receiving node, woken by its own timer at --hz,
-                         spinning --work iterations per wake-up (ECLAIR: off the data path)
-    rust-per-packet      the same --work per received TCP segment, called inside the TCP
-                         receive path (`delivery = "per_packet"`: ECLAIR's "protocol
+                         reading mac.queue_len.0 and spinning --work iterations per wake-up
+                         (ECLAIR: off the data path)
+    rust-per-packet      the same read and --work per received TCP segment, called inside the
+                         TCP receive path (`delivery = "per_packet"`: ECLAIR's "protocol
                          modification" alternative, on the data path)
     python-listen-all    a Python optimizer on every node registered for every event kind
                          (events cross to Python in one batch per instant)
-    python-eclair-timer  a Python optimizer at each receiving node reading a parameter per
-                         timer wake-up at --hz
-    python-per-packet    the same Python read per received TCP segment, inside the receive path
+    python-eclair-timer  a Python optimizer at each receiving node doing the Rust one's work:
+                         the same read and --work iterations of the same arithmetic per wake-up
+    python-per-packet    the same per received TCP segment, inside the receive path
+
+The Rust and Python variants do the same work (issue 21 item 4), so their difference is the
+language and the crossing; --work defaults to 0 (the read alone).
 
 Each variant runs --repeat times in a fresh process (for its peak RSS), the variants taking
 turns; the run with the least CPU time is reported. Timing lives here, never in the tests.
 
     python benches/optimizer_overhead.py [--scenario FILE] [--duration 60] [--repeat 3]
-                                         [--work 10000] [--hz 10] [--json]
+                                         [--work 0] [--hz 10] [--json]
 """
 from __future__ import annotations
 
@@ -57,22 +61,34 @@ def _python_classes():
         def on_events(self, ctx, events):
             self.seen += len(events)
 
+    def spin(x, work):
+        # The Rust `listen` optimizer's loop: x = x * 6364136223846793005 + i, modulo 2^64.
+        for i in range(work):
+            x = (x * 6364136223846793005 + i) & 0xFFFFFFFFFFFFFFFF
+        return x
+
     class TimerRead(Optimizer):
-        def __init__(self, period_s):
-            self.period_s = period_s
+        def __init__(self, period_s, work):
+            self.period_s, self.work, self.sink = period_s, work, 0
 
         def start(self, ctx):
             ctx.schedule(self.period_s)
 
         def on_timer(self, ctx, tag):
             ctx.get("mac.queue_len.0")
+            self.sink = spin(self.sink, self.work)
             ctx.schedule(self.period_s)
 
     class PacketRead(Optimizer):
         events = ("transport.segment_rx",)
 
+        def __init__(self, work):
+            self.work, self.sink = work, 0
+
         def on_events(self, ctx, events):
-            ctx.get("mac.queue_len.0")
+            for _ in events:
+                ctx.get("mac.queue_len.0")
+                self.sink = spin(self.sink, self.work)
 
     return ListenAll, TimerRead, PacketRead
 
@@ -89,11 +105,12 @@ def run_one(args) -> dict:
         scenario["optimizers"] = [{"rust": "listen"}]
     elif v == "rust-eclair-timer":
         scenario["optimizers"] = [{"rust": "listen", "nodes": receivers,
-                                   "args": {"events": [], "work": args.work, "timer_hz": args.hz}}]
+                                   "args": {"events": [], "work": args.work, "timer_hz": args.hz,
+                                            "read": "mac.queue_len.0"}}]
     elif v == "rust-per-packet":
         scenario["optimizers"] = [{"rust": "listen", "nodes": receivers, "delivery": "per_packet",
                                    "args": {"events": ["transport.segment_rx"],
-                                            "work": args.work}}]
+                                            "work": args.work, "read": "mac.queue_len.0"}}]
     sim = xlayer.Simulation(scenario)
     if v.startswith("python-"):
         ListenAll, TimerRead, PacketRead = _python_classes()
@@ -102,10 +119,10 @@ def run_one(args) -> dict:
                 sim.add_optimizer(ListenAll(kinds), node)
         elif v == "python-eclair-timer":
             for node in receivers:
-                sim.add_optimizer(TimerRead(1.0 / args.hz), node)
+                sim.add_optimizer(TimerRead(1.0 / args.hz, args.work), node)
         elif v == "python-per-packet":
             for node in receivers:
-                sim.add_optimizer(PacketRead(), node, delivery="per_packet")
+                sim.add_optimizer(PacketRead(args.work), node, delivery="per_packet")
     t0, c0 = time.perf_counter(), time.process_time()
     r = sim.run()
     total, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -138,8 +155,9 @@ def main() -> int:
     ap.add_argument("--scenario", default=str(ROOT / "scenarios" / "mesh-7x7-tcp.toml"))
     ap.add_argument("--duration", type=float, default=60.0, help="simulated seconds (default 60)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per variant; the fastest counts")
-    ap.add_argument("--work", type=int, default=10000,
-                    help="iterations of the stand-in algorithm per invocation (default 10000)")
+    ap.add_argument("--work", type=int, default=0,
+                    help="iterations of the stand-in algorithm per invocation, in both languages "
+                         "(default 0: the parameter read alone)")
     ap.add_argument("--hz", type=float, default=10.0,
                     help="wake-ups per second of the timer-driven (ECLAIR) variants (default 10)")
     ap.add_argument("--variants", default=",".join(VARIANTS[1:]),

@@ -857,6 +857,9 @@ fn check_keys(
 pub struct Listen {
     kinds: Vec<TuneEventKind>,
     work: u64,
+    /// A parameter read through the tuning layer per event and per timer (the benchmark's
+    /// Python optimizers do the same read, so the two languages do the same work).
+    read: Option<String>,
     timer: Option<SimTime>,
     pub seen: u64,
     sink: u64,
@@ -864,7 +867,15 @@ pub struct Listen {
 
 impl Listen {
     pub fn from_args(args: &serde_json::Map<String, serde_json::Value>) -> Result<Listen, String> {
-        check_keys(args, &["events", "work", "timer_hz"])?;
+        check_keys(args, &["events", "work", "timer_hz", "read"])?;
+        let read = match args.get("read") {
+            None => None,
+            Some(serde_json::Value::String(s)) => {
+                super::split(s).map_err(|e| format!("args.read: {e}"))?;
+                Some(s.clone())
+            }
+            Some(v) => return Err(format!("args.read: must be a parameter name, found {v}")),
+        };
         let kinds = match args.get("events") {
             None => TuneEventKind::ALL.to_vec(),
             Some(serde_json::Value::Array(a)) => a
@@ -894,10 +905,21 @@ impl Listen {
         Ok(Listen {
             kinds,
             work: work as u64,
+            read,
             timer: (hz > 0.0).then(|| SimTime::from_secs_f64(1.0 / hz)),
             seen: 0,
             sink: 0,
         })
+    }
+
+    /// The work of one event or timer: the read, if any, then the spin.
+    fn touch(&mut self, ctx: &mut Ctx<'_>) -> Result<(), String> {
+        if let Some(name) = &self.read {
+            let v = ctx.get(name).map_err(|e| e.to_string())?;
+            self.sink = self.sink.wrapping_add(v.to_bits());
+        }
+        self.spin();
+        Ok(())
     }
 
     fn spin(&mut self) {
@@ -919,15 +941,15 @@ impl Optimizer for Listen {
         }
         Ok(())
     }
-    fn on_events(&mut self, _ctx: &mut Ctx<'_>, events: &[TuneEvent]) -> Result<(), String> {
+    fn on_events(&mut self, ctx: &mut Ctx<'_>, events: &[TuneEvent]) -> Result<(), String> {
         self.seen += events.len() as u64;
         for _ in events {
-            self.spin();
+            self.touch(ctx)?;
         }
         Ok(())
     }
     fn on_timer(&mut self, ctx: &mut Ctx<'_>, _tag: u32) -> Result<(), String> {
-        self.spin();
+        self.touch(ctx)?;
         if let Some(p) = self.timer {
             ctx.schedule(p, 0).map_err(|e| e.to_string())?;
         }
