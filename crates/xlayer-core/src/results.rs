@@ -239,9 +239,9 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 ),
             ];
             if !w.wired.is_empty() {
-                // Wired links (`net::wired`): what the node's outgoing directions sent, refused
+                // Wired links (`mac::wired`): what the node's outgoing directions sent, refused
                 // to a full queue, and lost on the wire.
-                let mut st = crate::net::wired::WiredStats::default();
+                let mut st = crate::mac::wired::WiredStats::default();
                 for l in w.wired.links.iter().filter(|l| l.from == n.id) {
                     st.tx += l.stats.tx;
                     st.tx_bytes += l.stats.tx_bytes;

@@ -218,7 +218,10 @@ fn round_trips_and_distances_follow_table_ii_and_scenario_four() {
     )));
     let (m, sd) = stats(&d);
     // Uniform on [0, 0.2]: mean 0.1, standard deviation 0.2 / √12.
-    assert!((m - 0.1).abs() < 0.01 && (sd - 0.2 / 12f64.sqrt()).abs() < 0.005, "{m} {sd}");
+    assert!(
+        (m - 0.1).abs() < 0.01 && (sd - 0.2 / 12f64.sqrt()).abs() < 0.005,
+        "{m} {sd}"
+    );
     assert!(d.iter().all(|&x| (0.0..=0.2).contains(&x)));
     // Scenario four: distances drawn from a normal distribution.
     let s = access_point("count = 600\ndistance_m = 400.0\ndistance_std_m = 50.0\n");

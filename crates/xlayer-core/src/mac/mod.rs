@@ -25,6 +25,7 @@
 
 pub mod drand;
 pub mod tuning;
+pub mod wired;
 pub mod zmac;
 
 use std::collections::VecDeque;

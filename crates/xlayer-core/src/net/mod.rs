@@ -14,7 +14,6 @@ pub mod proto;
 pub mod queue;
 pub mod routing;
 pub mod tuning;
-pub mod wired;
 
 pub use crate::wire::packet::{Control, Packet, PacketArena, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 pub use action::Action;

@@ -74,7 +74,7 @@ pub struct Scenario {
     /// Things that happen at given times: nodes switched off and on, link losses changed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<ScenarioEvent>,
-    /// Point-to-point wired links (`[[wired]]`, `net::wired`).
+    /// Point-to-point wired links (`[[wired]]`, `mac::wired`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wired: Vec<WiredSpec>,
     /// Sources of injected noise switching on and off (`[[noise]]`, `phy::noise`).

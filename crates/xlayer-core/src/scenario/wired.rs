@@ -1,7 +1,7 @@
 //! The `[[wired]]` section: point-to-point wired links ([`WiredSpec`]) between two nodes, with
 //! their validation — existing, different nodes, each pair once, a positive rate, a delay, a
 //! drop-tail queue and loss probabilities. The node count is passed in. The model is
-//! `crate::net::wired`.
+//! `crate::mac::wired`.
 
 use serde::{Deserialize, Serialize};
 

@@ -78,7 +78,7 @@ pub enum Event {
     BackpressureTick,
     /// Injected noise source `source` switches on or off (`crate::phy::noise`).
     Noise { source: u32 },
-    /// Wired link direction `link` finished serializing its head packet (`crate::net::wired`).
+    /// Wired link direction `link` finished serializing its head packet (`crate::mac::wired`).
     WiredTxEnd { link: u32 },
     /// Packet `packet` reaches the far end of wired link direction `link`.
     WiredArrive { link: u32, packet: u32 },

@@ -187,7 +187,7 @@ pub struct World {
     /// The TCP trace, when `output.tcp_trace` is set.
     pub tcp_trace: Option<Vec<TcpTraceRow>>,
     /// Wired links (`[[wired]]`), both directions of each.
-    pub wired: crate::net::wired::Wired,
+    pub wired: crate::mac::wired::Wired,
     /// Injected noise sources (`[[noise]]`), switched by `Event::Noise`.
     pub noise: Vec<crate::phy::noise::NoiseSource>,
     /// Per-link loss probabilities applied at reception (`None`: no lossy links).
@@ -268,7 +268,7 @@ impl World {
             conns: Vec::new(),
             conn_out: ConnOut::default(),
             tcp_trace: None,
-            wired: crate::net::wired::Wired::new(n),
+            wired: crate::mac::wired::Wired::new(n),
             noise: Vec::new(),
             link_loss: None,
             scenario_events: Vec::new(),
@@ -824,7 +824,7 @@ impl World {
 
     /// Hands packet `h` to wired link `link` (a full queue drops it).
     fn wired_send(&mut self, link: u32, h: u32) {
-        use crate::net::wired::Offer;
+        use crate::mac::wired::Offer;
         let now = self.now();
         let bytes = self.packets.get(h).bytes();
         match self.wired.offer(link, h, bytes, now) {
