@@ -6,6 +6,7 @@
 //! Forwarding decrements the TTL (IPv4, RFC 791) and drops at zero.
 
 pub mod action;
+pub mod coding;
 pub mod dsdv;
 pub mod etx;
 pub mod linkloss;
