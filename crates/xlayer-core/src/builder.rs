@@ -36,6 +36,8 @@ struct FlowTransportSpec<'a> {
     size: Option<u64>,
     tcp: Option<&'a TcpOptions>,
     rate: RateSpec,
+    /// The flow's application writes over time (`[flows.app]`).
+    app_limited: bool,
 }
 
 /// Node positions in topology order.
@@ -413,6 +415,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 cfg.total_bytes = t.size;
                 cfg.stream_key = sc.seed ^ ((id as u64) << 32) ^ 0x7c9_0000;
                 cfg.verify_stream = opts.verify_stream;
+                cfg.app_limited = t.app_limited;
                 conns.push(Conn::Tcp(Box::new(TcpConn {
                     flow: id,
                     sender: TcpSender::new(cfg),
@@ -453,6 +456,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             next_seq: 0,
             active: false,
             transport,
+            app: None,
         });
     };
     // Connections with a return path (TCP's ACKs) need the route back as well.
@@ -488,6 +492,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 size: f.size_bytes,
                 tcp: f.tcp.as_ref(),
                 rate: f.rate_bps,
+                app_limited: f.app.is_some(),
             },
             f.payload_bytes,
             f.start_s,
@@ -559,6 +564,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                     size: fr.size_bytes,
                     tcp: fr.tcp.as_ref(),
                     rate: fr.rate_bps,
+                    app_limited: false,
                 },
                 fr.payload_bytes,
                 start,
@@ -716,6 +722,13 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     }
     // Explicit flows come first, in order: flow i is `flows[i]`.
     for (i, f) in sc.flows.iter().enumerate() {
+        if let Some(app) = &f.app {
+            use crate::app::traffic::{AppTraffic, STREAM};
+            world.flows[i].app = Some(Box::new(AppTraffic::new(
+                app.model(),
+                stream(sc.seed, i as u32, STREAM),
+            )));
+        }
         if let Some(limit) = f.retry_limit {
             for node in &mut world.nodes {
                 node.mac.set_flow_retry_limit(i as u32, limit);

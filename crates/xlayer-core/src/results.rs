@@ -79,6 +79,7 @@ fn secs(ns: u64) -> f64 {
 pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
     use Value::*;
     let mut flows = Vec::with_capacity(w.flows.len());
+    let any_app = w.flows.iter().any(|f| f.app.is_some());
     let mut rates = Vec::with_capacity(w.flows.len());
     let (mut all_delay_sum, mut all_delay_n) = (0u128, 0u64);
     let (mut sent_total, mut delivered_total) = (0u64, 0u64);
@@ -197,6 +198,28 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 row.push(("timeouts", Int(0)));
                 row.push(("stream_errors", Int(0)));
             }
+        }
+        if any_app {
+            // Request-driven applications (`app::traffic`): requests (pages, e-mails) and
+            // objects asked for and delivered over the run, and their mean response times.
+            let a = f.app.as_ref().map(|a| a.stats).unwrap_or_default();
+            let mean = |sum: f64, n: u64| if n > 0 { sum / n as f64 } else { f64::NAN };
+            row.push((
+                "app",
+                Str(f.app.as_ref().map_or("", |a| a.model.name()).into()),
+            ));
+            row.push(("requests", Int(a.requests as i64)));
+            row.push(("requests_done", Int(a.requests_done as i64)));
+            row.push((
+                "request_time_mean_s",
+                Float(mean(a.request_time_s, a.requests_done)),
+            ));
+            row.push(("objects", Int(a.objects as i64)));
+            row.push(("objects_done", Int(a.objects_done as i64)));
+            row.push((
+                "object_time_mean_s",
+                Float(mean(a.object_time_s, a.objects_done)),
+            ));
         }
     }
     let nodes = w

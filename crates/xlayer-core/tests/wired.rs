@@ -271,3 +271,58 @@ fn bad_access_point_fields_are_named() {
     .unwrap();
     assert!(err.to_string().contains("topology.rtt_s"), "{err}");
 }
+
+#[test]
+fn web_and_email_clients_get_every_object_with_their_response_times() {
+    // Table I's applications over the access point, requests made frequent so a minute holds
+    // many: pages every 2 s on average (1 kB HTML and 5 images of 500 B-2 kB), e-mails of 2 kB
+    // every 5 s; every delivered byte checked against what the server wrote.
+    let toml = "duration_s = 60.0\nseed = 3\n[topology]\nkind = \"access_point\"\ncount = 2\n\
+                distance_m = 100.0\nrtt_s = 0.1\n\
+                [[flows]]\nsrc = 1\ndst = 3\ntransport = \"tcp\"\nsack = true\n\
+                [flows.tcp]\nverify_stream = true\n\
+                [flows.app]\nkind = \"http\"\npage_interval_s = 2.0\n\
+                [[flows]]\nsrc = 2\ndst = 4\ntransport = \"tcp\"\n\
+                [flows.tcp]\nverify_stream = true\n\
+                [flows.app]\nkind = \"email\"\nemail_interval_s = 5.0\n";
+    let r = run(toml);
+    let (web, mail) = (&r.flows[0], &r.flows[1]);
+    for f in [web, mail] {
+        assert_eq!(col(f, "stream_errors"), 0.0);
+        // All but the requests still in flight at the end are done.
+        assert!(col(f, "requests_done") >= col(f, "requests") - 1.0, "{f:?}");
+        // A response takes at least the one-way trip from the server (the request itself is
+        // not simulated), and on an idle hop well under a second.
+        let t = col(f, "request_time_mean_s");
+        assert!((0.05..1.0).contains(&t), "{t}");
+    }
+    // Poisson counts: 30 pages and 12 e-mails expected (standard deviations 5.5 and 3.5).
+    assert!((14.0..=46.0).contains(&col(web, "requests")), "{web:?}");
+    assert!((2.0..=23.0).contains(&col(mail, "requests")), "{mail:?}");
+    assert_eq!(col(web, "objects"), 6.0 * col(web, "requests"));
+    // Every e-mail delivered is 2 kB; a page's bytes are its objects'.
+    assert_eq!(col(mail, "app_bytes"), 2000.0 * col(mail, "requests_done"));
+    let per_page = col(web, "app_bytes") / col(web, "requests_done");
+    assert!((1000.0 + 5.0 * 500.0..=1000.0 + 5.0 * 2000.0).contains(&per_page));
+}
+
+#[test]
+fn web_pages_survive_a_lossy_path_byte_for_byte() {
+    // Pages over a wire losing 5 % of the data packets: short last segments of each object
+    // get lost and retransmitted too; every byte still arrives once and in order.
+    for sack in [false, true] {
+        let toml = format!(
+            "duration_s = 120.0\nseed = 4\n[topology]\nkind = \"chain\"\ncount = 2\n\
+             spacing_m = 1000000.0\n[[wired]]\na = 0\nb = 1\nrate_bps = 2e6\ndelay_s = 0.05\n\
+             loss = 0.05\nreverse_loss = 0.0\n\
+             [[flows]]\nsrc = 0\ndst = 1\ntransport = \"tcp\"\ncc = \"newreno\"\nsack = {sack}\n\
+             [flows.tcp]\nverify_stream = true\n[flows.app]\nkind = \"http\"\npage_interval_s = 1.0\n"
+        );
+        let r = run(&toml);
+        let f = &r.flows[0];
+        assert_eq!(col(f, "stream_errors"), 0.0);
+        assert!(col(f, "retransmits") > 10.0, "{f:?}");
+        assert!(col(f, "requests") > 80.0);
+        assert!(col(f, "requests_done") >= col(f, "requests") - 2.0, "{f:?}");
+    }
+}

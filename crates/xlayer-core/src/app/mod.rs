@@ -9,6 +9,7 @@
 //! the receiving application has them all) or, without a size, a long-lived backlogged sender.
 
 pub mod arrivals;
+pub mod traffic;
 
 use crate::sim::SimTime;
 
@@ -51,6 +52,8 @@ pub struct Flow {
     pub next_seq: u64,
     pub active: bool,
     pub transport: FlowTransport,
+    /// A request-driven application (web, e-mail) writing into the flow's TCP connection.
+    pub app: Option<Box<traffic::AppTraffic>>,
 }
 
 impl Flow {

@@ -157,6 +157,125 @@ pub struct FlowSpec {
     /// are tried at most this many times; absent: the MAC's limits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_limit: Option<u32>,
+    /// A request-driven application over the flow's TCP connection (`[flows.app]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app: Option<AppSpec>,
+}
+
+/// `[flows.app]`: web browsing or e-mail over the flow's persistent TCP connection (the
+/// flavor-aware link layer's Table I; `app::traffic`). Unset fields take the document's values.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppSpec {
+    /// "http" or "email".
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_interval_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub html_bytes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_min_bytes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_max_bytes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email_bytes: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email_interval_s: Option<f64>,
+}
+
+impl AppSpec {
+    /// The validated model.
+    pub fn model(&self) -> crate::app::traffic::AppModel {
+        use crate::app::traffic::AppModel;
+        match self.kind.as_str() {
+            "email" => AppModel::Email {
+                bytes: self.email_bytes.unwrap_or(2000),
+                interval_s: self.email_interval_s.unwrap_or(360.0),
+            },
+            _ => AppModel::Http {
+                page_interval_s: self.page_interval_s.unwrap_or(60.0),
+                html_bytes: self.html_bytes.unwrap_or(1000),
+                images: self.images.unwrap_or(5),
+                image_min_bytes: self.image_min_bytes.unwrap_or(500),
+                image_max_bytes: self.image_max_bytes.unwrap_or(2000),
+            },
+        }
+    }
+
+    fn validate(&self, p: &str) -> Result<(), XlError> {
+        let p = format!("{p}.app");
+        let http = [
+            ("page_interval_s", self.page_interval_s.is_some()),
+            ("html_bytes", self.html_bytes.is_some()),
+            ("images", self.images.is_some()),
+            ("image_min_bytes", self.image_min_bytes.is_some()),
+            ("image_max_bytes", self.image_max_bytes.is_some()),
+        ];
+        let email = [
+            ("email_bytes", self.email_bytes.is_some()),
+            ("email_interval_s", self.email_interval_s.is_some()),
+        ];
+        let forbid = |fields: &[(&str, bool)]| -> Result<(), XlError> {
+            match fields.iter().find(|f| f.1) {
+                Some((name, _)) => Err(bad(
+                    format!("{p}.{name}"),
+                    format!("not used with kind = \"{}\"", self.kind),
+                )),
+                None => Ok(()),
+            }
+        };
+        let bytes = |name: &str, v: Option<u32>| -> Result<(), XlError> {
+            match v {
+                Some(b) if !(1..=100_000_000).contains(&b) => Err(bad(
+                    format!("{p}.{name}"),
+                    format!("must be 1..=100000000 bytes, found {b}"),
+                )),
+                _ => Ok(()),
+            }
+        };
+        match self.kind.as_str() {
+            "http" => {
+                forbid(&email)?;
+                if let Some(t) = self.page_interval_s {
+                    positive(&format!("{p}.page_interval_s"), t)?;
+                }
+                bytes("html_bytes", self.html_bytes)?;
+                bytes("image_min_bytes", self.image_min_bytes)?;
+                bytes("image_max_bytes", self.image_max_bytes)?;
+                if let Some(n) = self.images.filter(|&n| n > 1000) {
+                    return Err(bad(
+                        format!("{p}.images"),
+                        format!("must be 0..=1000, found {n}"),
+                    ));
+                }
+                let (lo, hi) = (
+                    self.image_min_bytes.unwrap_or(500),
+                    self.image_max_bytes.unwrap_or(2000),
+                );
+                if hi < lo {
+                    return Err(bad(
+                        format!("{p}.image_max_bytes"),
+                        format!("must be at least image_min_bytes ({lo}), found {hi}"),
+                    ));
+                }
+                Ok(())
+            }
+            "email" => {
+                forbid(&http)?;
+                bytes("email_bytes", self.email_bytes)?;
+                if let Some(t) = self.email_interval_s {
+                    positive(&format!("{p}.email_interval_s"), t)?;
+                }
+                Ok(())
+            }
+            other => Err(bad(
+                format!("{p}.kind"),
+                format!("unknown application \"{other}\"; allowed: \"http\", \"email\""),
+            )),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -375,6 +494,24 @@ pub(super) fn validate_flows(
 ) -> Result<(), XlError> {
     for (i, f) in flows.iter_mut().enumerate() {
         let p = format!("flows[{i}]");
+        if let Some(app) = &f.app {
+            app.validate(&p)?;
+            if f.transport != "tcp" {
+                return Err(bad(
+                    format!("{p}.app"),
+                    format!(
+                        "runs over tcp only; this flow's transport is \"{}\"",
+                        f.transport
+                    ),
+                ));
+            }
+            if f.size_bytes.is_some() {
+                return Err(bad(
+                    format!("{p}.size_bytes"),
+                    "not used with an app: the application decides what the server sends",
+                ));
+            }
+        }
         if let Some(r) = f.retry_limit.filter(|r| !(1..=255).contains(r)) {
             return Err(bad(
                 format!("{p}.retry_limit"),

@@ -613,6 +613,10 @@ impl Scenario {
                 &mut f.tcp,
                 &mut f.rate_bps,
             );
+            // Request-driven applications run over TCP only.
+            if f.transport != "tcp" {
+                f.app = None;
+            }
         }
         if let Some(f) = &mut self.flows_random {
             apply(

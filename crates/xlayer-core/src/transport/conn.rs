@@ -354,6 +354,23 @@ impl Conn {
         }
     }
 
+    /// The application at the source writes `bytes` more (TCP in app-limited mode).
+    pub fn write(&mut self, now: SimTime, bytes: u64, e: &Ends, out: &mut ConnOut) {
+        if let Conn::Tcp(c) = self {
+            c.sender.write(now, bytes, &mut out.tcp);
+            tcp_convert(now, e, true, out);
+        }
+    }
+
+    /// Bytes the source's application wrote, and the destination's application got in order
+    /// (TCP; zeros for others).
+    pub fn stream_bytes(&self) -> (u64, u64) {
+        match self {
+            Conn::Tcp(c) => (c.sender.written_bytes(), c.receiver.delivered_bytes),
+            _ => (0, 0),
+        }
+    }
+
     /// Sets a paced TCP sender's rate (the tuning layer's `tcp.pace_rate`).
     pub fn set_pace_rate(&mut self, now: SimTime, rate_bps: f64, e: &Ends, out: &mut ConnOut) {
         if let Conn::Tcp(c) = self {

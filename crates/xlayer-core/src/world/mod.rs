@@ -184,6 +184,8 @@ pub struct World {
     /// The flows' transport connections (`FlowTransport::Conn` indexes them).
     pub conns: Vec<Conn>,
     conn_out: ConnOut,
+    /// Object sizes of an application request (reused).
+    app_scratch: Vec<u64>,
     /// The TCP trace, when `output.tcp_trace` is set.
     pub tcp_trace: Option<Vec<TcpTraceRow>>,
     /// Wired links (`[[wired]]`), both directions of each.
@@ -267,6 +269,7 @@ impl World {
             body_scratch: Vec::new(),
             conns: Vec::new(),
             conn_out: ConnOut::default(),
+            app_scratch: Vec::new(),
             tcp_trace: None,
             wired: crate::mac::wired::Wired::new(n),
             noise: Vec::new(),
@@ -456,13 +459,25 @@ impl World {
                 );
                 self.process_actions(node);
             }
-            Event::AppSend { flow } => self.cbr_send(flow),
+            Event::AppSend { flow } => match self.flows[flow as usize].app {
+                Some(_) => self.app_request(flow),
+                None => self.cbr_send(flow),
+            },
             Event::FlowStart { flow } => {
                 let f = &mut self.flows[flow as usize];
                 f.active = true;
                 let src = f.src;
                 match (f.transport.conn(), f.kind) {
-                    (Some(c), _) => self.conn_open(c),
+                    (Some(c), _) => {
+                        // A request-driven application's first request comes one interval in.
+                        if let Some(app) = self.flows[flow as usize].app.as_mut() {
+                            let at = now + app.next_delay();
+                            if at < self.flows[flow as usize].stop {
+                                self.queue.schedule(at, Event::AppSend { flow });
+                            }
+                        }
+                        self.conn_open(c)
+                    }
                     (None, SourceKind::Saturate) => self.refill(src),
                     (None, SourceKind::Cbr { .. }) => self.cbr_send(flow),
                 }

@@ -75,6 +75,33 @@ impl World {
         counts
     }
 
+    /// A request of flow `flow`'s application (web page, e-mail): the server writes its
+    /// objects into the connection, and the next request is scheduled.
+    pub(super) fn app_request(&mut self, flow: u32) {
+        let now = self.now();
+        let f = &self.flows[flow as usize];
+        let (Some(c), true) = (f.transport.conn(), f.emitting(now)) else {
+            return;
+        };
+        let (written, _) = self.conns[c as usize].stream_bytes();
+        let mut sizes = std::mem::take(&mut self.app_scratch);
+        let app = self.flows[flow as usize]
+            .app
+            .as_mut()
+            .expect("an app request belongs to a flow with an app");
+        app.request(now, written, &mut sizes);
+        let next = now + app.next_delay();
+        let (e, _) = self.conn_flow(c);
+        for &s in &sizes {
+            self.conns[c as usize].write(now, s, &e, &mut self.conn_out);
+            self.conn_flush(c, None);
+        }
+        self.app_scratch = sizes;
+        if next < self.flows[flow as usize].stop {
+            self.queue.schedule(next, Event::AppSend { flow });
+        }
+    }
+
     /// Sets the sending rate of paced TCP connection `c` (the tuning layer's `tcp.pace_rate`).
     pub(crate) fn set_pace_rate(&mut self, c: usize, rate_bps: f64) {
         let now = self.now();
@@ -109,6 +136,10 @@ impl World {
                 .schedule(at, Event::TransportTimer { conn: c, kind });
         }
         if !out.delivered.is_empty() {
+            if let Some(app) = self.flows[flow as usize].app.as_mut() {
+                let (_, delivered) = self.conns[c as usize].stream_bytes();
+                app.delivered(now, delivered);
+            }
             let st = &mut self.flow_stats[flow as usize];
             for &len in &out.delivered {
                 if let Some(bin) = self.timeseries_bin {

@@ -103,6 +103,9 @@ pub struct TcpConfig {
     pub stream_key: u64,
     /// Compute payload checksums and check them at the receiver (costs a pass over the bytes).
     pub verify_stream: bool,
+    /// The application writes its data over time ([`TcpSender::write`]: web pages, e-mails on
+    /// one persistent connection) instead of having `total_bytes` (or an endless stream) ready.
+    pub app_limited: bool,
 }
 
 impl TcpConfig {
@@ -121,6 +124,7 @@ impl TcpConfig {
             total_bytes: None,
             stream_key: 0,
             verify_stream: false,
+            app_limited: false,
         }
     }
 

@@ -55,6 +55,10 @@ pub struct TcpSender {
     /// Data segments of the transfer (`u64::MAX`: long-lived); the FIN is segment `nsegs`.
     nsegs: u64,
     total: u64,
+    /// App-limited mode (`TcpConfig::app_limited`): each write the application made, as (its
+    /// first segment, its first byte). A write starts a new segment, so a write's last segment
+    /// may be short; there is no FIN. Empty in bulk mode, where segments are MSS-sized.
+    writes: Vec<(u64, u64)>,
     /// First unacknowledged segment, next segment to send, one past the highest ever sent.
     una: u64,
     nxt: u64,
@@ -94,9 +98,10 @@ pub struct TcpSender {
 
 impl TcpSender {
     pub fn new(cfg: TcpConfig) -> TcpSender {
-        let (nsegs, total) = match cfg.total_bytes {
-            Some(t) => (t.div_ceil(cfg.mss as u64), t),
-            None => (u64::MAX, u64::MAX),
+        let (nsegs, total) = match (cfg.app_limited, cfg.total_bytes) {
+            (true, _) => (0, 0),
+            (false, Some(t)) => (t.div_ceil(cfg.mss as u64), t),
+            (false, None) => (u64::MAX, u64::MAX),
         };
         let pace = match cfg.cc {
             CcKind::Paced { rate_bps } => rate_bps,
@@ -107,6 +112,7 @@ impl TcpSender {
             state: SendState::Closed,
             nsegs,
             total,
+            writes: Vec::new(),
             una: 0,
             nxt: 0,
             high: 0,
@@ -204,6 +210,32 @@ impl TcpSender {
         self.arm_rto(out);
     }
 
+    /// The application hands `bytes` more to send (app-limited mode): they go out as the
+    /// window allows, right away if the connection is open and idle.
+    pub fn write(&mut self, now: SimTime, bytes: u64, out: &mut TcpOut) {
+        if !self.cfg.app_limited || bytes == 0 || self.state == SendState::Done {
+            return;
+        }
+        self.writes.push((self.nsegs, self.total));
+        self.nsegs += bytes.div_ceil(self.cfg.mss as u64);
+        self.total += bytes;
+        self.try_send(now, out);
+    }
+
+    /// Bytes the application has written (app-limited mode) or will send.
+    pub fn written_bytes(&self) -> u64 {
+        self.total
+    }
+
+    /// The write holding segment `k` (app-limited mode): (its first segment, first byte, and
+    /// the first byte of the next write, or the total).
+    fn write_of(&self, k: u64) -> (u64, u64, u64) {
+        let i = self.writes.partition_point(|w| w.0 <= k).max(1) - 1;
+        let (s, b) = self.writes[i];
+        let end = self.writes.get(i + 1).map_or(self.total, |w| w.1);
+        (s, b, end)
+    }
+
     /// The application stopped (the flow's stop time): nothing more is sent.
     pub fn halt(&mut self) {
         self.state = SendState::Done;
@@ -227,6 +259,10 @@ impl TcpSender {
     fn seg_len(&self, k: u64) -> u32 {
         if k >= self.nsegs {
             0
+        } else if self.cfg.app_limited {
+            let (s, b, end) = self.write_of(k);
+            let start = b + (k - s) * self.cfg.mss as u64;
+            (end - start).min(self.cfg.mss as u64) as u32
         } else if self.total == u64::MAX {
             self.cfg.mss
         } else {
@@ -235,12 +271,22 @@ impl TcpSender {
     }
 
     fn seg_seq(&self, k: u64) -> u64 {
+        if self.cfg.app_limited {
+            if k >= self.nsegs {
+                return 1 + self.total;
+            }
+            let (s, b, _) = self.write_of(k);
+            return 1 + b + (k - s) * self.cfg.mss as u64;
+        }
         1 + (k * self.cfg.mss as u64).min(self.total)
     }
 
     /// One past the last segment the connection sends (the FIN included).
     fn end(&self) -> u64 {
-        if self.nsegs == u64::MAX {
+        if self.cfg.app_limited {
+            // No FIN: the connection stays open for the application's next write.
+            self.nsegs
+        } else if self.nsegs == u64::MAX {
             u64::MAX
         } else {
             self.nsegs + 1
@@ -250,6 +296,15 @@ impl TcpSender {
     /// Segments fully acknowledged by a cumulative ACK number.
     fn acked_segments(&self, ack: u64) -> u64 {
         let b = ack.saturating_sub(1);
+        if self.cfg.app_limited {
+            if b >= self.total {
+                return self.nsegs;
+            }
+            // The write holding byte b, and the segment of it that starts at or before b.
+            let i = self.writes.partition_point(|w| w.1 <= b).max(1) - 1;
+            let (s, first) = self.writes[i];
+            return s + (b - first) / self.cfg.mss as u64;
+        }
         if self.total != u64::MAX && b >= self.total {
             if b > self.total {
                 self.nsegs + 1
@@ -289,7 +344,12 @@ impl TcpSender {
             }
         }
         let checksum = if self.cfg.verify_stream && len > 0 {
-            content_checksum(self.cfg.stream_key, k * self.cfg.mss as u64, len)
+            let offset = if self.cfg.app_limited {
+                self.seg_seq(k) - 1
+            } else {
+                k * self.cfg.mss as u64
+            };
+            content_checksum(self.cfg.stream_key, offset, len)
         } else {
             0
         };
@@ -619,7 +679,12 @@ impl TcpSender {
             }
         }
         if self.cfg.cc == CcKind::Westwood {
-            self.westwood_ack(now, newly * self.cfg.mss as u64);
+            let bytes = if self.cfg.app_limited {
+                self.seg_seq(acked) - self.seg_seq(self.una)
+            } else {
+                newly * self.cfg.mss as u64
+            };
+            self.westwood_ack(now, bytes);
         }
         for _ in 0..newly.min(self.board.len() as u64) {
             self.board.pop_front();
