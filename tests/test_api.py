@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import sys
 from pathlib import Path
 
 import pandas as pd
+
 import pytest
 
 import xlayer
@@ -141,7 +143,8 @@ def test_tuning_parameters_are_listed_readable_and_settable(chain_path):
         assert {"name", "layer", "doc", "unit", "min", "max"} <= set(p), p
         if "<flow>" in p["name"]:
             continue  # a UDP scenario has no TCP connection; tests/test_transport.py covers them
-        name = p["name"].replace("<level>", "0")  # per-level parameters: level 0 exists always
+        # Indexed parameters: level 0, node 0 as neighbour or destination, exist always.
+        name = re.sub(r"<(level|neighbour|destination)>", "0", p["name"])
         value = sim.get_param(0, name)
         assert isinstance(value, float)
         assert p["min"] <= value <= p["max"], (name, value)

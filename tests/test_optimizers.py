@@ -1,11 +1,11 @@
 """ECLAIR optimizers from Python: a class written here steers a run through the tuning layers,
 a raising one is unloaded without perturbing the run, a listening one changes nothing, RWC and
 conflicts through scenarios, and ``xlayer tunables`` lists what every test below reads back."""
-
 from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -199,7 +199,7 @@ SETTABLE = {
     "mac.long_retry_limit": (0, "mac.long_retry_limit", 2.0),
     "net.queue_capacity": (0, "net.queue_capacity", 30.0),
     "phy.data_rate_mbps": (0, "phy.data_rate_mbps", 5.5),
-    "mac.flow_retry_limit.<level>": (0, "mac.flow_retry_limit.0", 3.0),
+    "mac.flow_retry_limit.<flow>": (0, "mac.flow_retry_limit.0", 3.0),
     "mac.queue_bytes": (0, "mac.queue_bytes", 40000.0),
     "phy.tx_power_offset_db": (0, "phy.tx_power_offset_db", -3.0),
     "tcp.rwnd.<flow>": (2, "tcp.rwnd.0", 12000.0),
@@ -218,7 +218,7 @@ ALL_PARAMS = {
 
 
 def address(name: str) -> str:
-    return name.replace("<level>", "0").replace("<flow>", "0")
+    return re.sub(r"<(level|neighbour|destination|flow)>", "0", name)
 
 
 def test_tunables_lists_every_parameter_and_event_and_each_reads_back(capsys):

@@ -235,6 +235,6 @@ def run(
 
 def tunables() -> List[Dict[str, Any]]:
     """Every parameter and event of every layer's tuning layer: dicts with ``kind`` ("param" or
-    "event"), ``name`` (``<level>``/``<flow>`` placeholders for per-level and per-flow ones),
+    "event"), ``name`` (``<level>``, ``<neighbour>``, ``<destination>`` or ``<flow>`` placeholders for indexed ones),
     ``layer``, ``type``, ``unit``, ``settable``, ``doc``, and ``min``/``max`` for parameters."""
     return list(_core.tunables())

@@ -142,7 +142,8 @@ def _parser() -> argparse.ArgumentParser:
         help="list every parameter and event of every layer's tuning layer (ECLAIR)",
         description="Every parameter optimizers can read (and set, when settable) and every "
         "event they can register for, per layer, with type and unit. Per-level parameters are "
-        "addressed as NAME.<level> (mac.cw_min.0), per-flow ones as NAME.<flow> (tcp.rwnd.2).",
+        "addressed as NAME.<level> (mac.cw_min.0), NAME.<neighbour> or NAME.<destination> with a "
+        "node id (net.etx.3), per-flow ones as NAME.<flow> (tcp.rwnd.2).",
     )
     p_tun.add_argument("--json", action="store_true", help="print them as JSON")
     p_tun.set_defaults(command_fn=_cmd_tunables)

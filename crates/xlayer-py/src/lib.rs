@@ -304,17 +304,16 @@ impl Simulation {
     }
 }
 
-/// One tuning parameter as a dict: `name` (with `.<level>` or `.<flow>` where it takes one),
+/// One tuning parameter as a dict: `name` (with `.<level>`, `.<neighbour>`, `.<destination>` or
+/// `.<flow>` where it takes an index),
 /// `layer, doc, unit, min, max, read_only`.
 fn param_dict<'py>(
     py: Python<'py>,
     s: &xlayer_core::tune::ParamSpec,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new_bound(py);
-    let name = if s.per_level {
-        format!("{}.<level>", s.name)
-    } else if s.per_flow {
-        format!("{}.<flow>", s.name)
+    let name = if s.per_level || s.per_flow {
+        format!("{}.<{}>", s.name, s.index)
     } else {
         s.name.to_string()
     };

@@ -117,7 +117,8 @@ pub const PARAMS: &[ParamSpec] = &[
         255.0,
         true,
         false,
-    ),
+    )
+    .indexed_by("flow"),
     node_param(
         "mac.queue_bytes",
         "mac",

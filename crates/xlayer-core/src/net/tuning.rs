@@ -17,7 +17,8 @@ pub const PARAMS: &[ParamSpec] = &[
         f64::INFINITY,
         true,
         true,
-    ),
+    )
+    .indexed_by("neighbour"),
     p(
         "net.next_hop",
         "net",
@@ -27,7 +28,8 @@ pub const PARAMS: &[ParamSpec] = &[
         f64::MAX,
         true,
         true,
-    ),
+    )
+    .indexed_by("destination"),
     p(
         "net.next_hop_count",
         "net",
@@ -37,7 +39,8 @@ pub const PARAMS: &[ParamSpec] = &[
         16.0,
         true,
         true,
-    ),
+    )
+    .indexed_by("destination"),
     p(
         "net.dest_queue_len",
         "net",
@@ -47,7 +50,8 @@ pub const PARAMS: &[ParamSpec] = &[
         f64::MAX,
         true,
         true,
-    ),
+    )
+    .indexed_by("destination"),
     node_param(
         "net.forwarded",
         "net",

@@ -19,6 +19,20 @@ pub struct ParamSpec {
     pub read_only: bool,
     /// Addressed per flow (`<name>.<flow>`), on the node that runs the flow's endpoint.
     pub per_flow: bool,
+    /// What the index suffix of an indexed parameter names: "level" (a MAC priority level),
+    /// "neighbour", "destination" (node ids) or "flow"; empty for a parameter without one.
+    pub index: &'static str,
+}
+
+impl ParamSpec {
+    /// The same parameter indexed by `what` ("neighbour", "destination", "flow") instead of
+    /// a MAC level.
+    pub const fn indexed_by(self, what: &'static str) -> ParamSpec {
+        ParamSpec {
+            index: what,
+            ..self
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)] // one row of the parameter table, read as such
@@ -42,6 +56,7 @@ pub const fn p(
         per_level,
         read_only,
         per_flow: false,
+        index: if per_level { "level" } else { "" },
     }
 }
 
@@ -71,6 +86,7 @@ pub const fn flow_param(
 ) -> ParamSpec {
     ParamSpec {
         per_flow: true,
+        index: "flow",
         ..p(name, layer, doc, unit, min, max, false, read_only)
     }
 }
