@@ -20,6 +20,7 @@ except ImportError as e:  # pragma: no cover - only without a built core
 
 from xlayer import analysis, optimizers
 from xlayer.api import Simulation, run, tunables
+from xlayer.optimum import oracle
 from xlayer.errors import (
     ScenarioError,
     SimulationError,
@@ -43,6 +44,7 @@ __all__ = [
     "__version__",
     "run",
     "sweep",
+    "oracle",
     "analysis",
     "optimizers",
     "tunables",

@@ -28,6 +28,12 @@ def normalize_scenario(json_text: str) -> str:
 def scenario_to_toml(json_text: str) -> str:
     """Validates a scenario given as JSON; returns it as TOML with every default filled in."""
 
+def oracle_model(json_text: str) -> Dict[str, Any]:
+    """The optimum oracle's model of a scenario (xlayer_core::oracle): ``nodes``,
+    ``packet_bytes``, ``links`` (columns from, to, rate_bps, rx_dbm, success, attempt_s,
+    capacity_pps), ``conflicts`` (pairs of link indices) and ``flows`` (flow, src, dst,
+    payload_bits, size, route)."""
+
 class Simulation:
     """A network built from a scenario (JSON text), advanced with :meth:`run_until`."""
 

@@ -175,6 +175,30 @@ def _parser() -> argparse.ArgumentParser:
     dask_args(p_cmp, "override a field of the scenario (as in xlayer run); may be repeated")
     p_cmp.set_defaults(command_fn=_cmd_compare)
 
+    p_or = sub.add_parser(
+        "oracle", help="the optimum of a scenario's network utility problem, or how far a run "
+        "is from it",
+        description="Solve the network utility problem of SCENARIO (links, capacities and "
+        "conflicts from the simulator's own PHY and MAC model) over the independent sets of its "
+        "conflict graph and print each flow's optimal rate; given a result folder, print the "
+        "run's measured rates beside them and its fractions of the optimal utility and "
+        "aggregate. Needs cvxpy and clarabel for the proportional-fair objective "
+        "(pip install 'xlayer[oracle]').",
+    )
+    p_or.add_argument("scenario", nargs="?", metavar="SCENARIO|RESULT_DIR",
+                      help="scenario TOML file or a run's result folder (default: the built-in "
+                      "default scenario)")
+    p_or.add_argument("--seed", type=int, help="replace the scenario's seed")
+    p_or.add_argument("--set", dest="overrides", action="append", default=[],
+                      metavar="KEY=VALUE", help="override a scenario field (as in xlayer run)")
+    p_or.add_argument("--objective", default="proportional",
+                      choices=("proportional", "aggregate", "maxmin"),
+                      help="sum of log rates (default), aggregate rate, or smallest rate")
+    p_or.add_argument("--routing", default="static", choices=("static", "multipath"),
+                      help="the scenario's static routes (default) or free multi-path routing")
+    p_or.add_argument("--json", action="store_true", help="print the optimum as JSON on stdout")
+    p_or.set_defaults(command_fn=_cmd_oracle)
+
     p_plot = sub.add_parser("plot", help="draw the plots of a sweep or run folder (PNG and SVG)")
     p_plot.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
     p_plot.add_argument("--out", metavar="DIR", help="where to write them (default: DIR/plots)")
@@ -237,6 +261,34 @@ def _print_optimizer_notes(console: Console, result: Result) -> None:
 
 def _cmd_scenario(args: argparse.Namespace) -> int:
     sys.stdout.write(scenario_to_toml(_load(args)))
+    return 0
+
+
+def _cmd_oracle(args: argparse.Namespace) -> int:
+    from xlayer.optimum import oracle
+
+    source = args.scenario
+    if source is not None and not Path(source).is_dir():
+        source = _load(args)
+        overrides, seed = (), None
+    else:
+        overrides, seed = args.overrides, args.seed
+    o = oracle(source, objective=args.objective, routing=args.routing, overrides=overrides,
+               seed=seed)
+    if args.json:
+        sys.stdout.write(json.dumps(o.to_json(), indent=2, sort_keys=True) + "\n")
+        return 0
+    console = _console()
+    t = Table(title=f"optimum ({args.objective}, {args.routing} routing)", box=box.SIMPLE_HEAD)
+    cols = [c for c in ("flow", "src", "dst", "hops", "rate_bps", "measured_bps",
+                        "measured_over_optimal") if c in o.flows.columns]
+    for col in cols:
+        t.add_column(col, justify="right")
+    for row in o.flows.itertuples(index=False):
+        t.add_row(*(_fmt_value(getattr(row, c)) for c in cols))
+    console.print(t)
+    for key, value in o.summary.items():
+        console.print(f"{key}: {_fmt_value(value)}")
     return 0
 
 

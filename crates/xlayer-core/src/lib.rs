@@ -17,6 +17,7 @@ pub mod error;
 pub mod mac;
 pub mod metrics;
 pub mod net;
+pub mod oracle;
 pub mod phy;
 pub mod scenario;
 pub mod sim;

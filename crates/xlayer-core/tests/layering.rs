@@ -6,7 +6,8 @@
 //! Order, lowest first: `error` and `sim` (the engine); `wire` (what travels); `metrics`
 //! (counters and capture buffers the layers fill); `phy`, `mac`, `net`, `transport`, `app`; `xl`
 //! (cross-layer data-path components); `tune` (tuning layers, optimizers); `scenario` (the
-//! description of a run); `world` (node assembly, channel, run loop); `builder`; `results`
+//! description of a run); `world` (node assembly, channel, run loop); `builder`; `oracle` (the optimum oracle's link model, read
+//! from a built world); `results`
 //! (reading the world out); the crate root.
 
 use std::collections::BTreeSet;
@@ -27,6 +28,7 @@ const LAYERS: &[&[&str]] = &[
     &["scenario"],
     &["world"],
     &["builder"],
+    &["oracle"],
     &["results"],
     &["lib"],
 ];

@@ -136,6 +136,63 @@ fn scenario_to_toml(json_text: &str) -> PyResult<String> {
     guarded(move || Scenario::from_json(&text).map(|s| s.to_toml()))
 }
 
+/// The optimum oracle's model of a scenario (JSON text), `xlayer_core::oracle`: a dict with
+/// `nodes`, `packet_bytes`, `links` (dict of columns `from, to, rate_bps, rx_dbm, success`,
+/// and per packet size lists `attempt_s`, `capacity_pps`), `conflicts` (pairs of link indices)
+/// and `flows` (dicts `flow, src, dst, payload_bits, size, route`).
+#[pyfunction]
+fn oracle_model(py: Python<'_>, json_text: &str) -> PyResult<PyObject> {
+    let text = json_text.to_owned();
+    let m = guarded(move || xlayer_core::oracle::model(&Scenario::from_json(&text)?))?;
+    let links = PyDict::new_bound(py);
+    links.set_item("from", m.links.iter().map(|l| l.from).collect::<Vec<_>>())?;
+    links.set_item("to", m.links.iter().map(|l| l.to).collect::<Vec<_>>())?;
+    links.set_item(
+        "rate_bps",
+        m.links.iter().map(|l| l.rate_bps).collect::<Vec<_>>(),
+    )?;
+    links.set_item(
+        "rx_dbm",
+        m.links.iter().map(|l| l.rx_dbm).collect::<Vec<_>>(),
+    )?;
+    links.set_item(
+        "success",
+        m.links.iter().map(|l| l.success).collect::<Vec<_>>(),
+    )?;
+    links.set_item(
+        "attempt_s",
+        m.links
+            .iter()
+            .map(|l| l.attempt_s.clone())
+            .collect::<Vec<_>>(),
+    )?;
+    links.set_item(
+        "capacity_pps",
+        m.links
+            .iter()
+            .map(|l| l.capacity_pps.clone())
+            .collect::<Vec<_>>(),
+    )?;
+    let flows = PyList::empty_bound(py);
+    for f in &m.flows {
+        let d = PyDict::new_bound(py);
+        d.set_item("flow", f.id)?;
+        d.set_item("src", f.src)?;
+        d.set_item("dst", f.dst)?;
+        d.set_item("payload_bits", f.payload_bits)?;
+        d.set_item("size", f.size)?;
+        d.set_item("route", f.route.clone())?;
+        flows.append(d)?;
+    }
+    let d = PyDict::new_bound(py);
+    d.set_item("nodes", m.nodes)?;
+    d.set_item("packet_bytes", m.packet_bytes)?;
+    d.set_item("links", links)?;
+    d.set_item("conflicts", m.conflicts)?;
+    d.set_item("flows", flows)?;
+    Ok(d.into_py(py))
+}
+
 /// A built scenario. Build it from JSON text, advance it with `run_until`, read `results()`.
 #[pyclass(module = "xlayer._core", unsendable)]
 struct Simulation {
@@ -369,6 +426,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", xlayer_core::VERSION)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_to_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(oracle_model, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(tunables, m)?)?;
     m.add_class::<optimizers::OptimizerContext>()?;
