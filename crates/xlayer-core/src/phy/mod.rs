@@ -17,6 +17,7 @@
 //! a source is on; carrier sense counts it only for sources that ask.
 
 pub mod error_model;
+pub mod fec;
 pub mod noise;
 pub mod propagation;
 pub mod radio;
