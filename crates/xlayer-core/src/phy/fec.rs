@@ -224,28 +224,8 @@ pub fn spectrum(rate: CodeRate) -> Option<&'static Spectrum> {
 /// Stegun 7.1.6) and Laplace's continued fraction above (A&S 26.2.14), both to about 1e-14
 /// relative error, so that the tails of high-SNR pairwise errors keep their precision.
 pub fn q_function(x: f64) -> f64 {
-    if x < 0.0 {
-        return 1.0 - q_function(-x);
-    }
-    if x < 3.0 {
-        // Q(x) = ½ − φ(x)·Σ x^(2n+1) / (1·3·5⋯(2n+1)).
-        let mut term = x;
-        let mut sum = x;
-        let mut n = 1.0;
-        while term.abs() > 1e-17 * sum.abs() {
-            term *= x * x / (2.0 * n + 1.0);
-            sum += term;
-            n += 1.0;
-        }
-        0.5 - (-x * x / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt() * sum
-    } else {
-        // Laplace's continued fraction Q(x) = φ(x) / (x + 1/(x + 2/(x + 3/(x + …)))).
-        let mut f = x;
-        for n in (1..=60).rev() {
-            f = x + n as f64 / f;
-        }
-        (-x * x / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt() / f
-    }
+    // Q(x) = ½ erfc(x/√2), with libm's erfc (accurate in the tail, where 1 − Φ would cancel).
+    0.5 * libm::erfc(x / std::f64::consts::SQRT_2)
 }
 
 /// Decision type of the Viterbi decoder.

@@ -300,6 +300,17 @@ fn through_layer<T>(
 /// Reads a parameter of a node.
 pub fn get(w: &mut dyn Host, node: u32, name: &str) -> Result<f64, XlError> {
     let (spec, index) = split(name)?;
+    get_spec(w, node, spec, index, name)
+}
+
+/// Reads parameter `spec` (already looked up from `name`) of a node.
+pub(crate) fn get_spec(
+    w: &mut dyn Host,
+    node: u32,
+    spec: &'static ParamSpec,
+    index: Option<usize>,
+    name: &str,
+) -> Result<f64, XlError> {
     through_layer(w, node, spec, name, |w| {
         w.param_get(node, spec, index, name)
     })
@@ -308,6 +319,18 @@ pub fn get(w: &mut dyn Host, node: u32, name: &str) -> Result<f64, XlError> {
 /// Sets a parameter of a node; the value is checked against the declared range.
 pub fn set(w: &mut dyn Host, node: u32, name: &str, value: f64) -> Result<(), XlError> {
     let (spec, index) = split(name)?;
+    set_spec(w, node, spec, index, name, value)
+}
+
+/// Sets parameter `spec` (already looked up from `name`) of a node, checked as [`set`] does.
+pub(crate) fn set_spec(
+    w: &mut dyn Host,
+    node: u32,
+    spec: &'static ParamSpec,
+    index: Option<usize>,
+    name: &str,
+    value: f64,
+) -> Result<(), XlError> {
     if spec.read_only {
         return Err(XlError::Tuning(format!("\"{name}\" is read-only")));
     }

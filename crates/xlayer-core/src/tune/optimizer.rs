@@ -297,23 +297,23 @@ impl Ctx<'_> {
         self.world.flows()
     }
 
-    /// Records that the optimizer uses the tuning layer that owns parameter `name`.
-    fn uses(&mut self, name: &str) -> Result<(), XlError> {
-        let (spec, _) = super::split(name)?;
-        self.world.tuning().0.slots[self.slot].layers |= super::layer_bit(spec.layer);
-        Ok(())
+    /// Records that the optimizer uses the tuning layer `layer`.
+    fn uses(&mut self, layer: &str) {
+        self.world.tuning().0.slots[self.slot].layers |= super::layer_bit(layer);
     }
 
     /// Reads a parameter of the node through its tuning layer.
     pub fn get(&mut self, name: &str) -> Result<f64, XlError> {
-        self.uses(name)?;
-        super::get(self.world, self.node, name)
+        let (spec, index) = super::split(name)?;
+        self.uses(spec.layer);
+        super::get_spec(self.world, self.node, spec, index, name)
     }
 
     /// Sets a parameter of the node through its tuning layer (recorded for conflicts).
     pub fn set(&mut self, name: &str, value: f64) -> Result<(), XlError> {
-        self.uses(name)?;
-        super::set(self.world, self.node, name, value)?;
+        let (spec, index) = super::split(name)?;
+        self.uses(spec.layer);
+        super::set_spec(self.world, self.node, spec, index, name, value)?;
         let now = self.world.now();
         let host = self.world.tuning().0;
         host.slots[self.slot].sets += 1;
