@@ -22,6 +22,7 @@ from conftest import SMALL_CHAIN
     ("tcp-westwood", "tcp-westwood"),
     ("tfrc", "tfrc"),
     ("tfrc-ecn", "tfrc-ecn"),
+    ("clap", "clap"),
     ("udp", "udp"),
 ])
 def test_a_preset_sets_every_flows_transport(chain_path, preset, transport):

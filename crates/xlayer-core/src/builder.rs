@@ -16,13 +16,14 @@ use crate::phy::error_model::default_sinr_threshold_db;
 use crate::phy::propagation::{dbm_to_mw, delay_ns, mw_to_dbm, Propagation};
 use crate::phy::{thermal_noise_mw, PhyConfig, PhyTiming};
 use crate::scenario::{
-    rate_set, ErrorModelKind, Fading, PropagationKind, RateSpec, Scenario, Standard, TcpOptions,
-    TopologyKind,
+    rate_set, ClapOptions, ErrorModelKind, Fading, PropagationKind, RateSpec, Scenario, Standard,
+    TcpOptions, TopologyKind,
 };
 use crate::sim::rng::{stream, GLOBAL};
 use crate::sim::Event;
 use crate::sim::SimTime;
-use crate::transport::conn::{Conn, TcpConn, TfrcConn, TFRC_HEADER_BYTES};
+use crate::transport::clap::ClapConfig;
+use crate::transport::conn::{ClapConn, Conn, TcpConn, TfrcConn, TFRC_HEADER_BYTES};
 use crate::transport::tcp::{rfc5681_initial_window, CcKind, TcpConfig, TcpReceiver, TcpSender};
 use crate::transport::tfrc::TfrcConfig;
 use crate::tune::optimizer::{attach, builtin, builtin_error, AttachOptions};
@@ -35,6 +36,7 @@ struct FlowTransportSpec<'a> {
     sack: bool,
     size: Option<u64>,
     tcp: Option<&'a TcpOptions>,
+    clap: Option<&'a ClapOptions>,
     rate: RateSpec,
     /// The flow's application writes over time (`[flows.app]`).
     app_limited: bool,
@@ -437,6 +439,26 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 ))));
                 FlowTransport::Tfrc(conns.len() as u32 - 1)
             }
+            "clap" => {
+                let o = t.clap.cloned().unwrap_or_default();
+                conns.push(Conn::Clap(Box::new(ClapConn::new(
+                    id,
+                    ClapConfig {
+                        payload_bytes: payload,
+                        total_bytes: t.size,
+                        probe_interval: SimTime::from_secs_f64(o.probe_interval_s),
+                        probe_bytes: o.probe_bytes,
+                        nack_interval: SimTime::from_secs_f64(o.nack_interval_s),
+                        max_rate_bps: match t.rate {
+                            RateSpec::Bps(b) => Some(b),
+                            RateSpec::Saturate => None,
+                        },
+                        max_outstanding: o.max_outstanding,
+                        stream_key: sc.seed ^ ((id as u64) << 32) ^ 0xc1a9_0000,
+                    },
+                ))));
+                FlowTransport::Clap(conns.len() as u32 - 1)
+            }
             _ => FlowTransport::Udp,
         };
         flows.push(Flow {
@@ -491,6 +513,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 sack: f.sack,
                 size: f.size_bytes,
                 tcp: f.tcp.as_ref(),
+                clap: f.clap.as_ref(),
                 rate: f.rate_bps,
                 app_limited: f.app.is_some(),
             },
@@ -563,6 +586,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                     sack: fr.sack,
                     size: fr.size_bytes,
                     tcp: fr.tcp.as_ref(),
+                    clap: fr.clap.as_ref(),
                     rate: fr.rate_bps,
                     app_limited: false,
                 },
@@ -694,6 +718,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     );
     world.timeseries_bin = sc.output.timeseries_bin_s.map(SimTime::from_secs_f64);
     world.conns = conns;
+    world.register_link_readers();
     if sc.output.tcp_trace {
         world.tcp_trace = Some(Vec::new());
     }
@@ -732,6 +757,11 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         if let Some(limit) = f.retry_limit {
             for node in &mut world.nodes {
                 node.mac.set_flow_retry_limit(i as u32, limit);
+            }
+        }
+        if let Some(code) = f.code_rate {
+            for node in &mut world.nodes {
+                node.mac.set_flow_code(i as u32, code.0);
             }
         }
     }

@@ -51,6 +51,7 @@ use crate::phy::PhyConfig;
 use crate::scenario::Scenario;
 use crate::sim::SimTime;
 use crate::transport::conn::TFRC_HEADER_BYTES;
+use crate::wire::clap::CLAP_HEADER_BYTES;
 use crate::wire::frame::{ACK_BYTES, CTS_BYTES, DATA_OVERHEAD_BYTES, LLC_SNAP_BYTES, RTS_BYTES};
 use crate::wire::packet::{IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 use crate::wire::tcp::TCP_HEADER_BYTES;
@@ -267,6 +268,7 @@ fn ip_bytes(payload: u32, transport: FlowTransport) -> u32 {
             FlowTransport::Udp => UDP_HEADER_BYTES,
             FlowTransport::Tcp(_) => TCP_HEADER_BYTES,
             FlowTransport::Tfrc(_) => UDP_HEADER_BYTES + TFRC_HEADER_BYTES,
+            FlowTransport::Clap(_) => UDP_HEADER_BYTES + CLAP_HEADER_BYTES,
         }
 }
 

@@ -5,6 +5,7 @@ use crate::app::FlowTransport;
 use crate::metrics::{jain_index, log_utility, window};
 use crate::net::routing::UNREACHABLE;
 use crate::scenario::Scenario;
+use crate::sim::SimTime;
 use crate::world::World;
 
 /// A cell of a result table.
@@ -72,6 +73,29 @@ pub fn cell_f64(row: &[(&'static str, Value)], key: &str) -> Option<f64> {
     }
 }
 
+/// The transport columns of a file-transfer connection's row: its name, completion time (from
+/// the flow's start; NaN if unfinished), bytes delivered in order, `[retransmits,
+/// fast_retransmits, timeouts]` and stream errors.
+fn push_transfer(
+    row: &mut Row,
+    transport: String,
+    start: SimTime,
+    completed_at: Option<SimTime>,
+    delivered_bytes: u64,
+    [retransmits, fast, timeouts]: [u64; 3],
+    stream_errors: u64,
+) {
+    use Value::*;
+    let completion = completed_at.map_or(f64::NAN, |t| (t - start).as_secs_f64());
+    row.push(("transport", Str(transport)));
+    row.push(("completion_s", Float(completion)));
+    row.push(("app_bytes", Int(delivered_bytes as i64)));
+    row.push(("retransmits", Int(retransmits as i64)));
+    row.push(("fast_retransmits", Int(fast as i64)));
+    row.push(("timeouts", Int(timeouts as i64)));
+    row.push(("stream_errors", Int(stream_errors as i64)));
+}
+
 fn secs(ns: u64) -> f64 {
     ns as f64 * 1e-9
 }
@@ -80,6 +104,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
     use Value::*;
     let mut flows = Vec::with_capacity(w.flows.len());
     let any_app = w.flows.iter().any(|f| f.app.is_some());
+    let any_clap = w.conns.iter().any(|c| c.clap().is_some());
     let mut rates = Vec::with_capacity(w.flows.len());
     let (mut all_delay_sum, mut all_delay_n) = (0u128, 0u64);
     let (mut sent_total, mut delivered_total) = (0u64, 0u64);
@@ -166,28 +191,42 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                     .tcp()
                     .expect("a TCP flow's connection is TCP");
                 let s = &conn.sender;
-                row.push((
-                    "transport",
-                    Str(format!(
-                        "tcp-{}{}",
-                        s.cc_name(),
-                        if s.sack_requested() { "+sack" } else { "" }
-                    )),
-                ));
-                row.push((
-                    "completion_s",
-                    Float(
-                        conn.receiver
-                            .completed_at
-                            .map(|t| (t - f.start).as_secs_f64())
-                            .unwrap_or(f64::NAN),
-                    ),
-                ));
-                row.push(("app_bytes", Int(conn.receiver.delivered_bytes as i64)));
-                row.push(("retransmits", Int(s.stats.retransmits as i64)));
-                row.push(("fast_retransmits", Int(s.stats.fast_retransmits as i64)));
-                row.push(("timeouts", Int(s.stats.timeouts as i64)));
-                row.push(("stream_errors", Int(conn.receiver.stream_errors as i64)));
+                let transport = format!(
+                    "tcp-{}{}",
+                    s.cc_name(),
+                    if s.sack_requested() { "+sack" } else { "" }
+                );
+                let r = &conn.receiver;
+                push_transfer(
+                    row,
+                    transport,
+                    f.start,
+                    r.completed_at,
+                    r.delivered_bytes,
+                    [
+                        s.stats.retransmits,
+                        s.stats.fast_retransmits,
+                        s.stats.timeouts,
+                    ],
+                    r.stream_errors,
+                );
+            }
+            FlowTransport::Clap(c) => {
+                let conn = w.conns[c as usize]
+                    .clap()
+                    .expect("a CLAP flow's connection is CLAP");
+                let s = &conn.sender.stats;
+                let r = &conn.receiver;
+                // Timeouts: the sender's tail timeouts (it resent what was not reported held).
+                push_transfer(
+                    row,
+                    "clap".into(),
+                    f.start,
+                    r.completed_at,
+                    r.delivered_bytes,
+                    [s.retransmits, 0, s.tail_timeouts],
+                    r.stream_errors,
+                );
             }
             FlowTransport::Tfrc(_) | FlowTransport::Udp => {
                 row.push(("transport", Str(transport_name(w, f))));
@@ -198,6 +237,54 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 row.push(("timeouts", Int(0)));
                 row.push(("stream_errors", Int(0)));
             }
+        }
+        if any_clap {
+            // CLAP's probes and NACKs (`transport::clap`); zeros and NaN for other flows.
+            let conn = f.transport.conn().and_then(|c| w.conns[c as usize].clap());
+            let nan = f64::NAN;
+            let (probes, replies, probe_bytes, overhead, rtt, path, nacks, nack_bytes, rate) =
+                match conn {
+                    Some(c) => {
+                        let s = &c.sender.stats;
+                        // The sender probes while it is active: from the flow's start to the
+                        // file's completion, or to the flow's stop (or the run's end).
+                        let until = c
+                            .receiver
+                            .completed_at
+                            .unwrap_or(f.stop.min(w.end))
+                            .max(f.start);
+                        let active = (until - f.start).as_secs_f64();
+                        let mean = |sum: f64, n: u64| if n > 0 { sum / n as f64 } else { nan };
+                        (
+                            s.probes_sent,
+                            s.probe_replies,
+                            c.probe_bytes,
+                            if active > 0.0 {
+                                c.probe_bytes as f64 * 8.0 / active
+                            } else {
+                                nan
+                            },
+                            mean(s.probe_rtt_sum_s, s.probe_replies),
+                            Some(c.sender.path_rate_bps())
+                                .filter(|r| r.is_finite())
+                                .unwrap_or(nan),
+                            c.receiver.nacks_sent,
+                            c.nack_bytes,
+                            mean(s.rate_sum_bps, s.rate_samples),
+                        )
+                    }
+                    None => (0, 0, 0, nan, nan, nan, 0, 0, nan),
+                };
+            row.push(("clap_probes", Int(probes as i64)));
+            row.push(("clap_probe_replies", Int(replies as i64)));
+            row.push(("clap_probe_bytes", Int(probe_bytes as i64)));
+            row.push(("clap_probe_overhead_bps", Float(overhead)));
+            row.push(("clap_probe_rtt_mean_s", Float(rtt)));
+            // The last path rate probed (NaN: no relay stamped it, as on a one-hop path).
+            row.push(("clap_path_rate_bps", Float(path)));
+            row.push(("clap_nacks", Int(nacks as i64)));
+            row.push(("clap_nack_bytes", Int(nack_bytes as i64)));
+            row.push(("clap_rate_mean_bps", Float(rate)));
         }
         if any_app {
             // Request-driven applications (`app::traffic`): requests (pages, e-mails) and

@@ -26,6 +26,7 @@ pub enum FlowTransport {
     Udp,
     Tcp(u32),
     Tfrc(u32),
+    Clap(u32),
 }
 
 impl FlowTransport {
@@ -34,7 +35,7 @@ impl FlowTransport {
     pub fn conn(self) -> Option<u32> {
         match self {
             FlowTransport::Udp => None,
-            FlowTransport::Tcp(c) | FlowTransport::Tfrc(c) => Some(c),
+            FlowTransport::Tcp(c) | FlowTransport::Tfrc(c) | FlowTransport::Clap(c) => Some(c),
         }
     }
 }

@@ -33,6 +33,7 @@ use std::collections::VecDeque;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::phy::fec::CodeRate;
 use crate::phy::PhyTiming;
 use crate::sim::rng::Stream;
 use crate::sim::{Event, EventQueue, SimTime, TimerKind};
@@ -159,17 +160,23 @@ struct Level {
 }
 
 /// The MAC's sending rate, the link status CLAP reads (`mac.send_rate_bps`): each unicast
-/// frame the MAC delivers (acknowledged) is a sample of `bits / service time`, its service time
-/// running from when it reached the head of its queue (or the previous head left) to its
-/// acknowledgement — contention, deferral, retries and the exchange included, so the rate is
-/// what the link delivers when it has packets, whatever the load. Samples are smoothed by an
-/// exponentially weighted moving average of gain 1/8, RFC 6298's gain for the smoothed RTT (the
-/// slides give no estimator); the first sample is taken as it is.
+/// frame the MAC delivers (acknowledged) is a sample of its bits and its service time, the
+/// service time running from when it reached the head of its queue (or the previous head left)
+/// to its acknowledgement — contention, deferral, retries and the exchange included, so the rate
+/// is what the link delivers when it has packets, whatever the load. Bits and service times are
+/// each smoothed by an exponentially weighted moving average of gain 1/8, RFC 6298's gain for
+/// the smoothed RTT (the slides give no estimator), and the rate is their ratio: averaging the
+/// samples' rates instead would overstate a link whose service times vary (a 1 ms and a 10 ms
+/// service of the same frame average to 5.5 times the rate of the 10 ms one, not twice it). The
+/// first sample is taken as it is.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SendRate {
     /// The smoothed rate, bit/s (0 before the first sample).
     pub bps: f64,
     pub samples: u64,
+    /// Smoothed bits and service time (seconds) of a delivered frame.
+    bits: f64,
+    service_s: f64,
 }
 
 impl SendRate {
@@ -178,12 +185,15 @@ impl SendRate {
 
     fn sample(&mut self, bytes: u32, service: SimTime) {
         let s = service.ns().max(1) as f64 * 1e-9;
-        let x = bytes as f64 * 8.0 / s;
-        self.bps = if self.samples == 0 {
-            x
+        let b = bytes as f64 * 8.0;
+        if self.samples == 0 {
+            self.bits = b;
+            self.service_s = s;
         } else {
-            self.bps + Self::GAIN * (x - self.bps)
-        };
+            self.bits += Self::GAIN * (b - self.bits);
+            self.service_s += Self::GAIN * (s - self.service_s);
+        }
+        self.bps = self.bits / self.service_s;
         self.samples += 1;
     }
 }
@@ -277,6 +287,8 @@ pub struct Mac {
     pub send_rate: SendRate,
     /// Retry limits of flows that have their own at this node: (flow, limit), by flow.
     flow_retry_limits: Vec<(u32, u32)>,
+    /// Flows with their own FEC code rate at this node, by flow ([`Mac::set_flow_code`]).
+    flow_codes: Vec<(u32, CodeRate)>,
     /// How the MAC gets the medium (`mac.access`): DCF/EDCA contention or Z-MAC/ZMAC+.
     access: Access,
 }
@@ -338,6 +350,7 @@ impl Mac {
             stats: MacStats::default(),
             send_rate: SendRate::default(),
             flow_retry_limits: Vec::new(),
+            flow_codes: Vec::new(),
             access: Access::Csma,
         }
     }
@@ -379,6 +392,24 @@ impl Mac {
         match self.flow_retry_limits.binary_search_by_key(&flow, |e| e.0) {
             Ok(i) => self.flow_retry_limits[i].1 = limit,
             Err(i) => self.flow_retry_limits.insert(i, (flow, limit)),
+        }
+    }
+
+    /// `flow`'s own FEC code rate at this node, if it has one: its unicast data frames go out
+    /// as 802.11a BPSK OFDM with that code (`phy::fec`), at `12 · R` Mbit/s.
+    pub fn flow_code(&self, flow: u32) -> Option<CodeRate> {
+        self.flow_codes
+            .binary_search_by_key(&flow, |e| e.0)
+            .ok()
+            .map(|i| self.flow_codes[i].1)
+    }
+
+    /// Gives `flow` its own FEC code rate at this node (the flavor-aware link layer's per-flow
+    /// FEC). Only for 802.11a radios (checked by the scenario and the tuning layer).
+    pub fn set_flow_code(&mut self, flow: u32, code: CodeRate) {
+        match self.flow_codes.binary_search_by_key(&flow, |e| e.0) {
+            Ok(i) => self.flow_codes[i].1 = code,
+            Err(i) => self.flow_codes.insert(i, (flow, code)),
         }
     }
 
@@ -745,10 +776,14 @@ impl Mac {
         };
         let bytes = DATA_OVERHEAD_BYTES + LLC_SNAP_BYTES + head.bytes;
         let broadcast = head.next_hop == BROADCAST;
-        let rate = if broadcast {
-            self.params.basic_rate_mbps
-        } else {
-            self.params.data_rate_mbps
+        let code = match self.flow_codes.is_empty() || broadcast {
+            true => None,
+            false => self.flow_code(head.flow),
+        };
+        let rate = match (broadcast, code) {
+            (true, _) => self.params.basic_rate_mbps,
+            (false, Some(c)) => c.bpsk_ofdm_rate_mbps(),
+            (false, None) => self.params.data_rate_mbps,
         };
         let duration = if broadcast {
             SimTime::ZERO
@@ -766,6 +801,7 @@ impl Mac {
             packet: head.packet,
             bytes,
             rate_mbps: rate,
+            code: code.map_or(0, CodeRate::id),
         }
     }
 
@@ -776,7 +812,11 @@ impl Mac {
             !data.is_broadcast() && self.params.rts_threshold.is_some_and(|t| data.bytes > t);
         self.active_rts = use_rts;
         if use_rts {
-            let data_time = self.params.timing.duration(data.bytes, data.rate_mbps);
+            let data_time = self
+                .params
+                .timing
+                .frame_coded(data.bytes, data.rate_mbps, data.code)
+                .total;
             let duration =
                 SimTime(self.sifs().ns() * 3) + self.cts_time + data_time + self.ack_time;
             let rts = Frame::control(
@@ -1276,6 +1316,7 @@ mod tests {
             packet: 9,
             bytes: 100,
             rate_mbps: 11.0,
+            code: 0,
         };
         mac.on_rx(SimTime::ZERO, Some(&data), &mut q, &mut rng, &mut out);
         assert!(out.iter().any(|a| matches!(a, MacAction::Deliver { .. })));

@@ -6,6 +6,7 @@
 use super::Mac;
 use crate::error::XlError;
 use crate::mac::EdcaLevel;
+use crate::phy::fec::CodeRate;
 use crate::phy::radio::{rate_set, Standard};
 use crate::sim::param::{node_param, p, EventSpec, ParamSpec, TuneEventKind};
 
@@ -119,6 +120,17 @@ pub const PARAMS: &[ParamSpec] = &[
         false,
     )
     .indexed_by("flow"),
+    p(
+        "mac.flow_code_rate",
+        "mac",
+        "FEC code rate of a flow's data frames sent by this node, 802.11a BPSK only: 1/3, 1/2, 2/3 or 1 (uncoded) at 4, 6, 8 or 12 Mbit/s (index: flow id; reads the code of the MAC's data rate while the flow has none of its own, 1 for 802.11b)",
+        "rate",
+        1.0 / 3.0,
+        1.0,
+        true,
+        false,
+    )
+    .indexed_by("flow"),
     node_param(
         "mac.queue_bytes",
         "mac",
@@ -131,7 +143,7 @@ pub const PARAMS: &[ParamSpec] = &[
     node_param(
         "mac.send_rate_bps",
         "mac",
-        "smoothed sending rate of acknowledged frames: bits over service time (head of queue to ACK), EWMA gain 1/8; 0 before the first",
+        "sending rate of acknowledged frames: smoothed bits over smoothed service time (head of queue to ACK), EWMA gain 1/8 each; 0 before the first",
         "bit/s",
         0.0,
         f64::MAX,
@@ -169,6 +181,19 @@ pub const EVENTS: &[EventSpec] = &[
         unit: "level",
     },
 ];
+
+/// The code rate of the MAC's data rate: 802.11a's mode for it (802.11-2016 Table 17-4), or 1
+/// for 802.11b, whose DSSS/CCK modes have no convolutional code.
+fn standard_code_rate(mac: &Mac) -> f64 {
+    match mac.params.timing.standard {
+        Standard::Dot11a => match mac.params.data_rate_mbps as u32 {
+            6 | 12 | 24 => 0.5,
+            48 => 2.0 / 3.0,
+            _ => 0.75,
+        },
+        _ => 1.0,
+    }
+}
 
 /// Whether `spec` is one of this layer's.
 pub fn owns(spec: &ParamSpec) -> bool {
@@ -212,6 +237,10 @@ pub fn get(mac: &Mac, spec: &ParamSpec, level: Option<usize>, name: &str) -> Res
             .flow_retry_limit(level.unwrap_or(0) as u32)
             .unwrap_or(mac.params.short_retry_limit) as f64,
         "mac.queue_bytes" => mac.params.queue_bytes.unwrap_or(0) as f64,
+        "mac.flow_code_rate" => match mac.flow_code(level.unwrap_or(0) as u32) {
+            Some(c) => c.value(),
+            None => standard_code_rate(mac),
+        },
         _ => unreachable!("every parameter of mac::tuning::PARAMS is handled"),
     })
 }
@@ -248,6 +277,19 @@ pub fn set(
         "mac.long_retry_limit" => mac.params.long_retry_limit = int,
         "net.queue_capacity" => mac.params.queue_capacity = int,
         "mac.flow_retry_limit" => mac.set_flow_retry_limit(level.unwrap_or(0) as u32, int),
+        "mac.flow_code_rate" => {
+            if standard != Standard::Dot11a {
+                return Err(XlError::Tuning(format!(
+                    "\"{name}\": per-flow code rates are 802.11a BPSK OFDM; this radio is {standard:?}"
+                )));
+            }
+            let Some(code) = CodeRate::per_flow_from_value(value) else {
+                return Err(XlError::Tuning(format!(
+                    "\"{name}\" = {value}: allowed code rates are 1/3, 1/2, 2/3 and 1 (uncoded)"
+                )));
+            };
+            mac.set_flow_code(level.unwrap_or(0) as u32, code);
+        }
         "mac.queue_bytes" => {
             if int != 0 && int < 2304 {
                 return Err(XlError::Tuning(format!(

@@ -594,6 +594,7 @@ fn zmac_frame(kind: FrameKind, src: u32, bytes: u32, rate_mbps: f64) -> Frame {
         packet: NO_PACKET,
         bytes,
         rate_mbps,
+        code: 0,
     }
 }
 

@@ -55,10 +55,15 @@ pub enum OfdmMode {
     Qam16_34,
     Qam64_23,
     Qam64_34,
+    /// BPSK with a flow's own code rate (Mahmoodi et al.; not 802.11a modes): 1/3 with
+    /// (133, 145, 175), 2/3 as (133, 171) punctured like 802.11, and uncoded (`phy::fec`).
+    Bpsk13,
+    Bpsk23,
+    BpskUncoded,
 }
 
 impl OfdmMode {
-    const ALL: [OfdmMode; 8] = [
+    const ALL: [OfdmMode; 11] = [
         OfdmMode::Bpsk12,
         OfdmMode::Bpsk34,
         OfdmMode::Qpsk12,
@@ -67,7 +72,22 @@ impl OfdmMode {
         OfdmMode::Qam16_34,
         OfdmMode::Qam64_23,
         OfdmMode::Qam64_34,
+        OfdmMode::Bpsk13,
+        OfdmMode::Bpsk23,
+        OfdmMode::BpskUncoded,
     ];
+
+    /// BPSK OFDM with a flow's own code rate (1/2 is 802.11a's 6 Mbit/s mode itself).
+    pub fn bpsk_coded(code: crate::phy::fec::CodeRate) -> OfdmMode {
+        use crate::phy::fec::CodeRate;
+        match code {
+            CodeRate::OneThird => OfdmMode::Bpsk13,
+            CodeRate::OneHalf => OfdmMode::Bpsk12,
+            CodeRate::TwoThirds => OfdmMode::Bpsk23,
+            CodeRate::ThreeQuarters => OfdmMode::Bpsk34,
+            CodeRate::Uncoded => OfdmMode::BpskUncoded,
+        }
+    }
 
     pub fn for_rate(rate_mbps: f64) -> OfdmMode {
         let rates = [6.0, 9.0, 12.0, 18.0, 24.0, 36.0, 48.0, 54.0];
@@ -83,7 +103,7 @@ impl OfdmMode {
 fn ofdm_uncoded_ber(m: OfdmMode, snr: f64) -> f64 {
     use OfdmMode::*;
     match m {
-        Bpsk12 | Bpsk34 => 0.5 * erfc(snr.sqrt()),
+        Bpsk12 | Bpsk34 | Bpsk13 | Bpsk23 | BpskUncoded => 0.5 * erfc(snr.sqrt()),
         Qpsk12 | Qpsk34 => 0.5 * erfc((snr / 2.0).sqrt()),
         Qam16_12 | Qam16_34 => 0.75 * 0.5 * erfc((snr / 10.0).sqrt()),
         Qam64_23 | Qam64_34 => 7.0 / 12.0 * 0.5 * erfc((snr / 42.0).sqrt()),
@@ -91,9 +111,28 @@ fn ofdm_uncoded_ber(m: OfdmMode, snr: f64) -> f64 {
 }
 
 /// Union bound on the decoded bit error rate of the K = 7 code at raw bit error `p`.
+///
+/// The flows' own BPSK code rates take their distance spectra from `phy::fec`, computed from
+/// the generators, in the same form as the 802.11a modes (ns-3's NIST model):
+/// `P_b ≤ Σ_d c_d D^d / (2k)`; uncoded BPSK is `p` itself.
 fn viterbi_union_bound(m: OfdmMode, p: f64) -> f64 {
+    use crate::phy::fec::{spectrum, CodeRate};
     use OfdmMode::*;
     let d = (4.0 * p * (1.0 - p)).sqrt();
+    let computed = match m {
+        BpskUncoded => return p,
+        Bpsk13 => Some(CodeRate::OneThird),
+        Bpsk23 => Some(CodeRate::TwoThirds),
+        _ => None,
+    };
+    if let Some(s) = computed.and_then(spectrum) {
+        let sum: f64 =
+            s.c.iter()
+                .enumerate()
+                .map(|(i, &c)| c as f64 * d.powi((s.d_free + i as u32) as i32))
+                .sum();
+        return (sum / (2.0 * s.period as f64)).min(0.5);
+    }
     let (k, dfree, spectrum): (f64, i32, &[f64]) = match m {
         Bpsk12 | Qpsk12 | Qam16_12 => (
             1.0,
@@ -125,6 +164,7 @@ fn viterbi_union_bound(m: OfdmMode, p: f64) -> f64 {
                 3.0, 70.0, 285.0, 1276.0, 6160.0, 27128.0, 117019.0, 498860.0, 2103891.0, 8784123.0,
             ],
         ),
+        Bpsk13 | Bpsk23 | BpskUncoded => unreachable!("computed above"),
         Bpsk34 | Qpsk34 | Qam16_34 | Qam64_34 => (
             3.0,
             5,
@@ -265,8 +305,8 @@ fn modulation_index(m: Modulation) -> usize {
 const EMPTY: u64 = 0x7ff8_dead_beef_0001;
 
 /// One table per modulation, each entry computed on first read ([`entry`]).
-static TABLES: [[AtomicU64; GRID_LEN]; 12] =
-    [const { [const { AtomicU64::new(EMPTY) }; GRID_LEN] }; 12];
+static TABLES: [[AtomicU64; GRID_LEN]; 15] =
+    [const { [const { AtomicU64::new(EMPTY) }; GRID_LEN] }; 15];
 
 /// Grid entry `i` of `m`'s table. Threads that compute the same entry at once store the same
 /// bits, so a relaxed load and store suffice.

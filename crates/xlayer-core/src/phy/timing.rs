@@ -96,6 +96,17 @@ impl PhyTiming {
         }
     }
 
+    /// Airtime of a PSDU whose payload has its own FEC (`code`: a `phy::fec::CodeRate` id,
+    /// 802.11a BPSK at `rate_mbps` = 12 · R; 0: the standard's code for the rate, as
+    /// [`PhyTiming::frame`]). The SIGNAL field stays BPSK 1/2.
+    pub fn frame_coded(&self, bytes: u32, rate_mbps: f64, code: u8) -> FrameTiming {
+        let mut t = self.frame(bytes, rate_mbps);
+        if let (Standard::Dot11a, Some(c)) = (self.standard, super::fec::CodeRate::from_id(code)) {
+            t.payload_modulation = Modulation::Ofdm(OfdmMode::bpsk_coded(c));
+        }
+        t
+    }
+
     pub fn duration(&self, bytes: u32, rate_mbps: f64) -> SimTime {
         self.frame(bytes, rate_mbps).total
     }

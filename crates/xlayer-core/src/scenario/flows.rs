@@ -10,8 +10,9 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::check::{bad, default_from_serde, positive};
 use crate::error::XlError;
+use crate::phy::fec::CodeRate;
 
-default_from_serde!(TcpOptions);
+default_from_serde!(ClapOptions, TcpOptions);
 
 /// A flow's offered load: a constant bit rate, or a backlogged ("saturate") source.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -59,6 +60,55 @@ impl<'de> Deserialize<'de> for RateSpec {
                 self.visit_f64(v as f64)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<RateSpec, E> {
+                self.visit_f64(v as f64)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A flow's FEC code rate (`flows[].code_rate`): "1/3", "1/2", "2/3" or "1" (uncoded), or the
+/// same as a number (0.5); kept as the canonical string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeRateSpec(pub CodeRate);
+
+impl Serialize for CodeRateSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match self.0 {
+            CodeRate::OneThird => "1/3",
+            CodeRate::OneHalf => "1/2",
+            CodeRate::TwoThirds => "2/3",
+            CodeRate::ThreeQuarters => "3/4",
+            CodeRate::Uncoded => "1",
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for CodeRateSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        const ALLOWED: &str = "\"1/3\", \"1/2\", \"2/3\" or \"1\" (uncoded)";
+        impl<'de> Visitor<'de> for V {
+            type Value = CodeRateSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "a code rate: {ALLOWED}")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<CodeRateSpec, E> {
+                CodeRate::per_flow_from_name(v.trim())
+                    .map(CodeRateSpec)
+                    .ok_or_else(|| {
+                        E::custom(format!("expected a code rate {ALLOWED}, found \"{v}\""))
+                    })
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<CodeRateSpec, E> {
+                CodeRate::per_flow_from_value(v)
+                    .map(CodeRateSpec)
+                    .ok_or_else(|| E::custom(format!("expected a code rate {ALLOWED}, found {v}")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<CodeRateSpec, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<CodeRateSpec, E> {
                 self.visit_f64(v as f64)
             }
         }
@@ -124,6 +174,83 @@ impl TcpOptions {
     }
 }
 
+/// CLAP settings of a flow (`flows[].clap`; `transport::clap`). The CLAP slides give none of
+/// these values; each default is xlayer's choice, with its reason.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClapOptions {
+    /// Seconds between a probe's reply and the next probe (the slides' `f`). Default 0.1 s: ten
+    /// path readings a second, as often as the 1 s noise pulses of the slides need to be seen.
+    #[serde(default = "ClapOptions::default_probe_interval")]
+    pub probe_interval_s: f64,
+    /// IP bytes of a probe and of its reply (the slides' `p`). Default 44: IPv4 (20) + UDP (8)
+    /// + the CLAP header (16), no padding.
+    #[serde(default = "ClapOptions::default_probe_bytes")]
+    pub probe_bytes: u32,
+    /// Seconds between the receiver's aggregate NACKs. Default 0.05 s: at 5 Mbit/s a NACK
+    /// covers about 20 packets of 1460 bytes, so it is one reverse frame per 20 data frames
+    /// (TCP's delayed ACKs send one per 2).
+    #[serde(default = "ClapOptions::default_nack_interval")]
+    pub nack_interval_s: f64,
+    /// Packets the sender may send beyond the receiver's first missing one (the receiver's
+    /// buffer; a NACK's bitmap is at most this long). Default 8192.
+    #[serde(default = "ClapOptions::default_max_outstanding")]
+    pub max_outstanding: u32,
+}
+
+impl ClapOptions {
+    fn default_probe_interval() -> f64 {
+        0.1
+    }
+    fn default_probe_bytes() -> u32 {
+        CLAP_MIN_PROBE_BYTES
+    }
+    fn default_nack_interval() -> f64 {
+        0.05
+    }
+    fn default_max_outstanding() -> u32 {
+        8192
+    }
+
+    fn validate(&self, p: &str) -> Result<(), XlError> {
+        positive(&format!("{p}.clap.probe_interval_s"), self.probe_interval_s)?;
+        positive(&format!("{p}.clap.nack_interval_s"), self.nack_interval_s)?;
+        for (name, v) in [
+            ("probe_interval_s", self.probe_interval_s),
+            ("nack_interval_s", self.nack_interval_s),
+        ] {
+            if v > 3600.0 {
+                return Err(bad(
+                    format!("{p}.clap.{name}"),
+                    format!("must be at most 3600 s, found {v}"),
+                ));
+            }
+        }
+        if !(CLAP_MIN_PROBE_BYTES..=2296).contains(&self.probe_bytes) {
+            return Err(bad(
+                format!("{p}.clap.probe_bytes"),
+                format!(
+                    "must be {CLAP_MIN_PROBE_BYTES}..=2296 (IPv4, UDP and the 16-byte CLAP header at least; the 802.11 MSDU limit less LLC at most), found {}",
+                    self.probe_bytes
+                ),
+            ));
+        }
+        if !(1..=1 << 20).contains(&self.max_outstanding) {
+            return Err(bad(
+                format!("{p}.clap.max_outstanding"),
+                format!(
+                    "must be 1..=1048576 packets, found {}",
+                    self.max_outstanding
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The smallest CLAP probe: IPv4, UDP and the CLAP header.
+pub const CLAP_MIN_PROBE_BYTES: u32 = 44;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
@@ -137,11 +264,14 @@ pub struct FlowSpec {
     /// TCP SACK option (RFC 2018) and RFC 6675 loss recovery.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub sack: bool,
-    /// Bytes of a bulk transfer (TCP); absent: long-lived.
+    /// Bytes of a bulk transfer (TCP, CLAP); absent: long-lived.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpOptions>,
+    /// CLAP settings (`transport = "clap"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clap: Option<ClapOptions>,
     #[serde(default = "default_rate")]
     pub rate_bps: RateSpec,
     #[serde(default = "default_payload")]
@@ -157,6 +287,10 @@ pub struct FlowSpec {
     /// are tried at most this many times; absent: the MAC's limits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_limit: Option<u32>,
+    /// The flow's own FEC code rate at every node that sends its data frames (802.11a BPSK OFDM
+    /// at 12 · R Mbit/s; absent: the MAC's data rate and its code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code_rate: Option<CodeRateSpec>,
     /// A request-driven application over the flow's TCP connection (`[flows.app]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app: Option<AppSpec>,
@@ -294,6 +428,9 @@ pub struct FlowsRandom {
     pub size_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpOptions>,
+    /// CLAP settings (`transport = "clap"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clap: Option<ClapOptions>,
     #[serde(default = "default_rate")]
     pub rate_bps: RateSpec,
     #[serde(default = "default_payload")]
@@ -313,6 +450,7 @@ pub struct FlowsRandom {
 }
 
 /// Checks the transport of a flow and fills the TCP default `cc`.
+#[allow(clippy::too_many_arguments)]
 fn check_transport(
     p: &str,
     transport: &str,
@@ -320,10 +458,33 @@ fn check_transport(
     sack: bool,
     size: Option<u64>,
     tcp: &Option<TcpOptions>,
+    clap: &Option<ClapOptions>,
     rate: RateSpec,
 ) -> Result<(), XlError> {
-    const ALLOWED: &str = "\"udp\", \"tcp\", \"tfrc\", \"tfrc-ecn\"";
+    const ALLOWED: &str = "\"udp\", \"tcp\", \"tfrc\", \"tfrc-ecn\", \"clap\"";
+    if clap.is_some() && transport != "clap" {
+        return Err(bad(
+            format!("{p}.clap"),
+            format!("applies to clap flows only; this flow's transport is \"{transport}\""),
+        ));
+    }
     match transport {
+        "clap" => {
+            for (field, given) in [("cc", cc.is_some()), ("sack", sack), ("tcp", tcp.is_some())] {
+                if given {
+                    return Err(bad(
+                        format!("{p}.{field}"),
+                        "applies to tcp flows only; this flow's transport is \"clap\"",
+                    ));
+                }
+            }
+            if size == Some(0) {
+                return Err(bad(format!("{p}.size_bytes"), "must be at least 1 byte"));
+            }
+            if let Some(c) = clap {
+                c.validate(p)?;
+            }
+        }
         "udp" | "tfrc" | "tfrc-ecn" => {
             for (field, given) in [
                 ("cc", cc.is_some()),
@@ -332,10 +493,15 @@ fn check_transport(
                 ("tcp", tcp.is_some()),
             ] {
                 if given {
+                    let to = if field == "size_bytes" {
+                        "tcp and clap"
+                    } else {
+                        "tcp"
+                    };
                     return Err(bad(
                         format!("{p}.{field}"),
                         format!(
-                            "applies to tcp flows only; this flow's transport is \"{transport}\""
+                            "applies to {to} flows only; this flow's transport is \"{transport}\""
                         ),
                     ));
                 }
@@ -434,6 +600,7 @@ fn check_flow(
     let headers = match transport {
         "tcp" => 8 + 20 + 20 + 28,
         "tfrc" | "tfrc-ecn" => 8 + 20 + 8 + 16,
+        "clap" => 8 + 20 + 8 + 16,
         _ => 36,
     };
     if payload == 0 || payload > 2304 - headers {
@@ -525,6 +692,7 @@ pub(super) fn validate_flows(
             f.sack,
             f.size_bytes,
             &f.tcp,
+            &f.clap,
             f.rate_bps,
         )?;
         check_flow(
@@ -731,6 +899,7 @@ impl FlowsRandom {
             fr.sack,
             fr.size_bytes,
             &fr.tcp,
+            &fr.clap,
             fr.rate_bps,
         )?;
         check_flow(

@@ -24,7 +24,7 @@ use super::net::NetConfig;
 use super::noise::{validate_noise, NoiseSpec};
 use super::optimizers::{validate_optimizers, OptimizerSpec};
 use super::output::Output;
-use super::radio::Radio;
+use super::radio::{Radio, Standard};
 use super::stack::Stack;
 use super::topology::Topology;
 use super::wired::{validate_wired, WiredSpec};
@@ -174,6 +174,14 @@ impl Scenario {
         self.output.validate(self.duration_s)?;
         let levels = self.mac_levels().len() as u32;
         validate_flows(&mut self.flows, n, levels, self.duration_s)?;
+        if self.radio.standard != Standard::Dot11a {
+            if let Some(i) = self.flows.iter().position(|f| f.code_rate.is_some()) {
+                return Err(bad(
+                    format!("flows[{i}].code_rate"),
+                    "per-flow code rates are 802.11a BPSK OFDM: set radio.standard = \"802.11a\"",
+                ));
+            }
+        }
         if let Some(fr) = &mut self.flows_random {
             fr.validate(n, levels, self.duration_s)?;
         }

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::check::{at_least_1us, bad, default_from_serde, positive, yes};
-use super::flows::{RateSpec, TcpOptions, MAX_PACKETS_PER_S};
+use super::flows::{ClapOptions, RateSpec, TcpOptions, MAX_PACKETS_PER_S};
 use super::net::DsdvConfig;
 use super::schema::Scenario;
 use crate::error::XlError;
@@ -19,7 +19,7 @@ use crate::error::XlError;
 default_from_serde!(FusionOptions, DpcloOptions, DcloOptions, DiffqOptions);
 
 /// Protocol stacks a scenario can name in `stack.preset`.
-pub const PRESETS: [&str; 15] = [
+pub const PRESETS: [&str; 16] = [
     "udp-dcf",
     "udp",
     "tcp-reno",
@@ -29,6 +29,7 @@ pub const PRESETS: [&str; 15] = [
     "tcp-few",
     "tfrc",
     "tfrc-ecn",
+    "clap",
     "diffq-udp",
     "diffq-tcp",
     "dpclo-zmacplus",
@@ -501,6 +502,8 @@ impl Scenario {
             "tcp-few" => ("tcp", Some("few"), false),
             "tfrc" => ("tfrc", None, false),
             "tfrc-ecn" => ("tfrc-ecn", None, false),
+            // CLAP (the CLAP slides): every flow a CLAP file transfer over the scenario's MAC.
+            "clap" => ("clap", None, false),
             // DiffQ: per-destination queues, 8-level MAC, source rate control; DiffQ-TCP keeps
             // TCP's reliability (with SACK, as the testbed's Linux TCP) without its congestion
             // control.
@@ -589,19 +592,27 @@ impl Scenario {
                      sack: &mut bool,
                      size: &mut Option<u64>,
                      tcp: &mut Option<TcpOptions>,
+                     clap: &mut Option<ClapOptions>,
                      rate: &mut RateSpec| {
             *transport = t.0.to_string();
             *cc = t.1.map(str::to_string);
             *sack = t.2;
+            // `[flows.tcp]` and `[flows.clap]` may stay in a scenario run under other presets;
+            // only their own transport reads them.
+            if t.0 != "tcp" {
+                *tcp = None;
+            }
+            if t.0 != "clap" {
+                *clap = None;
+            }
             if t.1 == Some("paced") {
                 // DiffQ sets the rate; the field only keeps validation happy.
                 *rate = RateSpec::Bps(1e6);
-            } else if t.0 == "tcp" {
-                // TCP flows are bulk transfers paced by their congestion control.
+            } else if t.0 == "tcp" || t.0 == "clap" {
+                // TCP and CLAP flows are file transfers paced by their own control.
                 *rate = RateSpec::Saturate;
             } else {
                 *size = None;
-                *tcp = None;
             }
         };
         for f in &mut self.flows {
@@ -611,6 +622,7 @@ impl Scenario {
                 &mut f.sack,
                 &mut f.size_bytes,
                 &mut f.tcp,
+                &mut f.clap,
                 &mut f.rate_bps,
             );
             // Request-driven applications run over TCP only.
@@ -625,6 +637,7 @@ impl Scenario {
                 &mut f.sack,
                 &mut f.size_bytes,
                 &mut f.tcp,
+                &mut f.clap,
                 &mut f.rate_bps,
             );
         }

@@ -12,11 +12,15 @@
 //! Adding a transport is a new file beside this one, a variant of [`Conn`] and its arms here.
 //! UDP flows have no connection: the application's datagrams go to the network as they are.
 
+use std::collections::VecDeque;
+
+use super::clap::{ClapConfig, ClapReceiver, ClapSender, LinkStatus};
 use super::tcp::{TcpNotice, TcpOut, TcpReceiver, TcpSender, TcpTimer, TCP_HEADER_BYTES};
 use super::tfrc::{TfrcConfig, TfrcFeedback, TfrcReceiver, TfrcSender};
 use super::{udp_datagram, Header, ECN_CE, ECN_ECT0, ECN_NOT_ECT};
 use crate::sim::SimTime;
-use crate::wire::packet::{Control, Packet, IPV4_HEADER_BYTES};
+use crate::wire::clap::{ClapHeader, ClapNack, CLAP_HEADER_BYTES};
+use crate::wire::packet::{Control, Packet, IPV4_HEADER_BYTES, UDP_HEADER_BYTES};
 
 /// TFRC data and feedback packets carry a 16-byte TFRC header over UDP (sequence number,
 /// timestamp and RTT estimate; echoed timestamp, elapsed time, receive rate and loss event rate).
@@ -29,6 +33,10 @@ const TIMER_TCP_DELACK: u8 = 2;
 const TIMER_TFRC_SEND: u8 = 3;
 const TIMER_TFRC_NOFEEDBACK: u8 = 4;
 const TIMER_TFRC_FEEDBACK: u8 = 5;
+const TIMER_CLAP_SEND: u8 = 6;
+const TIMER_CLAP_PROBE: u8 = 7;
+const TIMER_CLAP_NACK: u8 = 8;
+const TIMER_CLAP_TAIL: u8 = 9;
 
 /// Whether a timer code is TCP's pacing timer (a paced sender's rate may be refreshed first).
 pub fn is_pace_timer(code: u8) -> bool {
@@ -56,6 +64,9 @@ pub struct FlowState {
     pub emitting: bool,
     /// The flow has started and its stop time is still ahead (its timers stay armed).
     pub running: bool,
+    /// The source's MAC status, read through its tuning layer, for transports that read it
+    /// ([`Conn::reads_link_status`]: CLAP); `None` for the others.
+    pub link: Option<LinkStatus>,
 }
 
 /// What a connection asks of the world after a hook, in the order the world carries it out.
@@ -179,6 +190,226 @@ impl TfrcConn {
     }
 }
 
+/// NACK bitmaps a CLAP connection keeps for its NACKs in flight (the newest ones; an older
+/// NACK is ignored by the sender once a newer one arrived).
+const CLAP_BITMAPS_KEPT: usize = 16;
+
+/// A CLAP connection (`transport::clap`): the sender at the flow's source, the receiver at its
+/// destination, the bitmaps of the NACKs in flight (their contents, which the packets do not
+/// carry), and the times of its pending timer events.
+#[derive(Debug)]
+pub struct ClapConn {
+    pub flow: u32,
+    pub sender: ClapSender,
+    pub receiver: ClapReceiver,
+    bitmaps: VecDeque<(u32, Vec<u64>)>,
+    spare: Vec<Vec<u64>>,
+    send_pending: Option<SimTime>,
+    probe_pending: Option<SimTime>,
+    nack_pending: Option<SimTime>,
+    tail_pending: Option<SimTime>,
+    /// IP bytes of probes and probe replies sent.
+    pub probe_bytes: u64,
+    /// The first and last times a probe or reply was sent (the span its overhead is spread
+    /// over).
+    pub probe_span: Option<(SimTime, SimTime)>,
+    /// IP bytes of NACKs sent.
+    pub nack_bytes: u64,
+}
+
+impl ClapConn {
+    pub fn new(flow: u32, cfg: ClapConfig) -> ClapConn {
+        ClapConn {
+            flow,
+            sender: ClapSender::new(cfg),
+            receiver: ClapReceiver::new(cfg),
+            bitmaps: VecDeque::with_capacity(CLAP_BITMAPS_KEPT),
+            spare: Vec::new(),
+            send_pending: None,
+            probe_pending: None,
+            nack_pending: None,
+            tail_pending: None,
+            probe_bytes: 0,
+            probe_span: None,
+            nack_bytes: 0,
+        }
+    }
+
+    /// A CLAP packet of the flow, from `from` to `to`.
+    fn packet(now: SimTime, e: &Ends, from_source: bool, payload: u32, h: ClapHeader) -> Packet {
+        let (src, dst) = if from_source {
+            (e.src, e.dst)
+        } else {
+            (e.dst, e.src)
+        };
+        let mut p = udp_datagram(e.flow, 0, src, dst, payload, now, e.ttl, e.level);
+        p.header_bytes += h.bytes();
+        p.seq = match h {
+            ClapHeader::Data(d) => d.seq as u64,
+            _ => 0,
+        };
+        p.transport = Header::Clap(h);
+        p
+    }
+
+    fn probe_sent(&mut self, now: SimTime) {
+        self.probe_bytes += self.sender.config().probe_bytes as u64;
+        self.probe_span = Some(match self.probe_span {
+            None => (now, now),
+            Some((a, _)) => (a, now),
+        });
+    }
+
+    /// Sends what the sender and its probe timer have due, then arms the timers.
+    fn pump(&mut self, now: SimTime, e: &Ends, st: FlowState, out: &mut ConnOut) {
+        if st.emitting {
+            let link = st.link.unwrap_or_default();
+            if let Some((d, len)) = self.sender.poll_send(now, &link) {
+                out.packets
+                    .push(Self::packet(now, e, true, len, ClapHeader::Data(d)));
+            }
+            if let Some(probe) = self.sender.poll_probe(now) {
+                let pad = self.sender.config().probe_bytes
+                    - (IPV4_HEADER_BYTES + UDP_HEADER_BYTES + CLAP_HEADER_BYTES);
+                out.packets
+                    .push(Self::packet(now, e, true, pad, ClapHeader::Probe(probe)));
+                self.probe_sent(now);
+            }
+        }
+        self.arm(now, st, out);
+    }
+
+    /// A NACK from the receiver to the sender; its bitmap is kept under its id.
+    fn nack(
+        &mut self,
+        now: SimTime,
+        e: &Ends,
+        n: ClapNack,
+        bitmap: Option<Vec<u64>>,
+        out: &mut ConnOut,
+    ) {
+        if let Some(b) = bitmap {
+            if self.bitmaps.len() == CLAP_BITMAPS_KEPT {
+                if let Some((_, old)) = self.bitmaps.pop_front() {
+                    self.spare.push(old);
+                }
+            }
+            self.bitmaps.push_back((n.id, b));
+        }
+        let p = Self::packet(now, e, false, 0, ClapHeader::Nack(n));
+        self.nack_bytes += p.bytes() as u64;
+        out.packets.push(p);
+    }
+
+    /// Asks for the timer events the deadlines need (one per timer at a time).
+    fn arm(&mut self, now: SimTime, st: FlowState, out: &mut ConnOut) {
+        let mut want = |pending: &mut Option<SimTime>, at: Option<SimTime>, code: u8| {
+            if let Some(at) = at {
+                let at = at.max(now);
+                if pending.is_none_or(|p| p > at || p < now) {
+                    *pending = Some(at);
+                    out.timers.push((at, code));
+                }
+            }
+        };
+        if st.running {
+            let s = &self.sender;
+            want(
+                &mut self.send_pending,
+                s.has_data().then(|| s.next_send()),
+                TIMER_CLAP_SEND,
+            );
+            want(
+                &mut self.probe_pending,
+                s.active().then(|| s.next_probe()),
+                TIMER_CLAP_PROBE,
+            );
+            want(&mut self.tail_pending, s.tail_deadline(), TIMER_CLAP_TAIL);
+        }
+        want(
+            &mut self.nack_pending,
+            self.receiver.nack_due(),
+            TIMER_CLAP_NACK,
+        );
+    }
+
+    fn on_packet(
+        &mut self,
+        now: SimTime,
+        e: &Ends,
+        st: FlowState,
+        p: &Packet,
+        h: ClapHeader,
+        out: &mut ConnOut,
+    ) {
+        match h {
+            ClapHeader::Data(d) => {
+                if let Some(n) = self
+                    .receiver
+                    .on_data(now, &d, p.payload_bytes, &mut out.delivered)
+                {
+                    self.nack(now, e, n, None, out);
+                }
+            }
+            ClapHeader::Nack(n) => {
+                let i = self.bitmaps.iter().position(|(id, _)| *id == n.id);
+                let bitmap: &[u64] = match i {
+                    Some(i) => &self.bitmaps[i].1,
+                    None => &[],
+                };
+                self.sender.on_nack(&n, bitmap);
+                // Bitmaps of this NACK and older ones are of no further use.
+                while self.bitmaps.front().is_some_and(|(id, _)| *id <= n.id) {
+                    let (_, b) = self.bitmaps.pop_front().expect("checked");
+                    self.spare.push(b);
+                }
+            }
+            ClapHeader::Probe(probe) => {
+                let pad = self.sender.config().probe_bytes
+                    - (IPV4_HEADER_BYTES + UDP_HEADER_BYTES + CLAP_HEADER_BYTES);
+                out.packets.push(Self::packet(
+                    now,
+                    e,
+                    false,
+                    pad,
+                    ClapHeader::ProbeReply(probe),
+                ));
+                self.probe_sent(now);
+            }
+            ClapHeader::ProbeReply(r) => self.sender.on_probe_reply(now, &r),
+        }
+        self.pump(now, e, st, out);
+    }
+
+    fn timer(&mut self, now: SimTime, code: u8, e: &Ends, st: FlowState, out: &mut ConnOut) {
+        let clear = |pending: &mut Option<SimTime>| {
+            if *pending == Some(now) {
+                *pending = None;
+            }
+        };
+        match code {
+            TIMER_CLAP_SEND => clear(&mut self.send_pending),
+            TIMER_CLAP_PROBE => clear(&mut self.probe_pending),
+            TIMER_CLAP_TAIL => {
+                clear(&mut self.tail_pending);
+                if st.emitting {
+                    self.sender.on_tail_timeout(now);
+                }
+            }
+            TIMER_CLAP_NACK => {
+                clear(&mut self.nack_pending);
+                let mut b = self.spare.pop().unwrap_or_default();
+                match self.receiver.on_nack_timer(now, st.running, &mut b) {
+                    Some(n) => self.nack(now, e, n, Some(b), out),
+                    None => self.spare.push(b),
+                }
+            }
+            _ => {}
+        }
+        self.pump(now, e, st, out);
+    }
+}
+
 /// A flow's transport connection.
 #[derive(Debug)]
 /// Each variant is boxed: connections differ in size by several times (TFRC's loss history),
@@ -186,6 +417,7 @@ impl TfrcConn {
 pub enum Conn {
     Tcp(Box<TcpConn>),
     Tfrc(Box<TfrcConn>),
+    Clap(Box<ClapConn>),
 }
 
 impl Conn {
@@ -194,7 +426,14 @@ impl Conn {
         match self {
             Conn::Tcp(c) => c.flow,
             Conn::Tfrc(c) => c.flow,
+            Conn::Clap(c) => c.flow,
         }
+    }
+
+    /// Whether the connection's sender reads its MAC's status ([`FlowState::link`]) and
+    /// registers for the MAC's underflow events ([`Conn::mac_underflow`]).
+    pub fn reads_link_status(&self) -> bool {
+        matches!(self, Conn::Clap(_))
     }
 
     /// The transport's name in the results (`flows.csv`'s `transport`).
@@ -203,6 +442,14 @@ impl Conn {
             Conn::Tcp(_) => "tcp",
             Conn::Tfrc(c) if c.sender.config().ecn => "tfrc-ecn",
             Conn::Tfrc(_) => "tfrc",
+            Conn::Clap(_) => "clap",
+        }
+    }
+
+    pub fn clap(&self) -> Option<&ClapConn> {
+        match self {
+            Conn::Clap(c) => Some(c),
+            _ => None,
         }
     }
 
@@ -238,13 +485,25 @@ impl Conn {
                 c.sender = TfrcSender::new(*c.sender.config(), now);
                 c.send(now, e, st, out);
             }
+            Conn::Clap(c) => c.pump(now, e, st, out),
         }
     }
 
-    /// The flow stops (its stop time): a TCP sender sends no new data.
+    /// The flow stops (its stop time): a TCP or CLAP sender sends no new data.
     pub fn halt(&mut self) {
-        if let Conn::Tcp(c) = self {
-            c.sender.halt();
+        match self {
+            Conn::Tcp(c) => c.sender.halt(),
+            Conn::Clap(c) => c.sender.halt(),
+            Conn::Tfrc(_) => {}
+        }
+    }
+
+    /// The source's MAC ran its interface queues empty (`mac.underflow`), for a connection
+    /// that registered for it ([`Conn::reads_link_status`]).
+    pub fn mac_underflow(&mut self, now: SimTime, e: &Ends, st: FlowState, out: &mut ConnOut) {
+        if let Conn::Clap(c) = self {
+            c.sender.on_underflow();
+            c.pump(now, e, st, out);
         }
     }
 
@@ -285,6 +544,10 @@ impl Conn {
                 }
                 c.arm(now, st, out);
                 true
+            }
+            (Conn::Clap(c), Header::Clap(h)) => {
+                c.on_packet(now, e, st, p, h, out);
+                false
             }
             // A header of another transport: not this connection's.
             _ => false,
@@ -351,6 +614,7 @@ impl Conn {
                 }
                 _ => {}
             },
+            Conn::Clap(c) => c.timer(now, code, e, st, out),
         }
     }
 
@@ -367,6 +631,7 @@ impl Conn {
     pub fn stream_bytes(&self) -> (u64, u64) {
         match self {
             Conn::Tcp(c) => (c.sender.written_bytes(), c.receiver.delivered_bytes),
+            Conn::Clap(c) => (0, c.receiver.delivered_bytes),
             _ => (0, 0),
         }
     }

@@ -1,9 +1,11 @@
 //! Transport protocols: UDP (RFC 768: a datagram is one network packet with an 8-byte UDP
-//! header over a 20-byte IPv4 header), the TCP family ([`tcp`]) and TFRC / TFRC-ECN ([`tfrc`]).
+//! header over a 20-byte IPv4 header), the TCP family ([`tcp`]), TFRC / TFRC-ECN ([`tfrc`]) and
+//! CLAP ([`clap`], the CLAP slides' cross-layer aware file transfer).
 //! Each is a sans-IO state machine; a flow's connection ([`conn::Conn`]) holds both its endpoints
 //! and is the one component `crate::world` wires to the network layer. A packet
 //! carries its transport header as a [`Header`] (`crate::wire`), which the network layer never reads.
 
+pub mod clap;
 pub mod conn;
 pub mod tcp;
 pub mod tfrc;

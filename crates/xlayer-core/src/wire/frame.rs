@@ -52,6 +52,9 @@ pub struct Frame {
     /// PSDU length in bytes (MAC header, body and FCS).
     pub bytes: u32,
     pub rate_mbps: f64,
+    /// The forward error correction of the payload when it is not the standard's code for
+    /// `rate_mbps`: a flow's own code rate over 802.11a BPSK (`phy::fec::CodeRate::id`), or 0.
+    pub code: u8,
 }
 
 impl Frame {
@@ -80,6 +83,7 @@ impl Frame {
             packet: NO_PACKET,
             bytes,
             rate_mbps,
+            code: 0,
         }
     }
 
@@ -183,6 +187,7 @@ mod tests {
             packet: NO_PACKET,
             bytes: ACK_BYTES,
             rate_mbps: 1.0,
+            code: 0,
         };
         ack.emit(&[], &mut out);
         assert_eq!(out.len() as u32, ACK_BYTES);

@@ -9,6 +9,7 @@
 //! bytes (big-endian), and its IPv4 address 10.0.0.0 + (n + 1). [`BROADCAST`] (`u32::MAX`) is
 //! ff:ff:ff:ff:ff:ff and 255.255.255.255.
 
+pub mod clap;
 pub mod frame;
 pub mod packet;
 pub mod tcp;

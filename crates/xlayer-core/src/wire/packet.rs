@@ -6,6 +6,7 @@
 //! its type. Node `n` is IPv4 address 10.0.0.0 + (n + 1); [`super::BROADCAST`] is
 //! 255.255.255.255.
 
+use super::clap::ClapHeader;
 use super::tcp::{TcpHeader, SACK_PERMITTED, SYN};
 use super::tfrc::{TfrcData, TfrcFeedback};
 use super::BROADCAST;
@@ -18,6 +19,23 @@ pub enum Header {
     Tcp(TcpHeader),
     TfrcData(TfrcData),
     TfrcFeedback(TfrcFeedback),
+    /// CLAP's data, NACK, probe and probe reply (over UDP).
+    Clap(ClapHeader),
+}
+
+impl Header {
+    /// Whether relays write into the header as they forward it (a CLAP probe: each relay
+    /// stamps `min(PPrate, Nrate)`).
+    #[inline]
+    pub fn stamped_by_relays(&self) -> bool {
+        matches!(self, Header::Clap(ClapHeader::Probe(_)))
+    }
+
+    /// Whether the header is a CLAP data packet's.
+    #[inline]
+    pub fn is_clap_data(&self) -> bool {
+        matches!(self, Header::Clap(ClapHeader::Data(_)))
+    }
 }
 
 /// ECN codepoints of the IP header (RFC 3168).
@@ -137,6 +155,9 @@ impl Packet {
                 out.extend_from_slice(&port.to_be_bytes());
                 out.extend_from_slice(&udp_len.to_be_bytes());
                 out.extend_from_slice(&[0, 0]); // checksum optional over IPv4
+                if let Header::Clap(h) = self.transport {
+                    h.emit(out);
+                }
             }
         }
         out.resize(start + total as usize, 0);

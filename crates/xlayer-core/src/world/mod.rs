@@ -184,6 +184,14 @@ pub struct World {
     /// The flows' transport connections (`FlowTransport::Conn` indexes them).
     pub conns: Vec<Conn>,
     conn_out: ConnOut,
+    /// Per node, the connections registered for its MAC's underflow events (CLAP senders at
+    /// their source), set by [`World::register_link_readers`].
+    underflow_listeners: Vec<Vec<u32>>,
+    /// The MAC tuning layer's parameters a link-reading transport pulls, looked up once.
+    link_params: Option<transport::LinkParams>,
+    /// Per node, the data flows it relayed recently and when last (kept only while a
+    /// link-reading transport runs: a CLAP probe is stamped with the relay's share).
+    relayed_flows: Vec<Vec<(u32, SimTime)>>,
     /// Object sizes of an application request (reused).
     app_scratch: Vec<u64>,
     /// The TCP trace, when `output.tcp_trace` is set.
@@ -269,6 +277,9 @@ impl World {
             body_scratch: Vec::new(),
             conns: Vec::new(),
             conn_out: ConnOut::default(),
+            underflow_listeners: vec![Vec::new(); n],
+            link_params: None,
+            relayed_flows: Vec::new(),
             app_scratch: Vec::new(),
             tcp_trace: None,
             wired: crate::mac::wired::Wired::new(n),
@@ -531,6 +542,9 @@ impl World {
                         self.events
                             .publish(now, node, TuneEventKind::MacUnderflow, level as f64);
                     }
+                    if underflow && !self.underflow_listeners[node as usize].is_empty() {
+                        self.conn_underflow(node);
+                    }
                     if self.events.wants(TuneEventKind::MacQueueLen) {
                         let len = self.nodes[node as usize].mac.queue_len(level as usize);
                         self.events
@@ -570,7 +584,10 @@ impl World {
 
     fn transmit(&mut self, node: u32, frame: Frame) {
         let now = self.now();
-        let timing = self.cfg.timing.frame(frame.bytes, frame.rate_mbps);
+        let timing = self
+            .cfg
+            .timing
+            .frame_coded(frame.bytes, frame.rate_mbps, frame.code);
         let mut packet = if frame.packet != crate::mac::frame::NO_PACKET {
             Some(*self.packets.get(frame.packet))
         } else {
@@ -1085,6 +1102,9 @@ impl World {
             return;
         }
         self.nodes[node as usize].net.forwarded += 1;
+        if self.link_params.is_some() {
+            self.note_relayed(node, h);
+        }
         if self.gate.holds_queue() {
             let src = self.packets.get(h).src;
             self.gate.forwarded(node, src, now);
@@ -1155,6 +1175,9 @@ impl World {
             }
         }
         if let Some(c) = self.flows[p.flow as usize].transport.conn() {
+            if p.transport.is_clap_data() {
+                self.count_hops(p);
+            }
             // The connection takes its packets; datagram data still counts at the sink.
             if !self.conn_packet(c, p) {
                 return;

@@ -3,10 +3,44 @@
 //! [`ConnOut`]; this file calls its hooks with the flow's ends and state, and carries out what
 //! it asks for — packets to the network, timers as `Event::TransportTimer` (lazily cancelled
 //! deadlines), delivered bytes and notices into the flow's statistics, tuning events and the
-//! TCP trace.
+//! TCP trace. A transport that reads its MAC (CLAP) pulls the source's status through the MAC
+//! tuning layer's declarations and is called on the MAC underflow events it registers for; a
+//! CLAP probe is stamped at each relay with the relay's MAC sending rate, read the same way.
 
 use super::*;
+use crate::transport::clap::LinkStatus;
 use crate::transport::conn::{is_pace_timer, Ends, FlowState};
+use crate::tune::ParamSpec;
+use crate::wire::clap::ClapHeader;
+
+/// How long a relay counts a flow among those it relays after its last packet (1 s: ten of
+/// CLAP's default probe intervals; xlayer's choice).
+const RELAY_SHARE_WINDOW: SimTime = SimTime(1_000_000_000);
+
+/// The MAC tuning layer's parameters CLAP pulls (`tune::split` of their names, once).
+#[derive(Debug, Clone, Copy)]
+pub struct LinkParams {
+    send_rate: &'static ParamSpec,
+    queue_len: &'static ParamSpec,
+    queue_capacity: &'static ParamSpec,
+    data_rate: &'static ParamSpec,
+}
+
+impl LinkParams {
+    fn new() -> LinkParams {
+        let spec = |name: &str| {
+            crate::tune::split(name)
+                .unwrap_or_else(|e| panic!("{name} is declared by the MAC tuning layer: {e}"))
+                .0
+        };
+        LinkParams {
+            send_rate: spec("mac.send_rate_bps"),
+            queue_len: spec("mac.queue_len.0"),
+            queue_capacity: spec("net.queue_capacity"),
+            data_rate: spec("phy.data_rate_mbps"),
+        }
+    }
+}
 
 /// One row of the per-connection TCP trace (`output.tcp_trace`).
 #[derive(Debug, Clone, Copy)]
@@ -25,7 +59,7 @@ pub struct TcpTraceRow {
 
 impl World {
     /// The ends of connection `c`'s flow and where its application stands now.
-    fn conn_flow(&self, c: u32) -> (Ends, FlowState) {
+    fn conn_flow(&mut self, c: u32) -> (Ends, FlowState) {
         let now = self.now();
         let f = &self.flows[self.conns[c as usize].flow() as usize];
         let ends = Ends {
@@ -36,11 +70,115 @@ impl World {
             level: f.level,
             ttl: self.ttl,
         };
+        let (emitting, running, level) = (f.emitting(now), f.active && now < f.stop, f.level);
+        let link = if self.conns[c as usize].reads_link_status() {
+            Some(self.link_status(ends.src, level))
+        } else {
+            None
+        };
         let state = FlowState {
-            emitting: f.emitting(now),
-            running: f.active && now < f.stop,
+            emitting,
+            running,
+            link,
         };
         (ends, state)
+    }
+
+    /// Registers the connections that read their MAC (CLAP) for the underflow events of their
+    /// source's MAC. Called once the connections are built.
+    pub(crate) fn register_link_readers(&mut self) {
+        for (c, conn) in self.conns.iter().enumerate() {
+            if conn.reads_link_status() {
+                let src = self.flows[conn.flow() as usize].src;
+                self.underflow_listeners[src as usize].push(c as u32);
+                self.link_params.get_or_insert_with(LinkParams::new);
+                self.relayed_flows = vec![Vec::new(); self.nodes.len()];
+            }
+        }
+    }
+
+    /// Reads a MAC parameter of `node` through its tuning layer; `None` if the layer refuses
+    /// (it failed and was unloaded), so the transport falls back as if it had no sample.
+    fn pull(&mut self, node: u32, spec: &'static ParamSpec, index: Option<usize>) -> Option<f64> {
+        crate::tune::get_spec(self, node, spec, index, spec.name).ok()
+    }
+
+    /// The MAC status of `node` at the flow's priority `level`, pulled through the MAC tuning
+    /// layer (`mac.send_rate_bps`, `mac.queue_len.<level>`, `net.queue_capacity`,
+    /// `phy.data_rate_mbps`).
+    fn link_status(&mut self, node: u32, level: u8) -> LinkStatus {
+        let Some(lp) = self.link_params else {
+            return LinkStatus::default();
+        };
+        let level = (level as usize).min(self.nodes[node as usize].mac.level_count() - 1);
+        LinkStatus {
+            send_rate_bps: self.pull(node, lp.send_rate, None).unwrap_or(0.0),
+            queue_len: self.pull(node, lp.queue_len, Some(level)).unwrap_or(0.0) as u32,
+            queue_capacity: self.pull(node, lp.queue_capacity, None).unwrap_or(0.0) as u32,
+            data_rate_bps: self.pull(node, lp.data_rate, None).unwrap_or(0.0) * 1e6,
+        }
+    }
+
+    /// `node`'s MAC ran its queues empty: the connections registered there are called.
+    pub(super) fn conn_underflow(&mut self, node: u32) {
+        let now = self.now();
+        for i in 0..self.underflow_listeners[node as usize].len() {
+            let c = self.underflow_listeners[node as usize][i];
+            let (e, st) = self.conn_flow(c);
+            self.conns[c as usize].mac_underflow(now, &e, st, &mut self.conn_out);
+            self.conn_flush(c, None);
+        }
+    }
+
+    /// Relay `node` forwards packet `h` (kept only while a CLAP flow runs): a data packet's
+    /// flow is noted as relayed now; a CLAP probe takes `min(PPrate, Nrate)`.
+    pub(super) fn note_relayed(&mut self, node: u32, h: u32) {
+        let now = self.now();
+        let p = *self.packets.get(h);
+        if p.control.is_control() {
+            return;
+        }
+        let relayed = &mut self.relayed_flows[node as usize];
+        match relayed.iter_mut().find(|(f, _)| *f == p.flow) {
+            Some(e) => e.1 = now,
+            None => relayed.push((p.flow, now)),
+        }
+        if p.transport.stamped_by_relays() {
+            self.relay_stamp(node, h);
+        }
+    }
+
+    /// Stamps CLAP probe `h` at relay `node` with `min(PPrate, Nrate)`. The slides define
+    /// `Nrate` as the node's rate and say no more; xlayer reads it as the rate at which the
+    /// relay can take more of this flow: its MAC sending rate (pulled through its tuning layer)
+    /// shared equally among the flows it relayed within the last [`RELAY_SHARE_WINDOW`], and
+    /// scaled down linearly from 1 with an empty interface queue to 1/2 with a full one (the
+    /// same range as the source's own queue brake, `transport::clap::BOOST_MIN`). Without the
+    /// queue term the sources' rates add up to exactly what the relay sends, a critically
+    /// loaded queue that fills and drops (measured: a third of the data and of the probes lost
+    /// at the relay of `scenarios/clap-multihop.toml`). A MAC without a sample yet leaves the
+    /// probe as it is.
+    fn relay_stamp(&mut self, node: u32, h: u32) {
+        let Some(lp) = self.link_params else {
+            return;
+        };
+        let now = self.now();
+        let level = self.packets.get(h).level;
+        let link = self.link_status(node, level);
+        let relayed = &mut self.relayed_flows[node as usize];
+        relayed.retain(|&(_, t)| t + RELAY_SHARE_WINDOW >= now);
+        let share = relayed.len().max(1) as f64;
+        let brake = if link.queue_capacity > 0 {
+            1.0 - 0.5 * (link.queue_len as f64 / link.queue_capacity as f64).min(1.0)
+        } else {
+            1.0
+        };
+        let _ = lp;
+        if let Header::Clap(ClapHeader::Probe(pr)) = &mut self.packets.get_mut(h).transport {
+            if link.send_rate_bps > 0.0 {
+                pr.rate_bps = pr.rate_bps.min(link.send_rate_bps / share * brake);
+            }
+        }
     }
 
     /// The flow of connection `c` starts.

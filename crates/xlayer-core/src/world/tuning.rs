@@ -232,14 +232,15 @@ fn set_param(
     layers_set(w, node, spec, level, name, value)
 }
 
-/// The MAC's per-flow settings at a node (`mac.flow_retry_limit.<flow>`) name an existing flow.
+/// The MAC's per-flow settings at a node (`mac.flow_retry_limit.<flow>`,
+/// `mac.flow_code_rate.<flow>`) name an existing flow.
 fn check_flow_index(
     w: &World,
     spec: &ParamSpec,
     index: Option<usize>,
     name: &str,
 ) -> Result<(), XlError> {
-    if spec.name != "mac.flow_retry_limit" {
+    if spec.name != "mac.flow_retry_limit" && spec.name != "mac.flow_code_rate" {
         return Ok(());
     }
     match index {
@@ -249,7 +250,8 @@ fn check_flow_index(
             w.flows.len()
         ))),
         None => Err(XlError::Tuning(format!(
-            "\"{name}\": name the flow, as in \"mac.flow_retry_limit.0\""
+            "\"{name}\": name the flow, as in \"{}.0\"",
+            spec.name
         ))),
     }
 }
