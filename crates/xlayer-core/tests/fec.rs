@@ -56,8 +56,8 @@ fn viterbi(code: &ConvCode, received: &[Vec<Option<u8>>], n: usize) -> Vec<u8> {
     for symbols in received {
         let mut next = vec![inf; states];
         let mut choice = vec![(0u8, 0u16); states];
-        for s in 0..states {
-            if metric[s] >= inf {
+        for (s, &m_s) in metric.iter().enumerate() {
+            if m_s >= inf {
                 continue;
             }
             for b in 0..2u32 {
@@ -71,7 +71,7 @@ fn viterbi(code: &ConvCode, received: &[Vec<Option<u8>>], n: usize) -> Vec<u8> {
                         r.map(|r| ((register & gen).count_ones() % 2 != r as u32) as u32)
                     })
                     .sum();
-                let m = metric[s] + cost;
+                let m = m_s + cost;
                 if m < next[to] {
                     next[to] = m;
                     choice[to] = (b as u8, s as u16);
