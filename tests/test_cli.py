@@ -159,3 +159,45 @@ def test_failed_write_exits_2_and_leaves_no_folder(tiny_path, tmp_path, monkeypa
 def test_no_command_prints_help_and_exits_2(capsys):
     assert main([]) == 2
     assert "usage: xlayer" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------
+# Start-up: the heavy libraries load when a command needs them, not on import or for --help
+
+HEAVY = ("pandas", "pyarrow", "matplotlib", "dask", "distributed", "scipy")
+
+
+def _modules_after(code: str) -> set:
+    """The heavy modules loaded in a fresh interpreter once ``code`` has run."""
+    probe = (code + "\nimport sys, json\n"
+             f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def test_import_xlayer_loads_no_heavy_library():
+    assert _modules_after("import xlayer") == set()
+
+
+def test_xlayer_help_loads_no_heavy_library():
+    code = ("import contextlib, io\nfrom xlayer.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
+            "    for cmd in ('run', 'sweep', 'plot', 'report', 'compare', 'params'):\n"
+            "        try:\n            main([cmd, '--help'])\n        except SystemExit:\n"
+            "            pass")
+    assert _modules_after(code) == set()
+
+
+def test_the_public_names_still_resolve_after_a_lazy_import():
+    # `from xlayer import X` and `xlayer.X` reach what they always did, loaded on first use.
+    loaded = _modules_after("from xlayer import run, Result, sweep, analysis\n"
+                            "import xlayer\nassert xlayer.scenario.load_scenario is "
+                            "xlayer.load_scenario\nassert callable(run) and "
+                            "xlayer.Simulation.__name__ == 'Simulation'")
+    assert "pandas" in loaded
+    assert {"run", "sweep", "Result", "analysis", "XlayerError"} <= set(dir(xlayer))
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        xlayer.nonexistent  # noqa: B018

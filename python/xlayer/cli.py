@@ -28,18 +28,16 @@ import logging
 import math
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from xlayer import _core
-from xlayer.api import Simulation
 from xlayer.errors import XlayerError
-from xlayer.results import Result, check_output_folder, summary_json
-from xlayer.scenario import load_scenario, scenario_to_toml
 from xlayer.sweeps import NO_WORKERS_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from xlayer.results import Result
 
 __all__ = ["main"]
 
@@ -217,6 +215,8 @@ class _CommandError(Exception):
 
 
 def _load(args: argparse.Namespace) -> dict:
+    from xlayer.scenario import load_scenario
+
     try:
         return load_scenario(args.scenario, args.overrides, args.seed)
     except OSError as e:
@@ -225,6 +225,9 @@ def _load(args: argparse.Namespace) -> dict:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from xlayer.api import Simulation
+    from xlayer.results import check_output_folder, summary_json
+
     scenario = _load(args)
     if args.out is not None:
         check_output_folder(args.out)  # refuse a bad --out before a long run, not after
@@ -260,6 +263,8 @@ def _print_optimizer_notes(console: Console, result: Result) -> None:
 
 
 def _cmd_scenario(args: argparse.Namespace) -> int:
+    from xlayer.scenario import scenario_to_toml
+
     sys.stdout.write(scenario_to_toml(_load(args)))
     return 0
 
@@ -279,7 +284,7 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(o.to_json(), indent=2, sort_keys=True) + "\n")
         return 0
     console = _console()
-    t = Table(title=f"optimum ({args.objective}, {args.routing} routing)", box=box.SIMPLE_HEAD)
+    t = _table(f"optimum ({args.objective}, {args.routing} routing)")
     cols = [c for c in ("flow", "src", "dst", "hops", "rate_bps", "measured_bps",
                         "measured_over_optimal") if c in o.flows.columns]
     for col in cols:
@@ -293,11 +298,13 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
 
 
 def _cmd_params(args: argparse.Namespace) -> int:
+    from xlayer.api import Simulation
+
     params = Simulation(_load(args), allow_python=args.allow_python).params()
     if args.json:
         sys.stdout.write(json.dumps(params, indent=2, sort_keys=True) + "\n")
         return 0
-    t = Table(title="tuning parameters (per node)", box=box.SIMPLE_HEAD)
+    t = _table("tuning parameters (per node)")
     cols = ("name", "layer", "unit", "min", "max", "read_only", "doc")
     for col in cols:
         t.add_column(col, justify="right" if col in ("min", "max") else "left")
@@ -316,7 +323,7 @@ def _cmd_tunables(args: argparse.Namespace) -> int:
         return 0
     console = _console()
     for kind, title in (("param", "parameters (per node)"), ("event", "events")):
-        t = Table(title=f"tuning layers: {title}", box=box.SIMPLE_HEAD)
+        t = _table(f"tuning layers: {title}")
         cols = ("name", "layer", "type", "unit", "settable", "doc")
         if kind == "param":
             cols = ("name", "layer", "type", "unit", "min", "max", "settable", "doc")
@@ -465,7 +472,7 @@ def _print_sweep_table(console: Console, folder: str) -> None:
     if table.empty:
         return
     keys = ["stack"] + sweep.swept
-    t = Table(title="mean ± 95 % confidence interval over seeds", box=box.SIMPLE_HEAD)
+    t = _table("mean ± 95 % confidence interval over seeds")
     for k in keys:
         t.add_column(k)
     for _, label, _, _ in metrics:
@@ -504,7 +511,18 @@ def _cmd_report(args: argparse.Namespace) -> int:
 # Output
 
 
-def _console() -> Console:
+def _table(title: str, **options: Any) -> Any:
+    """A rich table in the house style (imported here: rich is not needed for --help)."""
+    from rich import box
+    from rich.table import Table
+
+    options.setdefault("box", box.SIMPLE_HEAD)
+    return Table(title=title, **options)
+
+
+def _console() -> "Console":
+    from rich.console import Console
+
     console = Console()
     if not console.is_terminal:
         # Piped or captured: no colour, and wide enough that the flow table is not squeezed.
@@ -514,7 +532,7 @@ def _console() -> Console:
 
 def _print_summary(console: Console, result: Result) -> None:
     s = result.summary
-    t = Table(title=f"xlayer — {s.get('name', '')}", box=box.SIMPLE_HEAD, show_header=False)
+    t = _table(f"xlayer — {s.get('name', '')}", show_header=False)
     t.add_column("what")
     t.add_column("value", justify="right")
     wall = s.get("wall_s")
@@ -545,8 +563,8 @@ def _print_flows(console: Console, result: Result) -> None:
     if flows.empty:
         console.print("no flows")
         return
-    t = Table(
-        title="flows (throughput in kbit/s, delays in ms)", box=box.SIMPLE_HEAD, pad_edge=False,
+    t = _table(
+        "flows (throughput in kbit/s, delays in ms)", pad_edge=False,
         collapse_padding=True, show_edge=False,
     )
     for title in ("flow", "src→dst", "hops", "sent", "recv", "kbit/s", "deliv", "delay",

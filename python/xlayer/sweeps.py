@@ -31,8 +31,6 @@ finished runs and runs the rest (failed runs are tried again).
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import itertools
 import json
 import os
@@ -43,17 +41,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from typing import TYPE_CHECKING
+
 from xlayer.errors import ScenarioError, SimulationError, XlayerError, scenario_error
 from xlayer.optimizers import check_python_allowed
-from xlayer.scenario import (
-    load_scenario,
-    load_toml_file,
-    normalize_scenario,
-    parse_override,
-    plain_copy,
-    set_field,
-)
-from xlayer.store import SweepStore, run_key, scenario_hash
+
+if TYPE_CHECKING:
+    from xlayer.store import SweepStore
+
+# xlayer.scenario (numpy) and xlayer.store (pandas) are imported where they are used, so that
+# the command line can read this module's constants without loading them.
 
 __all__ = ["SweepSpec", "PlannedRun", "load_sweep", "plan_runs", "sweep", "DEFAULT_STACK",
            "MAX_RUNS", "NO_WORKERS_TIMEOUT_S"]
@@ -97,6 +94,8 @@ class PlannedRun:
     scenario: Dict[str, Any] = field(repr=False)
 
     def meta(self) -> Dict[str, Any]:
+        from xlayer.store import scenario_hash
+
         return {"run": self.run, "stack": self.stack, "seed": self.seed,
                 "values": self.values, "scenario_sha256": scenario_hash(self.scenario)}
 
@@ -113,6 +112,8 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
     ``overrides``. Raises :class:`ScenarioError` naming the field for anything malformed, and
     OSError for an unreadable file.
     """
+    from xlayer.scenario import load_scenario, load_toml_file, plain_copy
+
     if isinstance(source, Mapping):
         doc = plain_copy(source, "sweep")
         origin = "sweep"
@@ -256,6 +257,8 @@ def _flatten(table: Mapping[str, Any], where: str) -> Dict[str, Any]:
 
 
 def _check_path(path: str, where: str) -> None:
+    from xlayer.scenario import parse_override
+
     try:
         parse_override(f"{path}=0")
     except ScenarioError as e:
@@ -281,6 +284,9 @@ def plan_runs(spec: SweepSpec) -> List[PlannedRun]:
 
     A field the core rejects raises :class:`ScenarioError` naming the stack and swept values.
     """
+    from xlayer.scenario import normalize_scenario, set_field
+    from xlayer.store import run_key
+
     runs: List[PlannedRun] = []
     seen: Dict[str, PlannedRun] = {}
     for values in grid_points(spec):
@@ -399,6 +405,8 @@ def run_planned(
     no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
 ) -> SweepOutcome:
     """Runs the planned runs not yet finished in ``folder`` on Dask, writing each as it ends."""
+    from xlayer.store import SweepStore, scenario_hash
+
     if not no_workers_timeout_s > 0:
         raise ValueError(f"no_workers_timeout_s must be positive, found {no_workers_timeout_s}")
     for r in runs:  # refused before the folder or the cluster is touched
@@ -473,12 +481,15 @@ def _cores() -> int:
     return os.cpu_count() or 1
 
 
-def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
+def _run_on_dask(client: Any, store: "SweepStore", todo: Sequence[PlannedRun],
                  outcome: SweepOutcome, *,
                  progress: Union[bool, Callable[[int, int], None]],
                  allow_python: bool = False,
                  no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
                  where: Optional[str] = None) -> None:
+    import asyncio
+    import concurrent.futures
+
     from distributed import as_completed
 
     bar = _SweepProgress(progress, outcome.planned, outcome.skipped)
@@ -538,6 +549,8 @@ def _first_line(e: BaseException) -> str:
 def _result(future: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: int) -> Any:
     """``future.result()``, watching the workers meanwhile: a finished run whose result lived
     on a worker that died is recomputed, which needs a worker."""
+    import asyncio
+
     from distributed import TimeoutError as DaskTimeout
 
     while True:
@@ -573,7 +586,7 @@ class _WorkerWatch:
     :class:`_NoWorkers` (reported as :class:`SimulationError`) once none came back for
     ``timeout_s``; checks the scheduler at most once a second."""
 
-    def __init__(self, client: Any, store: SweepStore, timeout_s: float,
+    def __init__(self, client: Any, store: "SweepStore", timeout_s: float,
                  where: Optional[str]) -> None:
         self._client = client
         self._store = store
