@@ -50,16 +50,17 @@ class Sweep:
 
 
 def load(folder: PathLike, rebuild: bool = True) -> Sweep:
-    """Loads a sweep folder. With ``rebuild`` (the default) the combined tables are rebuilt
-    from the run folders first (and written back), so an interrupted sweep loads what it
-    finished; otherwise runs.parquet and flows.parquet are read as they are."""
+    """Loads a sweep folder. With ``rebuild`` (the default) the combined tables are brought up
+    to date first — rebuilt from the run folders (and written back) when a run finished or
+    failed since they were built, read as they are otherwise — so an interrupted sweep loads
+    what it finished; without it runs.parquet and flows.parquet are read as they are."""
     store = SweepStore(folder)
     if not store.is_sweep_folder():
         raise FileNotFoundError(f"{folder}: not an xlayer sweep folder (no sweep.json)")
     plan = store.plan()
     if rebuild:
         try:
-            runs, flows = store.rebuild_tables()
+            runs, flows = store.current_tables()
         except OSError:  # a read-only folder: the tables in memory only
             runs, flows = store.tables()
     else:
