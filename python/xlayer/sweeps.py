@@ -450,6 +450,9 @@ def _plan_document(spec: SweepSpec, runs: Sequence[PlannedRun]) -> Dict[str, Any
         "swept": list(spec.grid),
         "grid": spec.grid,
         "stacks": spec.stacks,
+        # sweep.json is written with sorted keys: the user's order of the stacks, for tables
+        # and plots, is kept here.
+        "stack_order": list(spec.stacks),
         "seeds": spec.seeds,
         "runs": [{"run": r.run, "stack": r.stack, "seed": r.seed, "values": r.values}
                  for r in runs],
