@@ -207,3 +207,12 @@ def test_a_sweep_shows_itself_in_jupyter_as_a_table_of_its_groups():
     assert "demo" in page and "<table>" in page and page.count("<tr>") == 1 + 4
     assert "Aggregate throughput (Mbit/s)" in page and "Jain" in page
     assert "stacks=['a', 'b']" in repr(s)
+
+
+def test_starved_flows_are_bounded_by_the_runs_flows():
+    s = synthetic_sweep()
+    s.runs["starved_flows"] = [0, 1, 0] * 4
+    s.runs["flows"] = 2
+    table = summarize(s, ["starved_flows"])
+    assert (table["ci_low"] >= 0).all() and (table["ci_high"] <= 2).all()
+    assert set(table["method"]) == {"logit"}

@@ -77,6 +77,9 @@ class Field:
     integer: bool = False
     show: Optional[str] = None
     doc: str = ""
+    #: A column of the same table whose value bounds this one from above in each row (the
+    #: starved flows of a run are at most its flows), used when ``upper`` is infinite.
+    upper_field: Optional[str] = None
 
 
 def _count(name: str, doc: str = "") -> Field:
@@ -105,7 +108,8 @@ FIELDS: Dict[str, Field] = {
                                         "median of a run's per-flow throughputs"),
     "jain_index": _ratio("Jain's fairness index", "(Σ r)² / (N · Σ r²) over the flows"),
     "log_utility": Field("Log utility", doc="Σ ln r over the flows (r in bit/s)"),
-    "starved_flows": _count("Starved flows", "flows below 1 bit/s"),
+    "starved_flows": Field("Starved flows", "", 0.0, INF, True, None, "flows below 1 bit/s",
+                           upper_field="flows"),
     "delivery_ratio": _ratio("Delivery ratio", "share of the packets sent that arrived"),
     "delay_mean_s": _time("Mean delay", "ms"),
     "events": _count("Events"),
@@ -575,10 +579,14 @@ def summarize(
         key = key if isinstance(key, tuple) else (key,)
         for metric in metrics:
             info = field_info(metric)
+            upper = info.upper
+            if math.isinf(upper) and info.upper_field and info.upper_field in df:
+                bound = pd.to_numeric(df[info.upper_field], errors="coerce").max()
+                upper = float(bound) if pd.notna(bound) and bound > info.lower else upper
             row = dict(zip(groups, key))
             row["metric"] = metric
             row.update(mean_ci(df[metric].tolist() if metric in df else [], confidence,
-                               info.lower, info.upper))
+                               info.lower, upper))
             rows.append(row)
     return order_rows(pd.DataFrame(rows, columns=columns), sweep)
 
