@@ -28,6 +28,7 @@ import logging
 import math
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
@@ -528,8 +529,9 @@ def _core_presets() -> List[str]:
 
 
 def compare_sweep(scenario: str, stacks: Sequence[str], seeds: Any,
-                  overrides: Sequence[str] = ()) -> Dict[str, Any]:
-    """The sweep document ``xlayer compare`` runs: ``scenario`` under each stack preset."""
+                  overrides: Any = ()) -> Dict[str, Any]:
+    """The sweep document ``xlayer compare`` runs: ``scenario`` under each stack preset;
+    ``overrides`` are ``KEY=VALUE`` strings or a dict of field paths to values."""
     known = _core_presets()
     if not stacks:
         raise _CommandError("--stacks: name at least one stack")
@@ -544,7 +546,7 @@ def compare_sweep(scenario: str, stacks: Sequence[str], seeds: Any,
     return {
         "name": f"compare-{path.stem}",
         "scenario": str(path.resolve()),
-        "overrides": list(overrides),
+        "overrides": dict(overrides) if isinstance(overrides, Mapping) else list(overrides),
         "stacks": {name: {"stack": {"preset": name}} for name in stacks},
         "seeds": seeds,
     }
@@ -574,6 +576,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     outcome = _run_sweep(
         spec, args,
         lambda o: f"{len(stacks)} stacks x {o.planned // max(len(stacks), 1)} seeds")
+    if not args.quiet:
+        print(f"plots, with the stacks as bars (metrics_by_stack): xlayer plot {args.out_folder}")
     return _failures_status(outcome, args)
 
 
@@ -623,9 +627,10 @@ def _print_sweep_table(console: "Console", folder: str) -> None:
               + 2 * (len(keys) + len(metrics))) <= console.width
     title = ("mean ± 95 % confidence interval over seeds, as mean [low, high]" if single
              else "mean ± 95 % confidence interval over seeds (interval below the mean)")
-    title = _escape(title)  # "[low, high]" is text, not rich markup
+    # the title on a line of its own, so that a narrow table does not wrap it
+    console.print(title, markup=False, highlight=False, style="italic")
     if single:
-        t = _table(title, pad_edge=False, collapse_padding=True)
+        t = _table(None, pad_edge=False, collapse_padding=True)
         for k in keys:
             t.add_column(_escape(k), no_wrap=True)
         for head in heads:
@@ -647,7 +652,7 @@ def _print_sweep_table(console: "Console", folder: str) -> None:
         wanted = [max([w] + [len(part) for part in h.split("\n")])
                   for w, h in zip(key_values, key_heads)]
         widths = wanted if sum(wanted) <= room else [max(w, 5) for w in key_values]
-        t = _table(title, pad_edge=False, collapse_padding=True, show_edge=False,
+        t = _table(None, pad_edge=False, collapse_padding=True, show_edge=False,
                    padding=(0, 0))
         for head, width in zip(key_heads, widths):
             t.add_column(_escape(head), overflow="fold", width=width)
@@ -694,7 +699,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 # Output
 
 
-def _table(title: str, **options: Any) -> Any:
+def _table(title: Optional[str], **options: Any) -> Any:
     """A rich table in the house style (imported here: rich is not needed for --help)."""
     from rich import box
     from rich.table import Table

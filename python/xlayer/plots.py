@@ -465,6 +465,11 @@ def tcp_trace(trace: pd.DataFrame, max_flows: int = 6) -> Figure:
 # Topology
 
 
+#: Above this many nodes the topology plot draws no links or routes: the core's model also
+#: computes the conflict graph, whose size grows with the square of the links.
+MAX_MODEL_NODES = 500
+
+
 @dataclass
 class LinkModel:
     """What the topology plot draws besides positions: the radio links (``links``: columns
@@ -492,6 +497,10 @@ def link_model(scenario: Mapping[str, Any], nodes: pd.DataFrame) -> LinkModel:
     notes: List[str] = []
     routes: Dict[int, List[Tuple[int, int]]] = {}
     model = None
+    if len(nodes) > MAX_MODEL_NODES:  # the model builds the conflict graph too: quadratic
+        return LinkModel(links=pd.DataFrame(columns=["a", "b", "success"]), wired=wired,
+                         routes={}, notes=[f"links and routes not drawn for more than "
+                                           f"{MAX_MODEL_NODES} nodes"])
     try:
         model = _core.oracle_model(scenario_to_json(scenario))
     except XlayerError:

@@ -9,6 +9,7 @@ The sweep file format is documented in ``docs/sweep.md``. In short::
     name = "mesh"
     scenario = "mesh-7x7.toml"     # relative to the sweep file; or an inline [scenario] table
     overrides = ["duration_s=10"]  # optional, applied to the base before anything else
+                                   # (or a table: [overrides] duration_s = 10)
     mode = "cartesian"             # or "zip"
     seeds = 5                      # seeds 1..5; or a list [3, 7, 11]
 
@@ -39,9 +40,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from xlayer.errors import ScenarioError, SimulationError, XlayerError, scenario_error
 from xlayer.optimizers import check_python_allowed
@@ -68,6 +67,9 @@ SWEEP_FIELDS = ("name", "scenario", "overrides", "mode", "seeds", "grid", "stack
 MAX_RUNS = 10_000
 #: A sweep fails when its cluster has had no worker for this long while runs are left (s).
 NO_WORKERS_TIMEOUT_S = 60.0
+
+#: Overrides of a base scenario: ``KEY=VALUE`` strings, or a mapping of field paths to values.
+Overrides = Union[Sequence[str], Mapping[str, Any]]
 
 
 @dataclass
@@ -105,11 +107,12 @@ class PlannedRun:
 
 
 def load_sweep(source: Union[PathLike, Mapping[str, Any]],
-               overrides: Sequence[str] = ()) -> SweepSpec:
+               overrides: Overrides = ()) -> SweepSpec:
     """Reads a sweep file (a path, or a dict of the same shape) into a :class:`SweepSpec`.
 
-    ``overrides`` are ``KEY=VALUE`` strings applied to the base scenario after the file's own
-    ``overrides``. Raises :class:`ScenarioError` naming the field for anything malformed, and
+    ``overrides`` — ``KEY=VALUE`` strings, or a dict of field paths to values
+    (``{"duration_s": 10, "radio.rts_cts": True}``, nested dicts allowed) — are applied to the
+    base scenario after the file's own ``overrides`` (which may be either form too). Raises :class:`ScenarioError` naming the field for anything malformed, and
     OSError for an unreadable file.
     """
     from xlayer.scenario import load_scenario, load_toml_file, plain_copy
@@ -143,10 +146,8 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
     else:
         raise scenario_error("scenario", "must be a file name or a table")
 
-    base_overrides = doc.get("overrides", [])
-    if not isinstance(base_overrides, list) or not all(isinstance(o, str) for o in base_overrides):
-        raise scenario_error("overrides", 'must be a list of "KEY=VALUE" strings')
-    base = load_scenario(base, list(base_overrides) + list(overrides))
+    base = apply_overrides_to(base, doc.get("overrides", []), "overrides")
+    base = apply_overrides_to(base, overrides, "overrides")
 
     mode = doc.get("mode", "cartesian")
     if mode not in ("cartesian", "zip"):
@@ -214,6 +215,28 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
         raise scenario_error("sweep", f"{count} runs ({sizes}); a sweep has at most {MAX_RUNS}: "
                              "split it into several sweeps")
     return spec
+
+
+def apply_overrides_to(scenario: Dict[str, Any], overrides: Any,
+                       where: str = "overrides") -> Dict[str, Any]:
+    """A copy of ``scenario`` with ``overrides`` applied: ``KEY=VALUE`` strings (a list, or one
+    string) as ``xlayer run --set`` takes them, or a mapping of dotted field paths to values
+    (nested mappings become dotted paths, as in ``[stacks.NAME]``), applied in order. Anything
+    else is a :class:`ScenarioError` naming ``where``."""
+    from xlayer.scenario import load_scenario, plain_copy, set_field
+
+    if isinstance(overrides, Mapping):
+        result = plain_copy(scenario)
+        for path, value in _flatten(plain_copy(overrides, where), where).items():
+            _check_path(path, f"{where}.{path}")
+            set_field(result, path, value)
+        return result
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    if not isinstance(overrides, (list, tuple)) or not all(isinstance(o, str) for o in overrides):
+        raise scenario_error(where, 'must be a list of "KEY=VALUE" strings or a table of field '
+                             f"paths to values, found {type(overrides).__name__}")
+    return load_scenario(scenario, list(overrides))
 
 
 def check_sweep_name(name: Any) -> None:
@@ -364,7 +387,7 @@ def sweep(
     workers: Optional[int] = None,
     scheduler: Optional[str] = None,
     progress: Union[bool, Callable[[int, int], None]] = False,
-    overrides: Sequence[str] = (),
+    overrides: Overrides = (),
     allow_python: bool = False,
     no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
 ) -> "Any":
@@ -374,7 +397,8 @@ def sweep(
     resumed. ``workers`` sizes the local cluster (default: one per core); ``scheduler`` is the
     address of an existing Dask scheduler instead. ``progress`` is False, True (a rich bar of
     runs done / total with time left, on stderr) or ``callback(done, total)``, called as each
-    run ends. ``overrides`` (``KEY=VALUE``) change the base scenario. A relative ``scenario``
+    run ends. ``overrides`` (``KEY=VALUE`` strings or a dict of paths to values) change the
+    base scenario. A relative ``scenario``
     path in a dict is relative to the working directory. ``allow_python=True`` lets the runs'
     scenarios name Python optimizer classes (imported and run on the workers); without it such
     a sweep raises :class:`ScenarioError` before anything runs. When the cluster has had no
