@@ -264,3 +264,29 @@ def test_an_access_points_wired_servers_are_drawn_beside_the_cell_not_1000_km_aw
     legend = " ".join(t.get_text() for t in ax.get_legend().get_texts())
     assert "wired link" in legend and "drawn apart (really 1,000 km away)" in legend
     assert "routes not drawn" in ax.get_title()
+
+
+def test_the_step_bar_appears_by_itself_during_a_long_step_and_not_for_a_quick_one():
+    import io
+    import time
+
+    from rich.console import Console
+
+    from xlayer._progress import StepProgress
+
+    out = io.StringIO()
+    quick = StepProgress("plotting", delay_s=0.3, console=Console(file=out, force_terminal=True))
+    quick(0, 2, "drawing a")
+    quick.close()
+    time.sleep(0.4)
+    assert not quick.shown and out.getvalue() == ""
+    out = io.StringIO()
+    slow = StepProgress("plotting", delay_s=0.05, console=Console(file=out, force_terminal=True))
+    slow(0, 0, "loading the sweep's runs")  # then nothing is heard for a while
+    deadline = time.monotonic() + 5
+    while not slow.shown and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert slow.shown
+    slow(1, 3, "drawing topology")
+    slow.close()
+    assert "plotting" in out.getvalue()

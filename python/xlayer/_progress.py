@@ -77,23 +77,30 @@ StepCallback = Callable[[int, int, str], None]
 
 class StepProgress:
     """Step callback drawing ``what`` and ``done / total`` steps on stderr once the work has
-    lasted ``delay_s``; quick work prints nothing."""
+    lasted ``delay_s``; quick work prints nothing. A step that is still under way when
+    ``delay_s`` has passed (loading a large sweep, say) brings the bar up by itself, with its
+    elapsed time running."""
 
     def __init__(self, label: str = "working", *, delay_s: float = 0.5,
                  console: Optional[Console] = None) -> None:
+        import threading
+
         self._label = label
-        self._delay_s = delay_s
         self._console = console if console is not None else Console(stderr=True)
-        self._started = time.monotonic()
         self._progress: Optional[Progress] = None
         self._task: Optional[TaskID] = None
         self._last = (0, 0, "")
+        self._lock = threading.Lock()
+        self._closed = False
+        self._timer = threading.Timer(delay_s, self._show)
+        self._timer.daemon = True
+        self._timer.start()
 
-    def __call__(self, done: int, total: int, what: str) -> None:
-        self._last = (done, total, what)
-        if self._progress is None:
-            if time.monotonic() - self._started < self._delay_s:
+    def _show(self) -> None:
+        with self._lock:
+            if self._closed or self._progress is not None:
                 return
+            done, total, what = self._last
             self._progress = Progress(
                 TextColumn(f"[bold]{self._label}"),
                 BarColumn(),
@@ -104,18 +111,27 @@ class StepProgress:
             )
             self._task = self._progress.add_task(what, total=total or None, completed=done)
             self._progress.start()
-        assert self._task is not None
-        self._progress.update(self._task, completed=done, total=total or None, description=what)
 
-    def tick(self) -> None:
-        """Redraws the last step, e.g. from a loop that cannot say more."""
-        self(*self._last)
+    def __call__(self, done: int, total: int, what: str) -> None:
+        with self._lock:
+            self._last = (done, total, what)
+            if self._progress is not None and self._task is not None:
+                self._progress.update(self._task, completed=done, total=total or None,
+                                      description=what)
+
+    @property
+    def shown(self) -> bool:
+        """Whether the bar has been drawn."""
+        return self._progress is not None
 
     def close(self) -> None:
-        """Removes the bar (if it was ever drawn)."""
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
+        """Removes the bar (if it was ever drawn) and stops waiting to draw it."""
+        with self._lock:
+            self._closed = True
+            self._timer.cancel()
+            if self._progress is not None:
+                self._progress.stop()
+                self._progress = None
 
     def __enter__(self) -> "StepProgress":
         return self
