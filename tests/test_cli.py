@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -159,3 +160,148 @@ def test_failed_write_exits_2_and_leaves_no_folder(tiny_path, tmp_path, monkeypa
 def test_no_command_prints_help_and_exits_2(capsys):
     assert main([]) == 2
     assert "usage: xlayer" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------------------
+# Start-up: the heavy libraries load when a command needs them, not on import or for --help
+
+HEAVY = ("pandas", "pyarrow", "matplotlib", "dask", "distributed", "scipy")
+
+
+def _modules_after(code: str) -> set:
+    """The heavy modules loaded in a fresh interpreter once ``code`` has run."""
+    probe = (code + "\nimport sys, json\n"
+             f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def test_import_xlayer_loads_no_heavy_library():
+    assert _modules_after("import xlayer") == set()
+
+
+def test_xlayer_help_loads_no_heavy_library():
+    code = ("import contextlib, io\nfrom xlayer.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
+            "    for cmd in ('run', 'sweep', 'plot', 'report', 'compare', 'params'):\n"
+            "        try:\n            main([cmd, '--help'])\n        except SystemExit:\n"
+            "            pass")
+    assert _modules_after(code) == set()
+
+
+def test_the_public_names_still_resolve_after_a_lazy_import():
+    # `from xlayer import X` and `xlayer.X` reach what they always did, loaded on first use.
+    loaded = _modules_after("from xlayer import run, Result, sweep, analysis\n"
+                            "import xlayer\nassert xlayer.scenario.load_scenario is "
+                            "xlayer.load_scenario\nassert callable(run) and "
+                            "xlayer.Simulation.__name__ == 'Simulation'")
+    assert "pandas" in loaded
+    assert {"run", "sweep", "Result", "analysis", "XlayerError"} <= set(dir(xlayer))
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        xlayer.nonexistent  # noqa: B018
+
+
+# ----------------------------------------------------------------------------------------------
+# Tables that fit the terminal
+
+
+def _printed(fn, *args, width=80):
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=width, file=io.StringIO(), no_color=True, highlight=False)
+    fn(console, *args)
+    return console.file.getvalue()
+
+
+def _widest_line(text):
+    from rich.cells import cell_len
+
+    return max(cell_len(line.rstrip()) for line in text.splitlines())
+
+
+@pytest.fixture(scope="module")
+def five_stack_sweep(tmp_path_factory):
+    """A sweep folder as `xlayer compare` leaves it: five stacks (README's names), a swept
+    path with a long name, three seeds, numbers of every size."""
+    import dataclasses
+
+    from xlayer.store import SweepStore
+
+    base = xlayer.run(xlayer.load_scenario(None, ["duration_s=1.5"]))
+    folder = tmp_path_factory.mktemp("cmp") / "sweep"
+    stacks = ["tcp-sack", "tcp-few", "tfrc-ecn", "diffq-tcp", "diffq-udp"]
+    planned = [{"run": f"{st}-{c}-{seed}", "stack": st, "seed": seed,
+                "values": {"flows_random.count": c}}
+               for c in (4, 16) for st in stacks for seed in (1, 2, 3)]
+    store = SweepStore(folder)
+    store.prepare({"name": "cmp", "swept": ["flows_random.count"], "stack_order": stacks,
+                   "grid": {"flows_random.count": [4, 16]}, "stacks": {s: {} for s in stacks},
+                   "runs": planned}, {})
+    for i, r in enumerate(planned):
+        summary = dict(base.summary, aggregate_throughput_bps=2.5e6 + 1.7e5 * (i % 7),
+                       jain_index=0.69 + 0.01 * (i % 3), log_utility=38.9 + 0.1 * (i % 4),
+                       starved_flows=i % 2)
+        flows = base.flows.assign(throughput_bps=base.flows["throughput_bps"] * (1 + i % 5))
+        store.write_run(r, dataclasses.replace(base, summary=summary, flows=flows))
+    store.rebuild_tables()
+    return folder, stacks
+
+
+def test_the_sweep_summary_fits_80_columns_without_cutting_a_number(five_stack_sweep):
+    from xlayer.cli import _print_sweep_table
+
+    folder, stacks = five_stack_sweep
+    text = _printed(_print_sweep_table, str(folder), width=80)
+    assert _widest_line(text) <= 80
+    assert "…" not in text  # nothing ellipsized
+    # every stack, in the user's order (not alphabetical), at each grid point
+    rows = [line.split()[0] for line in text.splitlines() if line.split() and
+            line.split()[0] in stacks]
+    assert rows == stacks * 2
+    assert re.search(r"\d\.\d\d–\d\.\d\d", text)  # the intervals are there, whole
+    wide = _printed(_print_sweep_table, str(folder), width=200)
+    assert re.search(r"\d\.\d\d \[\d\.\d\d, \d\.\d\d\]", wide)  # one line per group if room
+    assert "aggregate Mbit/s" in wide and "median flow kbit/s" in wide
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_tunables_tables_show_whole_names_integers_and_infinity(width):
+    from xlayer.api import tunables
+    from xlayer.cli import _print_tunables
+
+    items = tunables()
+    text = _printed(_print_tunables, items, "param", "parameters", width=width)
+    assert _widest_line(text) <= width
+    for p in items:
+        if p["kind"] == "param":
+            assert p["name"] in text  # never cut, at any width
+    assert "1.79769e+308" not in text and "e+308" not in text
+    assert re.search(r"mac\.queue_len\.<level>\s+(mac\s+)?int\s+0 … ∞", text)
+    assert re.search(r"mac\.cw_min\.<level>\s+(mac\s+)?int\s+1 … 65,535", text)
+    assert "1e+06" not in text and "1,000,000" in text
+    events = _printed(_print_tunables, items, "event", "events", width=width)
+    assert "transport.segment_rx" in events and _widest_line(events) <= width
+
+
+def test_params_prints_the_same_table_as_tunables(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["params"]) == 0
+    params_out = capsys.readouterr().out
+    assert main(["tunables"]) == 0
+    tunables_out = capsys.readouterr().out
+    first = [line for line in params_out.splitlines() if "mac.cw_min.<level>" in line]
+    assert first and first[0] in tunables_out
+    assert "tuning parameters of every node (scenario default)" in params_out
+
+
+def test_run_summary_uses_the_shared_units_and_digits(capsys):
+    assert main(["run", "--set", "duration_s=2"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"aggregate throughput\s+0\.\d{3} Mbit/s", out)
+    assert re.search(r"mean delay\s+[\d.,]+ ms", out)
+    assert "e+0" not in out

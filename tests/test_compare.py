@@ -136,3 +136,23 @@ def test_compare_runs_dclo_beside_dpclo_and_records_control_airtime(tmp_path, ca
     runs = pd.read_parquet(out / "runs.parquet").set_index("stack")
     assert runs.loc["dclo", "ctrl_airtime_s"] > runs.loc["dpclo-zmacplus", "ctrl_airtime_s"] > 0
     assert runs.loc["dclo", "dclo_intervals"] > 0
+
+
+def test_overrides_given_as_a_dict_work_in_sweeps_and_compare(chain_path):
+    from xlayer.cli import compare_sweep
+    from xlayer.sweeps import load_sweep
+
+    doc = compare_sweep(str(chain_path), ["udp", "tcp-sack"], 2,
+                        {"duration_s": 1.5, "radio": {"rts_cts": True}})
+    spec = load_sweep(doc)
+    assert spec.base["duration_s"] == 1.5 and spec.base["radio"]["rts_cts"] is True
+    # the same in a sweep document's own overrides (a table), then the caller's (a dict)
+    spec = load_sweep({"scenario": str(chain_path), "overrides": {"duration_s": 1.5},
+                       "stacks": {"a": {}}}, overrides={"flows[0].rate_bps": 1e5})
+    assert spec.base["duration_s"] == 1.5 and spec.base["flows"][0]["rate_bps"] == 1e5
+    # strings keep working, and a dict naming a bad path says which
+    assert load_sweep({"scenario": str(chain_path)}, ["duration_s=1.5"]).base["duration_s"] == 1.5
+    with pytest.raises(xlayer.ScenarioError, match=r"^overrides\.flows\[x\]"):
+        load_sweep({"scenario": str(chain_path)}, {"flows[x]": 1})
+    with pytest.raises(xlayer.ScenarioError, match="^overrides: must be a list"):
+        load_sweep({"scenario": str(chain_path)}, 5)

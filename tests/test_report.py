@@ -51,10 +51,10 @@ RUN_PLOTS = ["throughput_cdf", "throughput_vs_hops", "topology"]
 
 
 def _files(stems, flows):
-    """The PNG and SVG files of these plots, plus drops_vs_hops when a queue overflowed."""
+    """The PNG, SVG and PDF files of these plots, plus drops_vs_hops when a queue overflowed."""
     if flows["queue_drops"].gt(0).any():
         stems = stems + ["drops_vs_hops"]
-    return sorted(f"{stem}.{ext}" for stem in stems for ext in ("png", "svg"))
+    return sorted(f"{stem}.{ext}" for stem in stems for ext in ("png", "svg", "pdf"))
 
 
 def _plot_count(folder, sweep):
@@ -63,7 +63,7 @@ def _plot_count(folder, sweep):
     from xlayer.analysis import load
 
     flows = load(folder).flows if sweep else pd.read_csv(folder / "flows.csv")
-    return len(_files(SWEEP_PLOTS if sweep else RUN_PLOTS, flows)) // 2
+    return len(_files(SWEEP_PLOTS if sweep else RUN_PLOTS, flows)) // 3
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +90,9 @@ def test_sweep_plots_have_the_documented_names(sweep_dir):
     assert names == _files(SWEEP_PLOTS, load(sweep_dir).flows)
     for p in files:
         data = p.read_bytes()
-        assert data[:8] == b"\x89PNG\r\n\x1a\n" if p.suffix == ".png" else b"<svg" in data[:2000]
+        magic = {".png": data[:8] == b"\x89PNG\r\n\x1a\n", ".svg": b"<svg" in data[:2000],
+                 ".pdf": data[:5] == b"%PDF-"}
+        assert magic[p.suffix], p
         assert len(data) > 5000
 
 
@@ -109,7 +111,7 @@ def test_report_cli_writes_the_page_it_names(run_dir, xlayer_cli, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(target)
     text = target.read_text()
-    assert text.startswith("<!DOCTYPE html>") and "<h2>Flows</h2>" in text
+    assert text.startswith("<!DOCTYPE html>") and '<h2 id="flows">Flows</h2>' in text
     assert not [p for p in target.parent.iterdir() if p.name.startswith(".")]
 
 

@@ -6,9 +6,17 @@
 
 The simulation runs in the compiled core (``xlayer._core``); this package loads scenarios, drives
 runs and writes results. Scenario fields are documented in ``docs/scenario.md``.
+
+Importing the package loads the core and the error classes only. Everything else (``run``,
+``sweep``, ``Result``, ``analysis``, ...) is imported the first time it is used (PEP 562), so
+``import xlayer`` and ``xlayer --help`` do not pay for pandas, pyarrow, matplotlib, Dask or
+SciPy; ``from xlayer import run`` works as before.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, List
 
 try:
     from xlayer import _core
@@ -18,9 +26,6 @@ except ImportError as e:  # pragma: no cover - only without a built core
         "package with `pip install .` from the repository root"
     ) from e
 
-from xlayer import analysis, optimizers
-from xlayer.api import Simulation, run, tunables
-from xlayer.optimum import oracle
 from xlayer.errors import (
     ScenarioError,
     SimulationError,
@@ -28,17 +33,56 @@ from xlayer.errors import (
     TuningError,
     XlayerError,
 )
-from xlayer.results import Result
-from xlayer.scenario import (
-    apply_overrides,
-    default_scenario_text,
-    load_scenario,
-    normalize_scenario,
-    scenario_to_toml,
-)
-from xlayer.sweeps import sweep
+
+if TYPE_CHECKING:  # what the lazy names below are, for type checkers and IDEs
+    from xlayer import analysis, optimizers
+    from xlayer.api import Simulation, run, tunables
+    from xlayer.optimum import oracle
+    from xlayer.results import Result
+    from xlayer.scenario import (
+        apply_overrides,
+        default_scenario_text,
+        load_scenario,
+        normalize_scenario,
+        scenario_to_toml,
+    )
+    from xlayer.sweeps import sweep
 
 __version__: str = _core.__version__
+
+#: Public names imported on first use: name -> the module that defines it.
+_LAZY = {
+    "run": "xlayer.api",
+    "Simulation": "xlayer.api",
+    "tunables": "xlayer.api",
+    "sweep": "xlayer.sweeps",
+    "oracle": "xlayer.optimum",
+    "Result": "xlayer.results",
+    "load_scenario": "xlayer.scenario",
+    "normalize_scenario": "xlayer.scenario",
+    "scenario_to_toml": "xlayer.scenario",
+    "apply_overrides": "xlayer.scenario",
+    "default_scenario_text": "xlayer.scenario",
+}
+#: Submodules reachable as attributes of the package (``xlayer.analysis``) before an import.
+_SUBMODULES = ("analysis", "optimizers", "api", "results", "scenario", "sweeps", "store",
+               "optimum", "plots", "report", "cli", "errors")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"xlayer.{name}")
+    else:
+        raise AttributeError(f"module 'xlayer' has no attribute {name!r}")
+    globals()[name] = value  # the next access is a plain attribute lookup
+    return value
+
+
+def __dir__() -> List[str]:
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+
 
 __all__ = [
     "__version__",

@@ -1,8 +1,11 @@
-"""A progress bar of simulated time, drawn with rich on stderr, shown only for runs that last.
+"""Progress bars drawn with rich on stderr, shown only for work that lasts.
 
 The API and the CLI advance a run in steps (about 1/100 of its duration) and call a progress
 callback ``callback(now_s, end_s)`` after each step. :class:`ProgressBar` is such a callback: it
 draws nothing until the run has taken ``delay_s`` of wall-clock time, so quick runs print no bar.
+
+:class:`StepProgress` is the same for work done in named steps (``xlayer plot`` and ``xlayer
+report``: loading a sweep, drawing each plot): ``callback(done, total, what)``.
 """
 
 from __future__ import annotations
@@ -61,6 +64,76 @@ class ProgressBar:
             self._progress = None
 
     def __enter__(self) -> "ProgressBar":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+#: ``callback(done, total, what)``: ``done`` of ``total`` steps finished, ``what`` is under way
+#: (``total`` 0 while the number of steps is not known yet).
+StepCallback = Callable[[int, int, str], None]
+
+
+class StepProgress:
+    """Step callback drawing ``what`` and ``done / total`` steps on stderr once the work has
+    lasted ``delay_s``; quick work prints nothing. A step that is still under way when
+    ``delay_s`` has passed (loading a large sweep, say) brings the bar up by itself, with its
+    elapsed time running."""
+
+    def __init__(self, label: str = "working", *, delay_s: float = 0.5,
+                 console: Optional[Console] = None) -> None:
+        import threading
+
+        self._label = label
+        self._console = console if console is not None else Console(stderr=True)
+        self._progress: Optional[Progress] = None
+        self._task: Optional[TaskID] = None
+        self._last = (0, 0, "")
+        self._lock = threading.Lock()
+        self._closed = False
+        self._timer = threading.Timer(delay_s, self._show)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _show(self) -> None:
+        with self._lock:
+            if self._closed or self._progress is not None:
+                return
+            done, total, what = self._last
+            self._progress = Progress(
+                TextColumn(f"[bold]{self._label}"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total} {task.description}"),
+                TimeElapsedColumn(),
+                console=self._console,
+                transient=True,
+            )
+            self._task = self._progress.add_task(what, total=total or None, completed=done)
+            self._progress.start()
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        with self._lock:
+            self._last = (done, total, what)
+            if self._progress is not None and self._task is not None:
+                self._progress.update(self._task, completed=done, total=total or None,
+                                      description=what)
+
+    @property
+    def shown(self) -> bool:
+        """Whether the bar has been drawn."""
+        return self._progress is not None
+
+    def close(self) -> None:
+        """Removes the bar (if it was ever drawn) and stops waiting to draw it."""
+        with self._lock:
+            self._closed = True
+            self._timer.cancel()
+            if self._progress is not None:
+                self._progress.stop()
+                self._progress = None
+
+    def __enter__(self) -> "StepProgress":
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -8,8 +8,8 @@
     xlayer sweep SWEEP.toml [--out DIR] [--workers N | --scheduler tcp://host:port] [--set ...]
                [--allow-failures] [--no-workers-timeout S] [--allow-python-optimizers]
     xlayer compare SCENARIO --stacks A,B [--seeds N] [same options as sweep]
-    xlayer plot DIR [--out DIR]
-    xlayer report DIR [--out FILE]
+    xlayer plot DIR [--out DIR] [--format png,svg,pdf] [--dpi N] [--style STYLE] [--quiet]
+    xlayer report DIR [--out FILE] [--style STYLE]
 
 Without SCENARIO the built-in default scenario runs. Every error xlayer expects (a bad scenario
 field, malformed TOML, a missing file, an unreachable node) is printed as one line
@@ -26,20 +26,20 @@ import contextlib
 import json
 import logging
 import math
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from xlayer import _core
-from xlayer.api import Simulation
 from xlayer.errors import XlayerError
-from xlayer.results import Result, check_output_folder, summary_json
-from xlayer.scenario import load_scenario, scenario_to_toml
 from xlayer.sweeps import NO_WORKERS_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from xlayer.results import Result
 
 __all__ = ["main"]
 
@@ -49,6 +49,10 @@ EXIT_RUNS_FAILED = 1
 EXIT_INTERRUPTED = 130
 #: Per-flow rows printed in the summary; the rest are in flows.csv.
 MAX_FLOW_ROWS = 50
+#: ``xlayer plot``'s formats and PNG resolution (as xlayer.plots.FORMATS and DEFAULT_DPI, which
+#: the help text cannot import without loading matplotlib; a test checks they agree).
+PLOT_FORMATS = ("png", "svg", "pdf")
+PLOT_DPI = 150
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -199,15 +203,31 @@ def _parser() -> argparse.ArgumentParser:
     p_or.add_argument("--json", action="store_true", help="print the optimum as JSON on stdout")
     p_or.set_defaults(command_fn=_cmd_oracle)
 
-    p_plot = sub.add_parser("plot", help="draw the plots of a sweep or run folder (PNG and SVG)")
+    p_plot = sub.add_parser(
+        "plot", help="draw the plots of a sweep or run folder (PNG, SVG and PDF)",
+        description="Draw every plot of a sweep folder or a run's result folder into "
+        "DIR/plots (README: Sweeps, analysis and reports). A progress bar shows on a terminal "
+        "when it takes a while.")
     p_plot.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
     p_plot.add_argument("--out", metavar="DIR", help="where to write them (default: DIR/plots)")
+    p_plot.add_argument("--format", default=",".join(PLOT_FORMATS), metavar="F1,F2",
+                        help="comma-separated file formats among "
+                        f"{', '.join(PLOT_FORMATS)} (default: all three)")
+    p_plot.add_argument("--dpi", type=int, default=PLOT_DPI, metavar="N",
+                        help=f"resolution of PNG files, dots per inch (default: {PLOT_DPI})")
+    p_plot.add_argument("--style", metavar="STYLE",
+                        help="a matplotlib style (e.g. seaborn-v0_8-paper, grayscale) or a "
+                        ".mplstyle file, laid over xlayer's")
+    p_plot.add_argument("--quiet", "-q", action="store_true",
+                        help="print nothing but errors (not even the files written)")
     p_plot.set_defaults(command_fn=_cmd_plot)
 
     p_report = sub.add_parser("report", help="write a self-contained HTML report of a sweep "
                               "or run folder")
     p_report.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
     p_report.add_argument("--out", metavar="FILE", help="the HTML file (default: DIR/report.html)")
+    p_report.add_argument("--style", metavar="STYLE",
+                          help="a matplotlib style for its plots (as xlayer plot --style)")
     p_report.set_defaults(command_fn=_cmd_report)
     return parser
 
@@ -217,6 +237,8 @@ class _CommandError(Exception):
 
 
 def _load(args: argparse.Namespace) -> dict:
+    from xlayer.scenario import load_scenario
+
     try:
         return load_scenario(args.scenario, args.overrides, args.seed)
     except OSError as e:
@@ -225,6 +247,9 @@ def _load(args: argparse.Namespace) -> dict:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from xlayer.api import Simulation
+    from xlayer.results import check_output_folder, summary_json
+
     scenario = _load(args)
     if args.out is not None:
         check_output_folder(args.out)  # refuse a bad --out before a long run, not after
@@ -260,6 +285,8 @@ def _print_optimizer_notes(console: Console, result: Result) -> None:
 
 
 def _cmd_scenario(args: argparse.Namespace) -> int:
+    from xlayer.scenario import scenario_to_toml
+
     sys.stdout.write(scenario_to_toml(_load(args)))
     return 0
 
@@ -279,7 +306,7 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(o.to_json(), indent=2, sort_keys=True) + "\n")
         return 0
     console = _console()
-    t = Table(title=f"optimum ({args.objective}, {args.routing} routing)", box=box.SIMPLE_HEAD)
+    t = _table(f"optimum ({args.objective}, {args.routing} routing)")
     cols = [c for c in ("flow", "src", "dst", "hops", "rate_bps", "measured_bps",
                         "measured_over_optimal") if c in o.flows.columns]
     for col in cols:
@@ -293,17 +320,16 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
 
 
 def _cmd_params(args: argparse.Namespace) -> int:
-    params = Simulation(_load(args), allow_python=args.allow_python).params()
+    from xlayer.api import Simulation
+
+    scenario = _load(args)
+    params = Simulation(scenario, allow_python=args.allow_python).params()
     if args.json:
         sys.stdout.write(json.dumps(params, indent=2, sort_keys=True) + "\n")
         return 0
-    t = Table(title="tuning parameters (per node)", box=box.SIMPLE_HEAD)
-    cols = ("name", "layer", "unit", "min", "max", "read_only", "doc")
-    for col in cols:
-        t.add_column(col, justify="right" if col in ("min", "max") else "left")
-    for p in params:
-        t.add_row(*(_fmt_value(p.get(c)) for c in cols))
-    _console().print(t)
+    items = [dict(p, kind="param", settable=not p.get("read_only")) for p in params]
+    _print_tunables(_console(), items, "param",
+                    f"tuning parameters of every node (scenario {scenario.get('name', '')})")
     return 0
 
 
@@ -315,18 +341,119 @@ def _cmd_tunables(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(items, indent=2, sort_keys=True) + "\n")
         return 0
     console = _console()
-    for kind, title in (("param", "parameters (per node)"), ("event", "events")):
-        t = Table(title=f"tuning layers: {title}", box=box.SIMPLE_HEAD)
-        cols = ("name", "layer", "type", "unit", "settable", "doc")
-        if kind == "param":
-            cols = ("name", "layer", "type", "unit", "min", "max", "settable", "doc")
-        for col in cols:
-            t.add_column(col, justify="right" if col in ("min", "max") else "left")
-        for p in items:
-            if p["kind"] == kind:
-                t.add_row(*(_fmt_value(p.get(c)) for c in cols))
-        console.print(t)
+    _print_tunables(console, items, "param", "tuning layers: parameters (per node)")
+    _print_tunables(console, items, "event", "tuning layers: events")
     return 0
+
+
+#: Units of whole quantities. The core reports every tunable as a float (``type = "float"``);
+#: until its parameter declarations say which are integers, the tables show these as ``int``
+#: (and ``flag`` as ``0/1``); ``--json`` gives the core's own ``type``.
+WHOLE_UNITS = frozenset({"slots", "packets", "attempts", "frames", "bytes", "node", "nodes",
+                         "level", "destinations"})
+#: Below this console width the tunables' descriptions go on a line of their own.
+WIDE_TUNABLES = 110
+
+
+def _tunable_type(item: Dict[str, Any]) -> str:
+    unit = item.get("unit")
+    if unit == "flag":
+        return "0/1"
+    if unit in WHOLE_UNITS:
+        return "int"
+    return str(item.get("type") or "float")
+
+
+def _bound(value: Any) -> str:
+    """A parameter's bound: integers as integers, ``∞`` for unbounded (the core's infinity or
+    largest float), powers of ten past a million compact (``1e12``)."""
+    from xlayer.analysis import format_number
+
+    if _is_missing(value):
+        return "—"
+    v = float(value)
+    if math.isinf(v) or abs(v) >= 1.7e308:
+        return "∞" if v > 0 else "−∞"
+    if v.is_integer() and abs(v) < 1e10:
+        return f"{int(v):,}"
+    if v != 0 and (abs(v) >= 1e10 or abs(v) < 1e-3):
+        mantissa, exponent = f"{v:.3g}".split("e") if "e" in f"{v:.3g}" else (f"{v:.3g}", "0")
+        return f"{mantissa}e{int(exponent)}"
+    return format_number(v)
+
+
+def _print_tunables(console: "Console", items: Sequence[Dict[str, Any]], kind: str,
+                    title: str) -> None:
+    """The parameters (``kind = "param"``) or events of ``items``: name (never cut), layer,
+    type, range, unit, settable and description — one table on a console of at least
+    :data:`WIDE_TUNABLES` columns, else a listing grouped by layer with each description on a
+    line of its own under its entry."""
+    import textwrap
+
+    rows = []
+    for p in (p for p in items if p.get("kind") == kind):
+        cells = [str(p.get("name", "")), str(p.get("layer", "")), _tunable_type(p)]
+        if kind == "param":
+            cells.append(f"{_bound(p.get('min'))} … {_bound(p.get('max'))}")
+        cells.append(str(p.get("unit") or ""))
+        if kind == "param":
+            cells.append("yes" if p.get("settable") else "no")
+        rows.append((cells, str(p.get("doc", ""))))
+    layers = list(dict.fromkeys(c[1] for c, _ in rows))  # grouped by layer, first seen first
+    rows.sort(key=lambda row: layers.index(row[0][1]))
+    heads = ["name", "layer", "type"] + (["range"] if kind == "param" else []) + ["unit"] + (
+        ["set"] if kind == "param" else [])
+    widths = [max([len(h)] + [len(c[i]) for c, _ in rows]) for i, h in enumerate(heads)]
+    if console.width >= max(WIDE_TUNABLES, sum(widths) + 2 * len(heads) + 30):
+        t = _table(title, pad_edge=False)
+        for i, head in enumerate(heads):
+            t.add_column(head, no_wrap=True, min_width=widths[i],
+                         justify="right" if head == "range" else "left")
+        t.add_column("description", ratio=1)
+        for cells, doc in rows:
+            t.add_row(*cells, doc)
+        console.print(t)
+        return
+    # The listing: the layer heads its group, so its column goes.
+    keep = [i for i, h in enumerate(heads) if h != "layer"]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [cells[i].rjust(widths[i]) if heads[i] == "range" else cells[i].ljust(widths[i])
+                 for i in keep]
+        return "  " + "  ".join(parts).rstrip()
+
+    console.print(f"[bold]{_escape(title)}[/bold]")
+    console.print(line(heads), style="bold", markup=False, highlight=False)
+    layer = None
+    wrap = max(console.width - 7, 30)
+    for cells, doc in rows:
+        if cells[1] != layer:
+            layer = cells[1]
+            console.print(f"[underline]{_escape(layer)}[/underline]")
+        console.print(line(cells), markup=False, highlight=False, soft_wrap=True)
+        for part in textwrap.wrap(doc, wrap):
+            console.print("      " + part, style="dim", markup=False, highlight=False,
+                          soft_wrap=True)
+    console.print()
+
+
+def _natural_width(renderable: Any) -> int:
+    """The width ``renderable`` takes when nothing limits it."""
+    import io
+
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    probe = Console(width=1000, file=io.StringIO(), no_color=True, highlight=False)
+    probe.print(renderable)
+    return max((cell_len(line.rstrip()) for line in probe.file.getvalue().splitlines()),
+               default=0)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
@@ -402,8 +529,9 @@ def _core_presets() -> List[str]:
 
 
 def compare_sweep(scenario: str, stacks: Sequence[str], seeds: Any,
-                  overrides: Sequence[str] = ()) -> Dict[str, Any]:
-    """The sweep document ``xlayer compare`` runs: ``scenario`` under each stack preset."""
+                  overrides: Any = ()) -> Dict[str, Any]:
+    """The sweep document ``xlayer compare`` runs: ``scenario`` under each stack preset;
+    ``overrides`` are ``KEY=VALUE`` strings or a dict of field paths to values."""
     known = _core_presets()
     if not stacks:
         raise _CommandError("--stacks: name at least one stack")
@@ -418,7 +546,7 @@ def compare_sweep(scenario: str, stacks: Sequence[str], seeds: Any,
     return {
         "name": f"compare-{path.stem}",
         "scenario": str(path.resolve()),
-        "overrides": list(overrides),
+        "overrides": dict(overrides) if isinstance(overrides, Mapping) else list(overrides),
         "stacks": {name: {"stack": {"preset": name}} for name in stacks},
         "seeds": seeds,
     }
@@ -448,55 +576,122 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     outcome = _run_sweep(
         spec, args,
         lambda o: f"{len(stacks)} stacks x {o.planned // max(len(stacks), 1)} seeds")
+    if not args.quiet:
+        print(f"plots, with the stacks as bars (metrics_by_stack): xlayer plot {args.out_folder}")
     return _failures_status(outcome, args)
 
 
-def _print_sweep_table(console: Console, folder: str) -> None:
-    """Mean ± 95 % confidence half-width of the main metrics per stack and swept values."""
-    from xlayer.analysis import load, summarize
+#: The columns of the sweep summary: (metric, header). Units are the analysis module's.
+SWEEP_TABLE = (("aggregate_throughput_bps", "aggregate"), ("jain_index", "Jain"),
+               ("log_utility", "log utility"), ("starved_flows", "starved"),
+               ("median_flow_throughput_bps", "median flow"))
+
+
+def _print_sweep_table(console: "Console", folder: str) -> None:
+    """The mean and 95 % confidence interval of the main metrics per stack and swept values
+    (in the sweep's order). Each cell reads ``mean [low, high]`` when the table fits the
+    console that way, else the mean over its interval ``low–high`` on a second line, so that it
+    fits 80 columns."""
+    from rich.text import Text
+
+    from xlayer.analysis import display_unit, interval_parts, load, summarize
 
     sweep = load(folder, rebuild=False)
-    metrics = [("aggregate_throughput_bps", "aggregate Mbit/s", 1e6, 3),
-               ("jain_index", "Jain", 1.0, 3),
-               ("log_utility", "log utility", 1.0, 1),
-               ("starved_flows", "starved", 1.0, 1),
-               ("median_flow_throughput_bps", "median flow kbit/s", 1e3, 1)]
-    table = summarize(sweep, [m for m, _, _, _ in metrics])
+    metrics = [m for m, _ in SWEEP_TABLE]
+    table = summarize(sweep, metrics)
     if table.empty:
         return
     keys = ["stack"] + sweep.swept
-    t = Table(title="mean ± 95 % confidence interval over seeds", box=box.SIMPLE_HEAD)
-    for k in keys:
-        t.add_column(k)
-    for _, label, _, _ in metrics:
-        t.add_column(label, justify="right")
-    t.add_column("runs", justify="right")
+    units = {m: display_unit(m, sweep.ok[m] if m in sweep.ok else None) for m in metrics}
+    rows = []
     for group, df in table.groupby(keys, sort=False, dropna=False):
         group = group if isinstance(group, tuple) else (group,)
-        cells = [_fmt_value(v) for v in group]
         by_metric = df.set_index("metric")
-        for metric, _, unit, digits in metrics:
-            mean = by_metric.loc[metric, "mean"] / unit
-            half = by_metric.loc[metric, "ci_half"] / unit
-            cells.append(f"{_fmt_float(mean, digits)} ± {_fmt_float(half, digits)}")
-        cells.append(_fmt_value(int(by_metric["n"].iloc[0])))
-        t.add_row(*cells)
+        cells = [interval_parts(m, by_metric.loc[m, "mean"], by_metric.loc[m, "ci_low"],
+                                by_metric.loc[m, "ci_high"], units[m]) for m in metrics]
+        rows.append(([_fmt_value(v) for v in group], cells, int(by_metric["n"].max())))
+    heads = [(h + (f" {units[m][0]}" if units[m][0] else "")) for m, h in SWEEP_TABLE]
+
+    def one_line(cell: Any) -> str:
+        mean, bounds = cell
+        return f"{mean} [{bounds[0]}, {bounds[1]}]" if bounds else mean
+
+    # One line per group when it fits: widths of the keys, the metric cells and "runs", with
+    # two spaces between columns. Otherwise each cell is the mean over its interval, and every
+    # column gets an exact width: the numbers' (headers wrap at their spaces), the keys' values
+    # (their names fold, after their dots if there is room), one space between columns.
+    key_values = [max(len(r[0][i]) for r in rows) for i in range(len(keys))]
+    singles = [max([len(heads[j])] + [len(one_line(r[1][j])) for r in rows])
+               for j in range(len(metrics))]
+    single = (sum(max(len(k), w) for k, w in zip(keys, key_values)) + sum(singles) + 4
+              + 2 * (len(keys) + len(metrics))) <= console.width
+    title = ("mean ± 95 % confidence interval over seeds, as mean [low, high]" if single
+             else "mean ± 95 % confidence interval over seeds (interval below the mean)")
+    # the title on a line of its own, so that a narrow table does not wrap it
+    console.print(title, markup=False, highlight=False, style="italic")
+    if single:
+        t = _table(None, pad_edge=False, collapse_padding=True)
+        for k in keys:
+            t.add_column(_escape(k), no_wrap=True)
+        for head in heads:
+            t.add_column(head, justify="right", no_wrap=True)
+        t.add_column("runs", justify="right", no_wrap=True)
+    else:
+        numbers, whole = [], []
+        for j, head in enumerate(heads):
+            cells = [r[1][j] for r in rows]
+            width = max([len(c[0]) for c in cells] + [len(c[1][0]) + len(c[1][1]) + 1
+                                                       for c in cells if c[1]])
+            numbers.append(max([width] + [len(word) for word in head.split()]))
+            whole.append(max(width, len(head)))
+        if sum(whole) + sum(max(len(k), w) for k, w in zip(keys, key_values)) + 4 + len(
+                keys) + len(whole) <= console.width:
+            numbers = whole  # room for every header on one line
+        room = console.width - sum(numbers) - 4 - (len(keys) + len(numbers))
+        key_heads = [k.replace(".", ".\n") for k in keys]
+        wanted = [max([w] + [len(part) for part in h.split("\n")])
+                  for w, h in zip(key_values, key_heads)]
+        widths = wanted if sum(wanted) <= room else [max(w, 5) for w in key_values]
+        t = _table(None, pad_edge=False, collapse_padding=True, show_edge=False,
+                   padding=(0, 0))
+        for head, width in zip(key_heads, widths):
+            t.add_column(_escape(head), overflow="fold", width=width)
+        for head, width in zip(heads, numbers):
+            t.add_column(head, justify="right", width=width)
+        t.add_column("runs", justify="right", width=4)
+    for group_cells, cells, n in rows:
+        shown = []
+        for cell in cells:
+            if single:
+                shown.append(Text(one_line(cell)))
+            else:
+                text = Text(cell[0])
+                if cell[1]:
+                    text.append(f"\n{cell[1][0]}–{cell[1][1]}", style="dim")
+                shown.append(text)
+        t.add_row(*(Text(c) for c in group_cells), *shown, _fmt_value(n),
+                  end_section=not single)
     console.print(t)
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
-    from xlayer.plots import plot_folder
+    from xlayer.plots import check_formats, plot_folder
 
-    files = plot_folder(args.folder, args.out)
-    for f in files:
-        print(f)
+    formats = check_formats(args.format.split(","))  # before anything is loaded
+    show_progress = not args.quiet and sys.stderr.isatty()
+    files = plot_folder(args.folder, args.out, formats=formats, dpi=args.dpi, style=args.style,
+                        progress=show_progress)
+    if not args.quiet:
+        for f in files:
+            print(f)
     return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from xlayer.report import write_report
 
-    print(write_report(args.folder, args.out))
+    print(write_report(args.folder, args.out, style=args.style,
+                       progress=sys.stderr.isatty()))
     return 0
 
 
@@ -504,17 +699,35 @@ def _cmd_report(args: argparse.Namespace) -> int:
 # Output
 
 
-def _console() -> Console:
+def _table(title: Optional[str], **options: Any) -> Any:
+    """A rich table in the house style (imported here: rich is not needed for --help)."""
+    from rich import box
+    from rich.table import Table
+
+    options.setdefault("box", box.SIMPLE_HEAD)
+    return Table(title=title, **options)
+
+
+def _console() -> "Console":
+    from rich.console import Console
+
     console = Console()
     if not console.is_terminal:
-        # Piped or captured: no colour, and wide enough that the flow table is not squeezed.
-        console = Console(width=120, no_color=True, highlight=False)
+        # Piped or captured: no colour, and wide enough that the flow table is not squeezed
+        # (or as wide as $COLUMNS says).
+        try:
+            width = int(os.environ.get("COLUMNS", ""))
+        except ValueError:
+            width = 120
+        console = Console(width=width if width > 0 else 120, no_color=True, highlight=False)
     return console
 
 
-def _print_summary(console: Console, result: Result) -> None:
+def _print_summary(console: "Console", result: "Result") -> None:
+    from xlayer.analysis import format_value
+
     s = result.summary
-    t = Table(title=f"xlayer — {s.get('name', '')}", box=box.SIMPLE_HEAD, show_header=False)
+    t = _table(f"xlayer — {s.get('name', '')}", show_header=False)
     t.add_column("what")
     t.add_column("value", justify="right")
     wall = s.get("wall_s")
@@ -522,15 +735,16 @@ def _print_summary(console: Console, result: Result) -> None:
     rows = [
         ("seed", _fmt_value(s.get("seed"))),
         ("nodes / flows", f"{_fmt_value(s.get('nodes'))} / {_fmt_value(s.get('flows'))}"),
-        ("simulated time", _fmt_unit(s.get("sim_time_s"), 1, "s", 2)),
-        ("aggregate throughput", _fmt_unit(s.get("aggregate_throughput_bps"), 1e6, "Mbit/s", 3)),
-        ("Jain's fairness index", _fmt_float(s.get("jain_index"), 4)),
-        ("log utility", _fmt_float(s.get("log_utility"), 3)),
+        ("simulated time", format_value("sim_time_s", s.get("sim_time_s"))),
+        ("aggregate throughput", format_value("aggregate_throughput_bps",
+                                              s.get("aggregate_throughput_bps"))),
+        ("Jain's fairness index", format_value("jain_index", s.get("jain_index"))),
+        ("log utility", format_value("log_utility", s.get("log_utility"))),
         ("starved flows", _fmt_value(s.get("starved_flows"))),
-        ("delivery ratio", _fmt_float(s.get("delivery_ratio"), 3)),
-        ("mean delay", _fmt_unit(s.get("delay_mean_s"), 1e-3, "ms", 2)),
+        ("delivery ratio", format_value("delivery_ratio", s.get("delivery_ratio"))),
+        ("mean delay", format_value("delay_mean_s", s.get("delay_mean_s"))),
         ("events", _fmt_value(events)),
-        ("wall time", _fmt_unit(wall, 1, "s", 2)),
+        ("wall time", format_value("wall_s", wall)),
     ]
     if isinstance(events, (int, float)) and isinstance(wall, (int, float)) and wall > 0:
         rows.append(("events per second", f"{events / wall:,.0f}"))
@@ -540,57 +754,41 @@ def _print_summary(console: Console, result: Result) -> None:
     _print_flows(console, result)
 
 
-def _print_flows(console: Console, result: Result) -> None:
+#: The flow table of ``xlayer run``: (column, header); units are the analysis module's.
+FLOW_TABLE = (("flow", "flow"), ("src", "src→dst"), ("hops", "hops"), ("sent", "sent"),
+              ("received", "recv"), ("throughput_bps", "kbit/s"), ("delivery_ratio", "deliv"),
+              ("delay_mean_s", "delay"), ("delay_median_s", "p50"), ("delay_p95_s", "p95"))
+
+
+def _print_flows(console: "Console", result: "Result") -> None:
+    from xlayer.analysis import display_unit, format_value
+
     flows = result.flows
     if flows.empty:
         console.print("no flows")
         return
-    t = Table(
-        title="flows (throughput in kbit/s, delays in ms)", box=box.SIMPLE_HEAD, pad_edge=False,
+    t = _table(
+        "flows (throughput in kbit/s, delays in ms)", pad_edge=False,
         collapse_padding=True, show_edge=False,
     )
-    for title in ("flow", "src→dst", "hops", "sent", "recv", "kbit/s", "deliv", "delay",
-                  "p50", "p95"):
+    for _, title in FLOW_TABLE:
         t.add_column(title, justify="right", no_wrap=True)
     for row in flows.head(MAX_FLOW_ROWS).to_dict("records"):
-        t.add_row(
-            _fmt_value(row.get("flow")),
-            f"{_fmt_value(row.get('src'))}→{_fmt_value(row.get('dst'))}",
-            _fmt_value(row.get("hops")),
-            _fmt_value(row.get("sent")),
-            _fmt_value(row.get("received")),
-            _fmt_float(_scale(row.get("throughput_bps"), 1e3), 1),
-            _fmt_float(row.get("delivery_ratio"), 3),
-            _fmt_float(_scale(row.get("delay_mean_s"), 1e-3), 2),
-            _fmt_float(_scale(row.get("delay_median_s"), 1e-3), 2),
-            _fmt_float(_scale(row.get("delay_p95_s"), 1e-3), 2),
-        )
+        cells = []
+        for col, _ in FLOW_TABLE:
+            if col == "src":
+                cells.append(f"{_fmt_value(row.get('src'))}→{_fmt_value(row.get('dst'))}")
+            else:
+                cells.append(format_value(col, row.get(col), display_unit(col),
+                                          with_unit=False))
+        t.add_row(*cells)
     console.print(t)
     if len(flows) > MAX_FLOW_ROWS:
         console.print(f"… and {len(flows) - MAX_FLOW_ROWS} more flows (write them with --out)")
 
 
-def _scale(value: Any, unit: float) -> Any:
-    return value / unit if isinstance(value, (int, float)) and not isinstance(value, bool) else value
-
-
 def _is_missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def _fmt_float(value: Any, digits: int) -> str:
-    if _is_missing(value):
-        return "—"
-    try:
-        return f"{float(value):,.{digits}f}"
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _fmt_unit(value: Any, unit: float, name: str, digits: int) -> str:
-    if _is_missing(value):
-        return "—"
-    return f"{_fmt_float(_scale(value, unit), digits)} {name}"
 
 
 def _fmt_value(value: Any) -> str:
@@ -603,7 +801,11 @@ def _fmt_value(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     if isinstance(value, float):
-        return f"{value:g}"
+        if math.isinf(value) or abs(value) >= 1.7e308:
+            return "∞" if value > 0 else "−∞"
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return repr(value)  # the shortest text that reads back as this number: 0.5, 1e-05
     return str(value)
 
 

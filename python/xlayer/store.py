@@ -13,6 +13,9 @@ Layout of a sweep folder::
     runs.parquet        one row per run (finished or failed): keys, status, error, summary
     flows.parquet       one row per flow of every finished run: keys, then flows.csv's columns
     runs.csv, flows.csv the same two tables as CSV
+    tables.json         what the four tables were built from (a fingerprint of sweep.json, the
+                        run folders and the failure records), so that they are rebuilt only when
+                        that changed
 
 A run's key is a hash of its swept values, stack and seed, so it names the same run in every
 invocation of the same sweep. A run folder is first written whole under a hidden temporary name
@@ -20,7 +23,10 @@ in ``runs/`` (by :func:`xlayer.results.write_result`, itself atomic) and then re
 it either exists whole or not at all, whenever the process is killed. Leftover hidden folders
 are removed when the store is opened again. Failure records are written to a temporary file and
 renamed the same way. The combined tables are rebuilt from the run folders, never updated in
-place, so they can always be thrown away and rebuilt (:meth:`SweepStore.rebuild_tables`).
+place, so they can always be thrown away and rebuilt (:meth:`SweepStore.rebuild_tables`);
+:meth:`SweepStore.current_tables` rebuilds them only when a run, a failure record or the plan
+changed since they were built, so that rerunning a finished sweep or plotting it again does not
+read every run folder.
 """
 
 from __future__ import annotations
@@ -30,12 +36,14 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Tuple, Union
 
-import pandas as pd
+# pandas (and xlayer.results, which needs it) are imported where they are used: this module is
+# imported by the command line, which must start without them.
+if TYPE_CHECKING:
+    import pandas as pd
 
-from xlayer.results import (Result, make_temp_file, make_temp_folder, malformed_result,
-                            read_csv_table, read_json_object, write_result)
+    from xlayer.results import Result
 
 __all__ = ["SweepStore", "run_key", "scenario_hash", "RUN_KEY_COLUMNS"]
 
@@ -43,6 +51,11 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 #: The key columns that open every row of runs.parquet and flows.parquet (the swept paths follow).
 RUN_KEY_COLUMNS = ("run", "stack", "seed")
+#: The files :meth:`SweepStore.rebuild_tables` writes, and the fingerprint written after them.
+TABLE_FILES = ("runs.parquet", "flows.parquet", "runs.csv", "flows.csv")
+TABLES_FINGERPRINT = "tables.json"
+#: Changes whenever the tables' layout does, so that tables built by an older xlayer are rebuilt.
+TABLES_FORMAT = 1
 
 
 def run_key(values: Mapping[str, Any], stack: str, seed: int) -> str:
@@ -89,10 +102,10 @@ class SweepStore:
         self.runs_dir.mkdir(parents=True, exist_ok=True)
         self.failed_dir.mkdir(exist_ok=True)
         self.clean_partials()
-        _write_text_atomic(self.folder / "sweep.json",
-                           json.dumps(plan, indent=2, sort_keys=True) + "\n")
-        _write_text_atomic(self.folder / "base.json",
-                           json.dumps(base, indent=2, sort_keys=True) + "\n")
+        _write_text_if_changed(self.folder / "sweep.json",
+                               json.dumps(plan, indent=2, sort_keys=True) + "\n")
+        _write_text_if_changed(self.folder / "base.json",
+                               json.dumps(base, indent=2, sort_keys=True) + "\n")
 
     def clean_partials(self) -> None:
         """Removes hidden temporary folders and files left by an interrupted write."""
@@ -109,6 +122,8 @@ class SweepStore:
 
     def plan(self) -> Dict[str, Any]:
         """The contents of sweep.json (:class:`XlayerError` naming it if it is malformed)."""
+        from xlayer.results import malformed_result, read_json_object
+
         path = self.folder / "sweep.json"
         plan = read_json_object(path)
         runs = plan.get("runs", [])
@@ -131,6 +146,8 @@ class SweepStore:
 
     def finished(self) -> Dict[str, Dict[str, Any]]:
         """``{key: run.json}`` of every finished run folder."""
+        from xlayer.results import read_json_object
+
         out: Dict[str, Dict[str, Any]] = {}
         if not self.runs_dir.is_dir():
             return out
@@ -142,6 +159,8 @@ class SweepStore:
 
     def failures(self) -> Dict[str, Dict[str, Any]]:
         """``{key: record}`` of every failed run (a record has the run's keys and ``error``)."""
+        from xlayer.results import read_json_object
+
         out: Dict[str, Dict[str, Any]] = {}
         if not self.failed_dir.is_dir():
             return out
@@ -149,12 +168,14 @@ class SweepStore:
             out[p.stem] = read_json_object(p)
         return out
 
-    def write_run(self, meta: Mapping[str, Any], result: Result) -> Path:
+    def write_run(self, meta: Mapping[str, Any], result: "Result") -> Path:
         """Writes a finished run's folder atomically; removes an earlier failure record.
 
         If a folder for the key already exists (another process finished the same run first),
         the new one is discarded: runs are deterministic, and a finished folder is never touched.
         """
+        from xlayer.results import make_temp_folder, write_result
+
         key = str(meta["run"])
         target = self.run_folder(key)
         tmp = make_temp_folder(self.runs_dir, f".{key}.partial-")
@@ -189,6 +210,10 @@ class SweepStore:
         Runs are listed in the order of the plan (sweep.json); runs on disk that the current
         plan does not name (left by an earlier, larger plan) are left out.
         """
+        import pandas as pd
+
+        from xlayer.results import read_csv_table, read_json_object
+
         plan = self.plan() if self.is_sweep_folder() else {"runs": [], "swept": []}
         swept: List[str] = list(plan.get("swept", []))
         finished = self.finished()
@@ -225,14 +250,65 @@ class SweepStore:
         return _parquet_safe(runs), _parquet_safe(flows_all)
 
     def rebuild_tables(self) -> "tuple[pd.DataFrame, pd.DataFrame]":
-        """Rebuilds runs.parquet, flows.parquet, runs.csv and flows.csv (each atomically)."""
+        """Rebuilds runs.parquet, flows.parquet, runs.csv and flows.csv (each atomically), then
+        records what they were built from in tables.json."""
+        fingerprint = self.fingerprint()
+        (self.folder / TABLES_FINGERPRINT).unlink(missing_ok=True)
         runs, flows = self.tables()
         for name, df in (("runs", runs), ("flows", flows)):
             _write_atomic_with(self.folder / f"{name}.parquet",
                                lambda p, df=df: df.to_parquet(p, index=False))
             _write_atomic_with(self.folder / f"{name}.csv",
                                lambda p, df=df: df.to_csv(p, index=False))
+        if self.fingerprint() == fingerprint:  # nothing arrived while the tables were built
+            _write_text_atomic(self.folder / TABLES_FINGERPRINT,
+                               json.dumps({"format": TABLES_FORMAT, "fingerprint": fingerprint})
+                               + "\n")
         return runs, flows
+
+    def fingerprint(self) -> str:
+        """A hash of what the combined tables are built from: sweep.json's bytes, the name and
+        modification time of every finished run folder and of every failure record. It
+        changes when a run finishes or fails, a record or run folder is removed or replaced, or
+        the plan changes; reading it costs one ``stat`` per run, not a read."""
+        h = hashlib.sha256(f"format {TABLES_FORMAT}\n".encode())
+        plan = self.folder / "sweep.json"
+        h.update(plan.read_bytes() if plan.is_file() else b"")
+        for d in (self.runs_dir, self.failed_dir):
+            entries: List[Tuple[str, int]] = []
+            if d.is_dir():
+                with os.scandir(d) as it:
+                    for e in it:
+                        if not e.name.startswith("."):
+                            entries.append((e.name, e.stat().st_mtime_ns))
+            h.update(f"\n{d.name}\n".encode())
+            for name, mtime in sorted(entries):
+                h.update(f"{name} {mtime}\n".encode())
+        return h.hexdigest()
+
+    def tables_are_current(self) -> bool:
+        """True when the four table files exist and were built from the folder as it is now."""
+        if not all((self.folder / name).is_file() for name in TABLE_FILES):
+            return False
+        try:
+            recorded = json.loads((self.folder / TABLES_FINGERPRINT).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return (isinstance(recorded, dict) and recorded.get("format") == TABLES_FORMAT
+                and recorded.get("fingerprint") == self.fingerprint())
+
+    def current_tables(self) -> "tuple[pd.DataFrame, pd.DataFrame]":
+        """``(runs, flows)``: read from runs.parquet and flows.parquet when they are current
+        (:meth:`tables_are_current`), else rebuilt from the run folders (and written)."""
+        import pandas as pd
+
+        if self.tables_are_current():
+            try:
+                return (pd.read_parquet(self.folder / "runs.parquet"),
+                        pd.read_parquet(self.folder / "flows.parquet"))
+            except (OSError, ValueError):  # damaged since: rebuild them
+                pass
+        return self.rebuild_tables()
 
 
 def _key_columns(planned: Mapping[str, Any], swept: Iterable[str]) -> Dict[str, Any]:
@@ -244,7 +320,7 @@ def _key_columns(planned: Mapping[str, Any], swept: Iterable[str]) -> Dict[str, 
     return row
 
 
-def _parquet_safe(df: pd.DataFrame) -> pd.DataFrame:
+def _parquet_safe(df: "pd.DataFrame") -> "pd.DataFrame":
     """Columns mixing types (a swept path taking numbers and strings) become strings."""
     for col in df.columns:
         if df[col].dtype == object:
@@ -264,7 +340,19 @@ def _write_text_atomic(path: Path, text: str) -> None:
     _write_atomic_with(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
+def _write_text_if_changed(path: Path, text: str) -> None:
+    """Writes ``text`` (atomically) unless the file holds it already, leaving it untouched."""
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    _write_text_atomic(path, text)
+
+
 def _write_atomic_with(path: Path, write: Any) -> None:
+    from xlayer.results import make_temp_file
+
     tmp = make_temp_file(path.parent, f".tmp-{path.name}.")
     try:
         write(tmp)

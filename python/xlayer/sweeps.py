@@ -9,6 +9,7 @@ The sweep file format is documented in ``docs/sweep.md``. In short::
     name = "mesh"
     scenario = "mesh-7x7.toml"     # relative to the sweep file; or an inline [scenario] table
     overrides = ["duration_s=10"]  # optional, applied to the base before anything else
+                                   # (or a table: [overrides] duration_s = 10)
     mode = "cartesian"             # or "zip"
     seeds = 5                      # seeds 1..5; or a list [3, 7, 11]
 
@@ -31,8 +32,6 @@ finished runs and runs the rest (failed runs are tried again).
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import itertools
 import json
 import os
@@ -41,19 +40,16 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from xlayer.errors import ScenarioError, SimulationError, XlayerError, scenario_error
 from xlayer.optimizers import check_python_allowed
-from xlayer.scenario import (
-    load_scenario,
-    load_toml_file,
-    normalize_scenario,
-    parse_override,
-    plain_copy,
-    set_field,
-)
-from xlayer.store import SweepStore, run_key, scenario_hash
+
+if TYPE_CHECKING:
+    from xlayer.store import SweepStore
+
+# xlayer.scenario (numpy) and xlayer.store (pandas) are imported where they are used, so that
+# the command line can read this module's constants without loading them.
 
 __all__ = ["SweepSpec", "PlannedRun", "load_sweep", "plan_runs", "sweep", "DEFAULT_STACK",
            "MAX_RUNS", "NO_WORKERS_TIMEOUT_S"]
@@ -71,6 +67,9 @@ SWEEP_FIELDS = ("name", "scenario", "overrides", "mode", "seeds", "grid", "stack
 MAX_RUNS = 10_000
 #: A sweep fails when its cluster has had no worker for this long while runs are left (s).
 NO_WORKERS_TIMEOUT_S = 60.0
+
+#: Overrides of a base scenario: ``KEY=VALUE`` strings, or a mapping of field paths to values.
+Overrides = Union[Sequence[str], Mapping[str, Any]]
 
 
 @dataclass
@@ -97,6 +96,8 @@ class PlannedRun:
     scenario: Dict[str, Any] = field(repr=False)
 
     def meta(self) -> Dict[str, Any]:
+        from xlayer.store import scenario_hash
+
         return {"run": self.run, "stack": self.stack, "seed": self.seed,
                 "values": self.values, "scenario_sha256": scenario_hash(self.scenario)}
 
@@ -106,13 +107,16 @@ class PlannedRun:
 
 
 def load_sweep(source: Union[PathLike, Mapping[str, Any]],
-               overrides: Sequence[str] = ()) -> SweepSpec:
+               overrides: Overrides = ()) -> SweepSpec:
     """Reads a sweep file (a path, or a dict of the same shape) into a :class:`SweepSpec`.
 
-    ``overrides`` are ``KEY=VALUE`` strings applied to the base scenario after the file's own
-    ``overrides``. Raises :class:`ScenarioError` naming the field for anything malformed, and
+    ``overrides`` — ``KEY=VALUE`` strings, or a dict of field paths to values
+    (``{"duration_s": 10, "radio.rts_cts": True}``, nested dicts allowed) — are applied to the
+    base scenario after the file's own ``overrides`` (which may be either form too). Raises :class:`ScenarioError` naming the field for anything malformed, and
     OSError for an unreadable file.
     """
+    from xlayer.scenario import load_scenario, load_toml_file, plain_copy
+
     if isinstance(source, Mapping):
         doc = plain_copy(source, "sweep")
         origin = "sweep"
@@ -142,10 +146,8 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
     else:
         raise scenario_error("scenario", "must be a file name or a table")
 
-    base_overrides = doc.get("overrides", [])
-    if not isinstance(base_overrides, list) or not all(isinstance(o, str) for o in base_overrides):
-        raise scenario_error("overrides", 'must be a list of "KEY=VALUE" strings')
-    base = load_scenario(base, list(base_overrides) + list(overrides))
+    base = apply_overrides_to(base, doc.get("overrides", []), "overrides")
+    base = apply_overrides_to(base, overrides, "overrides")
 
     mode = doc.get("mode", "cartesian")
     if mode not in ("cartesian", "zip"):
@@ -215,6 +217,28 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
     return spec
 
 
+def apply_overrides_to(scenario: Dict[str, Any], overrides: Any,
+                       where: str = "overrides") -> Dict[str, Any]:
+    """A copy of ``scenario`` with ``overrides`` applied: ``KEY=VALUE`` strings (a list, or one
+    string) as ``xlayer run --set`` takes them, or a mapping of dotted field paths to values
+    (nested mappings become dotted paths, as in ``[stacks.NAME]``), applied in order. Anything
+    else is a :class:`ScenarioError` naming ``where``."""
+    from xlayer.scenario import load_scenario, plain_copy, set_field
+
+    if isinstance(overrides, Mapping):
+        result = plain_copy(scenario)
+        for path, value in _flatten(plain_copy(overrides, where), where).items():
+            _check_path(path, f"{where}.{path}")
+            set_field(result, path, value)
+        return result
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    if not isinstance(overrides, (list, tuple)) or not all(isinstance(o, str) for o in overrides):
+        raise scenario_error(where, 'must be a list of "KEY=VALUE" strings or a table of field '
+                             f"paths to values, found {type(overrides).__name__}")
+    return load_scenario(scenario, list(overrides))
+
+
 def check_sweep_name(name: Any) -> None:
     """A sweep's name is a plain folder name (it names ``results/<name>``): no path separator
     (``/``, ``\\``), not ``.`` or ``..``, not blank. Without a separator a name is one path
@@ -256,6 +280,8 @@ def _flatten(table: Mapping[str, Any], where: str) -> Dict[str, Any]:
 
 
 def _check_path(path: str, where: str) -> None:
+    from xlayer.scenario import parse_override
+
     try:
         parse_override(f"{path}=0")
     except ScenarioError as e:
@@ -281,6 +307,9 @@ def plan_runs(spec: SweepSpec) -> List[PlannedRun]:
 
     A field the core rejects raises :class:`ScenarioError` naming the stack and swept values.
     """
+    from xlayer.scenario import normalize_scenario, set_field
+    from xlayer.store import run_key
+
     runs: List[PlannedRun] = []
     seen: Dict[str, PlannedRun] = {}
     for values in grid_points(spec):
@@ -358,7 +387,7 @@ def sweep(
     workers: Optional[int] = None,
     scheduler: Optional[str] = None,
     progress: Union[bool, Callable[[int, int], None]] = False,
-    overrides: Sequence[str] = (),
+    overrides: Overrides = (),
     allow_python: bool = False,
     no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
 ) -> "Any":
@@ -368,7 +397,8 @@ def sweep(
     resumed. ``workers`` sizes the local cluster (default: one per core); ``scheduler`` is the
     address of an existing Dask scheduler instead. ``progress`` is False, True (a rich bar of
     runs done / total with time left, on stderr) or ``callback(done, total)``, called as each
-    run ends. ``overrides`` (``KEY=VALUE``) change the base scenario. A relative ``scenario``
+    run ends. ``overrides`` (``KEY=VALUE`` strings or a dict of paths to values) change the
+    base scenario. A relative ``scenario``
     path in a dict is relative to the working directory. ``allow_python=True`` lets the runs'
     scenarios name Python optimizer classes (imported and run on the workers); without it such
     a sweep raises :class:`ScenarioError` before anything runs. When the cluster has had no
@@ -399,6 +429,8 @@ def run_planned(
     no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
 ) -> SweepOutcome:
     """Runs the planned runs not yet finished in ``folder`` on Dask, writing each as it ends."""
+    from xlayer.store import SweepStore, scenario_hash
+
     if not no_workers_timeout_s > 0:
         raise ValueError(f"no_workers_timeout_s must be positive, found {no_workers_timeout_s}")
     for r in runs:  # refused before the folder or the cluster is touched
@@ -430,7 +462,8 @@ def run_planned(
             client.close()
             if cluster is not None:
                 cluster.close()
-    store.rebuild_tables()
+    if not store.tables_are_current():  # a finished sweep run again leaves them as they are
+        store.rebuild_tables()
     return outcome
 
 
@@ -441,6 +474,9 @@ def _plan_document(spec: SweepSpec, runs: Sequence[PlannedRun]) -> Dict[str, Any
         "swept": list(spec.grid),
         "grid": spec.grid,
         "stacks": spec.stacks,
+        # sweep.json is written with sorted keys: the user's order of the stacks, for tables
+        # and plots, is kept here.
+        "stack_order": list(spec.stacks),
         "seeds": spec.seeds,
         "runs": [{"run": r.run, "stack": r.stack, "seed": r.seed, "values": r.values}
                  for r in runs],
@@ -473,12 +509,15 @@ def _cores() -> int:
     return os.cpu_count() or 1
 
 
-def _run_on_dask(client: Any, store: SweepStore, todo: Sequence[PlannedRun],
+def _run_on_dask(client: Any, store: "SweepStore", todo: Sequence[PlannedRun],
                  outcome: SweepOutcome, *,
                  progress: Union[bool, Callable[[int, int], None]],
                  allow_python: bool = False,
                  no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
                  where: Optional[str] = None) -> None:
+    import asyncio
+    import concurrent.futures
+
     from distributed import as_completed
 
     bar = _SweepProgress(progress, outcome.planned, outcome.skipped)
@@ -538,6 +577,8 @@ def _first_line(e: BaseException) -> str:
 def _result(future: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: int) -> Any:
     """``future.result()``, watching the workers meanwhile: a finished run whose result lived
     on a worker that died is recomputed, which needs a worker."""
+    import asyncio
+
     from distributed import TimeoutError as DaskTimeout
 
     while True:
@@ -573,7 +614,7 @@ class _WorkerWatch:
     :class:`_NoWorkers` (reported as :class:`SimulationError`) once none came back for
     ``timeout_s``; checks the scheduler at most once a second."""
 
-    def __init__(self, client: Any, store: SweepStore, timeout_s: float,
+    def __init__(self, client: Any, store: "SweepStore", timeout_s: float,
                  where: Optional[str]) -> None:
         self._client = client
         self._store = store
