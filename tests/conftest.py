@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -105,10 +106,18 @@ def xlayer_cli(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
     """Runs ``python -m xlayer ARGS`` in tmp_path as a separate process (so an uncaught exception
     would show as a traceback and a non-2 exit status)."""
 
+    # The child runs in another folder: a relative PYTHONPATH (a source checkout run with
+    # PYTHONPATH=python) must name the same package there.
+    env = dict(os.environ)
+    if env.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.pathsep.join(
+            str(Path(p).resolve()) for p in env["PYTHONPATH"].split(os.pathsep) if p
+        )
+
     def run(*args: str, cwd: Path = tmp_path, timeout: float = 120) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "xlayer", *map(str, args)],
-            cwd=cwd, capture_output=True, text=True, timeout=timeout,
+            cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env,
         )
 
     return run
