@@ -112,6 +112,15 @@ def test_overrides_change_the_scenario_that_runs(chain_path):
     assert result.scenario["flows"][0]["rate_bps"] == 1e5
 
 
+def test_overrides_as_a_dict_of_field_paths_work_like_set_strings(chain_path):
+    by_dict = xlayer.run(chain_path, overrides={"topology": {"count": 3}, "flows[0].rate_bps": 1e5})
+    by_strings = xlayer.run(chain_path, overrides=["topology.count=3", "flows[0].rate_bps=1e5"])
+    assert by_dict.summary["nodes"] == 3
+    assert by_dict.scenario == by_strings.scenario
+    with pytest.raises(xlayer.ScenarioError, match="overrides"):
+        xlayer.run(chain_path, overrides={"flows[x].rate_bps": 1})
+
+
 def test_progress_callback_sees_simulated_time_advance_to_the_end(chain_path):
     seen = []
     xlayer.run(chain_path, progress=lambda now, end: seen.append((now, end)))

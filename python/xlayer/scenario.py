@@ -280,8 +280,14 @@ def apply_overrides(scenario: Mapping, overrides: Iterable[str]) -> dict:
 
     Missing tables along the path are created; an index may name an existing entry of an array or
     the next one (to append). An override that cannot be applied (indexing a table, an index past
-    the end) raises :class:`ScenarioError` naming the key.
+    the end) raises :class:`ScenarioError` naming the key. A mapping of dotted field paths to
+    values (``{"duration_s": 5, "radio": {"rts_cts": True}}``, nested tables becoming dotted
+    paths) works too, as in a sweep's ``overrides``.
     """
+    if isinstance(overrides, Mapping):
+        from xlayer.sweeps import apply_overrides_to
+
+        return apply_overrides_to(scenario, overrides)
     if isinstance(overrides, str):
         overrides = [overrides]
     try:
