@@ -432,25 +432,36 @@ mod tests {
         // and agree within 2.5 dB with what the standard's minimum sensitivities imply
         // (Table 17-18 less the −86 dBm noise-plus-margin floor; the threshold model's defaults),
         // an independent derivation of the same requirement.
-        let need: Vec<f64> = OfdmMode::ALL
-            .iter()
-            .map(|&m| {
-                let (mut lo, mut hi) = (-10.0f64, 40.0f64);
-                for _ in 0..60 {
-                    let mid = 0.5 * (lo + hi);
-                    if chunk_ln_success(Modulation::Ofdm(m), 10f64.powf(mid / 10.0), 8000.0)
-                        < 0.9f64.ln()
-                    {
-                        lo = mid;
-                    } else {
-                        hi = mid;
+        let need_of = |modes: &[OfdmMode]| -> Vec<f64> {
+            modes
+                .iter()
+                .map(|&m| {
+                    let (mut lo, mut hi) = (-10.0f64, 40.0f64);
+                    for _ in 0..60 {
+                        let mid = 0.5 * (lo + hi);
+                        if chunk_ln_success(Modulation::Ofdm(m), 10f64.powf(mid / 10.0), 8000.0)
+                            < 0.9f64.ln()
+                        {
+                            lo = mid;
+                        } else {
+                            hi = mid;
+                        }
                     }
-                }
-                hi
-            })
-            .collect();
+                    hi
+                })
+                .collect()
+        };
+        // The eight 802.11a modes, then the flows' own BPSK codes 1/3, 1/2, 2/3, uncoded.
+        let need = need_of(&OfdmMode::ALL[..8]);
         eprintln!("ofdm 10% PER SINR: {need:?}");
         assert!(need.windows(2).all(|w| w[0] < w[1]), "{need:?}");
+        let bpsk = need_of(&[
+            OfdmMode::Bpsk13,
+            OfdmMode::Bpsk12,
+            OfdmMode::Bpsk23,
+            OfdmMode::BpskUncoded,
+        ]);
+        assert!(bpsk.windows(2).all(|w| w[0] < w[1]), "{bpsk:?}");
         for (i, rate) in [6.0, 9.0, 12.0, 18.0, 24.0, 36.0, 48.0, 54.0]
             .iter()
             .enumerate()
