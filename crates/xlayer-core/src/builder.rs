@@ -906,6 +906,22 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         world.queue.schedule(secs(first), Event::BackpressureTick);
     }
     attach_optimizers(&mut world, &sc.optimizers)?;
+    if let Some(f) = &sc.stack.flavor_link {
+        // Detection at the nodes; the optimizer there too unless detection only.
+        for &node in f.nodes.as_deref().unwrap_or(&[0]) {
+            world.nodes[node as usize].flavor = Some(Box::default());
+            if f.optimize {
+                let opt = builtin("flavor_link", &f.table)
+                    .map_err(|m| builtin_error("stack.flavor_link.table", m))?;
+                attach(
+                    &mut world,
+                    node,
+                    opt,
+                    AttachOptions::new("flavor_link".to_string()),
+                )?;
+            }
+        }
+    }
     Ok(world)
 }
 

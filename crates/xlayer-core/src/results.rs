@@ -105,6 +105,8 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
     let mut flows = Vec::with_capacity(w.flows.len());
     let any_app = w.flows.iter().any(|f| f.app.is_some());
     let any_clap = w.conns.iter().any(|c| c.clap().is_some());
+    let monitors: Vec<&crate::world::FlavorMonitor> =
+        w.nodes.iter().filter_map(|n| n.flavor.as_deref()).collect();
     let mut rates = Vec::with_capacity(w.flows.len());
     let (mut all_delay_sum, mut all_delay_n) = (0u128, 0u64);
     let (mut sent_total, mut delivered_total) = (0u64, 0u64);
@@ -285,6 +287,41 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             row.push(("clap_nacks", Int(nacks as i64)));
             row.push(("clap_nack_bytes", Int(nack_bytes as i64)));
             row.push(("clap_rate_mean_bps", Float(rate)));
+        }
+        if !monitors.is_empty() {
+            // Passive flavor detection (`transport::flavor`) at the first detecting node that
+            // saw the flow: its decision, and its window estimate's error against the sender's
+            // cwnd (mean |estimate − cwnd| / cwnd over the flow's new data segments).
+            let key = f.id as u64;
+            let seen = monitors
+                .iter()
+                .find(|m| m.detector.detection(key).is_some());
+            let d = seen.and_then(|m| m.detector.detection(key));
+            let err = seen
+                .and_then(|m| m.window_error.get(f.id as usize))
+                .filter(|e| e.1 > 0)
+                .map_or(f64::NAN, |e| e.0 / e.1 as f64);
+            row.push((
+                "flavor_detected",
+                Str(d.map_or("", |d| d.flavor.name()).into()),
+            ));
+            row.push(("flavor_sack", Int(d.is_some_and(|d| d.sack) as i64)));
+            row.push((
+                "flavor_confidence",
+                Float(d.map_or(f64::NAN, |d| d.confidence)),
+            ));
+            row.push((
+                "flavor_decided_s",
+                Float(
+                    d.and_then(|d| d.decided_at)
+                        .map_or(f64::NAN, |t| t.as_secs_f64()),
+                ),
+            ));
+            row.push((
+                "flavor_fast_recoveries",
+                Int(d.map_or(0, |d| d.fast_recoveries) as i64),
+            ));
+            row.push(("flavor_window_error", Float(err)));
         }
         if any_app {
             // Request-driven applications (`app::traffic`): requests (pages, e-mails) and

@@ -186,6 +186,56 @@ impl Scenario {
             fr.validate(n, levels, self.duration_s)?;
         }
         validate_optimizers(&self.optimizers, n)?;
+        self.validate_flavor_link(n)?;
+        Ok(())
+    }
+
+    /// Checks `[stack.flavor_link]`: its nodes (default the access point), its table, and an
+    /// 802.11a radio when it sets code rates.
+    fn validate_flavor_link(&mut self, n: u32) -> Result<(), XlError> {
+        let ap = self.topology.kind == super::topology::TopologyKind::AccessPoint;
+        let standard = self.radio.standard;
+        let Some(f) = self.stack.flavor_link.as_mut() else {
+            return Ok(());
+        };
+        let nodes = match (&f.nodes, ap) {
+            (Some(nodes), _) => nodes.clone(),
+            (None, true) => vec![0],
+            (None, false) => {
+                return Err(bad(
+                    "stack.flavor_link.nodes",
+                    "name the nodes that detect flavors (the default, node 0, is the access point of topology.kind = \"access_point\")",
+                ))
+            }
+        };
+        if nodes.is_empty() {
+            return Err(bad("stack.flavor_link.nodes", "name at least one node"));
+        }
+        if let Some(&bad_node) = nodes.iter().find(|&&v| v >= n) {
+            return Err(bad(
+                "stack.flavor_link.nodes",
+                format!(
+                    "node {bad_node} does not exist (the topology has nodes 0..{})",
+                    n.saturating_sub(1)
+                ),
+            ));
+        }
+        f.nodes = Some(nodes);
+        crate::tune::flavor_link::FlavorLink::from_args(&f.table).map_err(|m| {
+            bad(
+                format!(
+                    "stack.flavor_link.table{}",
+                    m.split(':').next().unwrap_or("").trim_start_matches("args")
+                ),
+                m.split_once(": ").map_or(m.clone(), |x| x.1.to_string()),
+            )
+        })?;
+        if f.optimize && standard != Standard::Dot11a {
+            return Err(bad(
+                "stack.flavor_link.optimize",
+                "sets per-flow code rates, which are 802.11a BPSK OFDM: set radio.standard = \"802.11a\" or optimize = false",
+            ));
+        }
         Ok(())
     }
 

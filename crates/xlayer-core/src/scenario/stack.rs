@@ -55,6 +55,29 @@ pub struct Stack {
     /// DCLO settings (`stack.dclo`), with the `dclo` preset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dclo: Option<DcloOptions>,
+    /// The flavor-aware link layer (`[stack.flavor_link]`, seed document 003): passive TCP
+    /// flavor detection at its nodes and, unless `optimize = false`, the `flavor_link`
+    /// optimizer setting each flow's code rate and retry limit there. Under any preset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flavor_link: Option<FlavorLinkOptions>,
+}
+
+/// `[stack.flavor_link]`: where flavors are detected and whether the link layer follows them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlavorLinkOptions {
+    /// The nodes that detect (the access point); default node 0, the access point of
+    /// `topology.kind = "access_point"` (required with other topologies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<u32>>,
+    /// Set each flow's (code rate, retry limit) from its detected flavor; false: detect and
+    /// report only.
+    #[serde(default = "yes")]
+    pub optimize: bool,
+    /// Entries of the document's table to replace: `reno = ["1/3", 4]` (see
+    /// `tune::flavor_link`).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub table: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Fusion's parameters (`xl::fusion`; Hull et al., SenSys 2004). The paper's abstract and the
@@ -311,6 +334,7 @@ impl Default for Stack {
             dpclo: None,
             fusion: None,
             dclo: None,
+            flavor_link: None,
         }
     }
 }

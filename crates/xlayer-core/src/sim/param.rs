@@ -127,10 +127,14 @@ pub enum TuneEventKind {
     /// The MAC delivered a frame and every interface queue is empty: the link could send more
     /// than it was given (value = the level of the delivered frame).
     MacUnderflow,
+    /// A passive flavor detector at the node decided a TCP flow's sender flavor (or changed its
+    /// mind): value = 1 Reno, 2 NewReno, 3 Westwood, plus 10 with SACK
+    /// (`transport::flavor::Flavor::event_code`).
+    TcpFlavor,
 }
 
 impl TuneEventKind {
-    pub const ALL: [TuneEventKind; 14] = [
+    pub const ALL: [TuneEventKind; 15] = [
         TuneEventKind::MacTxOutcome,
         TuneEventKind::QueueOverflow,
         TuneEventKind::TcpLoss,
@@ -145,6 +149,7 @@ impl TuneEventKind {
         TuneEventKind::QueueChange,
         TuneEventKind::PhyNoise,
         TuneEventKind::MacUnderflow,
+        TuneEventKind::TcpFlavor,
     ];
 
     pub fn name(self) -> &'static str {
@@ -163,6 +168,7 @@ impl TuneEventKind {
             TuneEventKind::QueueChange => "net.queue_change",
             TuneEventKind::PhyNoise => "phy.noise",
             TuneEventKind::MacUnderflow => "mac.underflow",
+            TuneEventKind::TcpFlavor => "transport.flavor",
         }
     }
 

@@ -7,6 +7,7 @@
 
 pub mod clap;
 pub mod conn;
+pub mod flavor;
 pub mod tcp;
 pub mod tfrc;
 pub mod tuning;

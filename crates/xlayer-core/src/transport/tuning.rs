@@ -99,6 +99,12 @@ pub const EVENTS: &[EventSpec] = &[
         doc: "a TCP data segment reached the flow's receiver: payload bytes (one per packet)",
         unit: "bytes",
     },
+    EventSpec {
+        kind: TuneEventKind::TcpFlavor,
+        layer: "transport",
+        doc: "the node's passive flavor detector decided the flow's TCP flavor: 1 Reno, 2 NewReno, 3 Westwood, +10 with SACK",
+        unit: "code",
+    },
 ];
 
 /// Whether `spec` is one of this layer's.

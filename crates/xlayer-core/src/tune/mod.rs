@@ -23,6 +23,7 @@ use crate::error::XlError;
 pub use crate::sim::param::{EventSpec, ParamSpec, TuneEventKind};
 use crate::sim::SimTime;
 
+pub mod flavor_link;
 pub mod layers;
 pub mod optimizer;
 pub mod rwc;

@@ -819,8 +819,9 @@ pub fn builtin(
         "rwc" => Ok(Box::new(super::rwc::Rwc::from_args(args)?)),
         "listen" => Ok(Box::new(Listen::from_args(args)?)),
         "schedule" => Ok(Box::new(Schedule::from_args(args)?)),
+        "flavor_link" => Ok(Box::new(super::flavor_link::FlavorLink::from_args(args)?)),
         _ => Err(format!(
-            "unknown built-in optimizer \"{name}\"; allowed: \"rwc\", \"listen\", \"schedule\""
+            "unknown built-in optimizer \"{name}\"; allowed: \"rwc\", \"listen\", \"schedule\", \"flavor_link\""
         )),
     }
 }

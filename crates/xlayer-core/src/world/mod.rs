@@ -45,7 +45,7 @@ mod gate;
 mod transport;
 mod tuning;
 
-pub use transport::TcpTraceRow;
+pub use transport::{FlavorMonitor, TcpTraceRow};
 
 /// A [`NodeView`] of `node` at `now`, borrowing the world's fields one by one (so that a
 /// component may be borrowed mutably beside it).
@@ -76,6 +76,8 @@ pub struct Node {
     rng_phy: Stream,
     rng_fading: Stream,
     pub pcap: Option<PcapBuffer>,
+    /// Passive TCP flavor detection on what the node forwards (`[stack.flavor_link]`).
+    pub flavor: Option<Box<transport::FlavorMonitor>>,
     /// Switched off (scenario event): the radio neither sends nor decodes, the network layer
     /// drops what it would send.
     pub off: bool,
@@ -96,6 +98,7 @@ impl Node {
             rng_phy: stream(seed, id, "phy.rx"),
             rng_fading: stream(seed, id, "phy.fading"),
             pcap: if pcap { Some(PcapBuffer::new()) } else { None },
+            flavor: None,
             off: false,
         }
     }
@@ -1102,6 +1105,9 @@ impl World {
             return;
         }
         self.nodes[node as usize].net.forwarded += 1;
+        if self.nodes[node as usize].flavor.is_some() {
+            self.flavor_observe(node, h);
+        }
         if self.link_params.is_some() {
             self.note_relayed(node, h);
         }

@@ -42,6 +42,15 @@ impl LinkParams {
     }
 }
 
+/// A node's passive flavor detection (`transport::flavor`) over the TCP flows it forwards, keyed
+/// by flow, with the error of its window estimate against each sender's true window.
+#[derive(Debug, Default)]
+pub struct FlavorMonitor {
+    pub detector: crate::transport::flavor::Detector,
+    /// Per flow: the sum of |estimate − cwnd| / cwnd and the samples, at each new data segment.
+    pub window_error: Vec<(f64, u64)>,
+}
+
 /// One row of the per-connection TCP trace (`output.tcp_trace`).
 #[derive(Debug, Clone, Copy)]
 pub struct TcpTraceRow {
@@ -116,6 +125,60 @@ impl World {
             queue_len: self.pull(node, lp.queue_len, Some(level)).unwrap_or(0.0) as u32,
             queue_capacity: self.pull(node, lp.queue_capacity, None).unwrap_or(0.0) as u32,
             data_rate_bps: self.pull(node, lp.data_rate, None).unwrap_or(0.0) * 1e6,
+        }
+    }
+
+    /// Relay `node` forwards packet `h`: a TCP segment goes to its flavor detector, a decision
+    /// is published as `transport.flavor` (at the node, for the flow).
+    pub(super) fn flavor_observe(&mut self, node: u32, h: u32) {
+        use crate::transport::flavor::Segment;
+        use crate::wire::tcp::{ACK, FIN, SACK_PERMITTED, SYN};
+        let p = *self.packets.get(h);
+        let Header::Tcp(t) = p.transport else {
+            return;
+        };
+        let now = self.now();
+        let f = &self.flows[p.flow as usize];
+        let from_sender = p.src == f.src;
+        let seg = Segment {
+            time: now,
+            from_sender,
+            seq: t.seq,
+            ack: t.ack,
+            len: t.len,
+            syn: t.has(SYN),
+            fin: t.has(FIN),
+            ack_flag: t.has(ACK),
+            sack_permitted: t.has(SACK_PERMITTED),
+            sack_blocks: t.nsack,
+            mss: t.mss,
+        };
+        let truth = f
+            .transport
+            .conn()
+            .and_then(|c| self.conns[c as usize].tcp())
+            .map(|c| c.sender.cwnd());
+        let m = self.nodes[node as usize]
+            .flavor
+            .as_mut()
+            .expect("called for a node with a flavor monitor");
+        let changed = m.detector.observe(p.flow as u64, &seg);
+        if from_sender && t.len > 0 {
+            if let (Some(cwnd), Some((at, est))) = (truth, m.detector.last_window(p.flow as u64)) {
+                if at == now && cwnd > 0.0 {
+                    let i = p.flow as usize;
+                    if m.window_error.len() <= i {
+                        m.window_error.resize(i + 1, (0.0, 0));
+                    }
+                    m.window_error[i].0 += (est - cwnd).abs() / cwnd;
+                    m.window_error[i].1 += 1;
+                }
+            }
+        }
+        if let (Some(d), true) = (changed, self.events.wants(TuneEventKind::TcpFlavor)) {
+            let code = d.flavor.event_code(d.sack);
+            self.events
+                .publish_flow(now, node, p.flow, TuneEventKind::TcpFlavor, code);
         }
     }
 
