@@ -185,7 +185,7 @@ class Simulation:
             raise ScenarioError("output.pcap: traces were not recorded; set output.pcap = true")
         if node not in self._pcap_nodes:
             count = self.node_count()
-            if not (isinstance(node, int) and 0 <= node < count):
+            if not 0 <= node < count:
                 raise ScenarioError(f"node {node} does not exist (the topology has nodes "
                                     f"0..{count - 1})")
             raise ScenarioError(f"output.pcap_nodes: node {node} is not captured "

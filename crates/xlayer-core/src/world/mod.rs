@@ -15,7 +15,8 @@
 //! [`SourceControl`] and the [`AnyGate`]. The side effects they ask for ([`Action`]s, a
 //! connection's `ConnOut`) are carried out here and in the submodules: `transport` (a
 //! connection's packets, timers and deliveries), `gate` (what a gate such as Fusion decides)
-//! and `tuning` (the tuning layers' access to the nodes).
+//! and `tuning` (the tuning layers' access to the nodes); `capture` writes the pcap records of
+//! the nodes whose capture the caller attached.
 
 use std::time::{Duration, Instant};
 
