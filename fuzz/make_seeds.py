@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Seeds of the ``scenario`` fuzz target: every shipped scenario as TOML and as JSON into
-``fuzz/corpus/scenario/``, and the libFuzzer dictionary ``fuzz/scenario.dict`` (the field names,
+"""Seeds of the ``scenario`` fuzz target: every shipped scenario as TOML and as JSON, and the
+TOML examples of docs/, into ``fuzz/corpus/scenario/``, and the libFuzzer dictionary ``fuzz/scenario.dict`` (the field names,
 table headers and quoted string values of docs/scenario.md). Needs the xlayer package (for its
 TOML reader). Run from the repository: ``python fuzz/make_seeds.py``."""
 from __future__ import annotations
@@ -21,6 +21,11 @@ def main() -> None:
     for p in sorted((ROOT / "scenarios").glob("*.toml")):
         shutil.copy(p, corpus / p.name)
         (corpus / f"{p.stem}.json").write_text(json.dumps(load_toml(p.read_text())))
+    # The TOML examples of the docs reach sections no shipped scenario has.
+    for doc in sorted((ROOT / "docs").glob("*.md")):
+        blocks = re.findall(r"```toml\n(.*?)```", doc.read_text(), re.S)
+        for i, block in enumerate(blocks):
+            (corpus / f"doc-{doc.stem}-{i}.toml").write_text(block)
     doc = (ROOT / "docs" / "scenario.md").read_text()
     names = sorted(set(re.findall(r"^\| `([a-z_0-9]+)` \|", doc, re.M)))
     tables = sorted(set(re.findall(r"`(\[\[?[a-z_.]+\]\]?)`", doc)))
