@@ -237,7 +237,7 @@ mod tests {
 
     #[test]
     fn json_with_text_after_the_scenario_object_is_refused() {
-        let e = Scenario::from_json(r#"{"duration_s": 2.0}05, "x": 1}"#).unwrap_err();
+        let e = Scenario::from_json(r#"{"duration_s": 2.0} 05, "x": 1"#).unwrap_err();
         assert_eq!(
             e.to_string(),
             "scenario: trailing characters after the scenario's JSON object"
