@@ -42,13 +42,22 @@ class Simulation:
     def now_s(self) -> float: ...
     def events(self) -> int: ...
     def run_until(self, t_s: float) -> bool:
-        """Advances to ``min(t_s, end_s)`` (releasing the GIL); True once the end is reached."""
+        """Advances to ``min(t_s, end_s)`` (releasing the GIL); True once the end is reached.
+        A capture that could not be written raises :class:`OSError`."""
     def results(self) -> Dict[str, Any]:
         """``{"summary": dict, "flows": table, "nodes": table, "timeseries": table, "tcp_trace":
         table, "optimizers": table, "conflicts": table}``; a table is ``{column: (kind, data)}``,
         kind "i8"/"f8" with little-endian int64/float64 bytes or "obj" with a list
         (``xlayer.results.table`` makes it a DataFrame)."""
-    def pcap(self, node: int) -> bytes: ...
+    def pcap_nodes(self) -> List[int]:
+        """The nodes the scenario captures (``output.pcap``, ``output.pcap_nodes``)."""
+    def open_pcaps(self, folder: str) -> List[int]:
+        """Streams each captured node's frames into ``folder/node<N>.pcap`` from the start of
+        the run; returns the nodes. Raises :class:`OSError` for a file it cannot create."""
+    def flush_pcaps(self) -> None:
+        """Writes out the captures' buffers; :class:`OSError` for a capture that failed."""
+    def close_pcaps(self) -> None:
+        """Flushes and closes the capture files; raises like :meth:`flush_pcaps`."""
     def params(self) -> List[Dict[str, Any]]:
         """Dicts with ``name, layer, doc, unit, min, max, read_only``; per-level names end in
         ``.<level>`` (address them as ``mac.cw_min.0``)."""

@@ -15,11 +15,13 @@ from __future__ import annotations
 import copy
 import json
 import os
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from xlayer import _core
+from xlayer import results as _results
 from xlayer._progress import ProgressBar, ProgressCallback
-from xlayer.errors import SimulationError
+from xlayer.errors import ScenarioError, SimulationError
 from xlayer.optimizers import attach_scenario_optimizers, check_python_allowed
 from xlayer.results import (
     CONFLICT_COLUMNS,
@@ -28,8 +30,11 @@ from xlayer.results import (
     NODE_COLUMNS,
     TCP_TRACE_COLUMNS,
     TIMESERIES_COLUMNS,
+    CaptureFolder,
+    PcapFiles,
     Result,
     check_output_folder,
+    staged_result_folder,
     table,
 )
 from xlayer.scenario import ScenarioSource, load_scenario, normalize_scenario
@@ -52,6 +57,11 @@ class Simulation:
     that module's code. Optimizer objects given to :meth:`add_optimizer` need no such opt-in. Advance it with
     :meth:`run_until` or run it to the end with :meth:`run`; tuning parameters are read and set
     per node with :meth:`get_param` / :meth:`set_param`.
+
+    With ``output.pcap = true`` each captured node's frames are streamed, as the run goes, into
+    ``node<N>.pcap`` in ``pcap_dir`` (an existing folder), or by default in a temporary folder
+    that is removed once neither this simulation nor its results need it. A capture that cannot
+    be written (a full disk, a folder removed) raises :class:`OSError` naming its file.
     """
 
     def __init__(
@@ -61,13 +71,28 @@ class Simulation:
         seed: Optional[int] = None,
         overrides: Iterable[str] = (),
         allow_python: bool = False,
+        pcap_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
     ) -> None:
         raw = load_scenario(scenario, overrides, seed)
         #: The scenario as run, every default filled in (a dict).
         self.scenario: Dict[str, Any] = normalize_scenario(raw)
         check_python_allowed(self.scenario, allow_python)  # before building anything
         self._sim = _core.Simulation(json.dumps(self.scenario, allow_nan=False))
+        self._pcap_owner: Optional[CaptureFolder] = None
+        self._pcap_dir: Optional[Path] = None
+        self._pcap_nodes: List[int] = []
+        if self._captures_on():
+            if pcap_dir is None:
+                self._pcap_owner = CaptureFolder()
+                self._pcap_dir = self._pcap_owner.path
+            else:
+                self._pcap_dir = Path(pcap_dir)
+            self._pcap_nodes = list(self._sim.open_pcaps(str(self._pcap_dir)))
         attach_scenario_optimizers(self._sim, self.scenario, allow_python=allow_python)
+
+    def _captures_on(self) -> bool:
+        output = self.scenario.get("output")
+        return isinstance(output, Mapping) and bool(output.get("pcap"))
 
     @property
     def end_s(self) -> float:
@@ -113,6 +138,7 @@ class Simulation:
         finally:
             if bar is not None:
                 bar.close()
+        self._sim.close_pcaps()  # complete files; nothing more happens after the end
         return self.results()
 
     def _advance_to_end(self, callback: Optional[Callable[[float, float], None]]) -> None:
@@ -135,10 +161,10 @@ class Simulation:
         """The :class:`Result` of the run so far (normally called once the end is reached)."""
         raw = self._sim.results()
         nodes = table(raw["nodes"], NODE_COLUMNS)
-        pcaps: Dict[int, bytes] = {}
-        if self.scenario.get("output", {}).get("pcap"):
-            for node in nodes["node"].astype(int).tolist():
-                pcaps[node] = bytes(self._sim.pcap(node))
+        pcaps: Mapping[int, bytes] = {}
+        if self._pcap_dir is not None:
+            self._sim.flush_pcaps()
+            pcaps = PcapFiles(self._pcap_dir, self._pcap_nodes, owner=self._pcap_owner)
         return Result(
             summary=dict(raw["summary"]),
             flows=table(raw["flows"], FLOW_COLUMNS),
@@ -153,8 +179,19 @@ class Simulation:
         )
 
     def pcap(self, node: int) -> bytes:
-        """The pcap capture of ``node`` (needs ``output.pcap = true``)."""
-        return self._sim.pcap(node)
+        """The pcap capture of ``node`` so far (needs ``output.pcap = true`` and ``node`` among
+        ``output.pcap_nodes``), read from its file; raises :class:`ScenarioError` otherwise."""
+        if self._pcap_dir is None:
+            raise ScenarioError("output.pcap: traces were not recorded; set output.pcap = true")
+        if node not in self._pcap_nodes:
+            count = self.node_count()
+            if not 0 <= node < count:
+                raise ScenarioError(f"node {node} does not exist (the topology has nodes "
+                                    f"0..{count - 1})")
+            raise ScenarioError(f"output.pcap_nodes: node {node} is not captured "
+                                f"(captured: {self._pcap_nodes})")
+        self._sim.flush_pcaps()
+        return (self._pcap_dir / f"node{node}.pcap").read_bytes()
 
     def params(self) -> List[Dict[str, Any]]:
         """The tuning parameters every node exposes: dicts with ``name, layer, doc, unit, min,
@@ -217,18 +254,25 @@ def run(
     ``scenario``: a TOML path, a dict, or None for the built-in default. ``seed`` replaces the
     scenario's seed; ``overrides`` are ``KEY=VALUE`` strings (``"topology.count=3"``) applied
     before validation. With ``out``, the result folder is written there atomically (an existing
-    non-result folder is refused before the run starts). ``allow_python=True`` lets the
+    non-result folder is refused before the run starts); pcap captures are streamed straight
+    into its hidden temporary folder during the run, so an interrupted run leaves nothing
+    behind, and the result's ``pcaps`` then read the files in ``out``. ``allow_python=True`` lets the
     scenario name Python optimizer classes (``[[optimizers]] python = "module:Class"``), whose
     modules are then imported and run; without it such a scenario raises
     :class:`ScenarioError` before anything is imported. Errors are :class:`XlayerError`
     subclasses; a missing scenario file raises :class:`FileNotFoundError`.
     """
     raw = load_scenario(scenario, overrides, seed)
-    if out is not None:
-        check_output_folder(out)
-    result = Simulation(raw, allow_python=allow_python).run(progress=progress)
-    if out is not None:
-        result.write(out)
+    if out is None:
+        return Simulation(raw, allow_python=allow_python).run(progress=progress)
+    target = check_output_folder(out)
+    with staged_result_folder(target, out) as stage:
+        sim = Simulation(raw, allow_python=allow_python, pcap_dir=stage)
+        result = sim.run(progress=progress)
+        _results._write_files(result, stage)  # the captures are in place already
+        _results._move_into_place(stage, target)
+    if isinstance(result.pcaps, PcapFiles):
+        result.pcaps = PcapFiles(target, list(result.pcaps))
     return result
 
 

@@ -12,7 +12,7 @@ pcap captures when ``output.pcap`` is on. :meth:`Result.write` writes the result
     tcp_trace.csv   per-connection TCP cwnd/ssthresh/RTT/RTO trace, when output.tcp_trace is set
     optimizers.csv  one row per ECLAIR optimizer (status, failure, counts), when there are any
     conflicts.csv   conflicts and dependency cycles between optimizers, when there are optimizers
-    node<N>.pcap    one capture per node, when output.pcap = true
+    node<N>.pcap    one capture per captured node, when output.pcap = true
 
 Writes are atomic: everything goes into a hidden temporary folder next to the target, which is
 renamed into place only once complete, so a failed or interrupted write leaves no partial folder.
@@ -21,6 +21,13 @@ folder holding ``summary.json`` and ``scenario.toml``, nothing else but these fi
 non-empty folder is refused, so ``--out .`` cannot clobber a working directory and a file of
 yours put into a result folder is never deleted. The folder and files get the usual permissions
 (``0777`` / ``0666`` less the umask), so a group can share them.
+
+Captures are never held in memory: the core streams each node's frames into its file as the
+run goes (:class:`PcapFiles`). ``xlayer.run(out=...)`` streams them into the result folder's
+hidden temporary folder itself, so they are in place when it is renamed; a run without a
+folder streams them into a temporary folder of its own (:class:`CaptureFolder`), removed once
+neither the simulation nor its result needs it, and :meth:`Result.write` hard-links or copies
+them from there, never reading a whole capture into memory.
 """
 
 from __future__ import annotations
@@ -32,9 +39,12 @@ import os
 import re
 import secrets
 import shutil
+import tempfile
+import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -44,6 +54,8 @@ from xlayer.errors import XlayerError
 
 __all__ = [
     "Result",
+    "CaptureFolder",
+    "PcapFiles",
     "SUMMARY_KEYS",
     "FLOW_COLUMNS",
     "TCP_TRACE_COLUMNS",
@@ -115,6 +127,61 @@ def _column(kind: str, payload: Any) -> Any:
     return list(payload)
 
 
+class CaptureFolder:
+    """A temporary folder (under ``TMPDIR``) holding a run's captures while no result folder
+    does; it is removed when the last object holding it — the simulation, its results — is
+    garbage-collected, or when the interpreter exits."""
+
+    def __init__(self) -> None:
+        #: The folder's path.
+        self.path = Path(tempfile.mkdtemp(prefix="xlayer-pcap-"))
+        self._finalizer = weakref.finalize(self, shutil.rmtree, str(self.path), True)
+
+    def __repr__(self) -> str:
+        return f"<CaptureFolder {str(self.path)!r}>"
+
+
+class PcapFiles(Mapping[int, bytes]):
+    """``Result.pcaps``: node → the bytes of its capture, read from its file when asked (each
+    read returns the whole file, so keep what you read of a long capture small, or open
+    :meth:`path` yourself). Iterates over the captured nodes in ascending order.
+
+    The files are ``node<N>.pcap`` in ``folder``: the result folder for ``xlayer.run(out=...)``,
+    else the run's :class:`CaptureFolder`, which this mapping keeps alive. Pickled (a sweep's
+    Dask workers send results back), the mapping becomes a plain dict of bytes.
+    """
+
+    def __init__(self, folder: Union[str, "os.PathLike[str]"], nodes: Sequence[int],
+                 owner: Optional[CaptureFolder] = None) -> None:
+        self._folder = Path(folder)
+        self._nodes = tuple(sorted(int(n) for n in nodes))
+        self._owner = owner
+
+    def path(self, node: int) -> Path:
+        """The file of ``node``'s capture (``KeyError`` for a node not captured)."""
+        if node not in self._nodes:
+            raise KeyError(node)
+        return self._folder / f"node{node}.pcap"
+
+    def __getitem__(self, node: int) -> bytes:
+        return self.path(node).read_bytes()
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._nodes)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._nodes
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self.items()),))
+
+    def __repr__(self) -> str:
+        return f"<PcapFiles nodes={list(self._nodes)} in {str(self._folder)!r}>"
+
+
 @dataclass
 class Result:
     """What one run measured. ``summary`` is a dict, ``flows`` and ``nodes`` are DataFrames."""
@@ -123,7 +190,9 @@ class Result:
     flows: pd.DataFrame
     nodes: pd.DataFrame
     scenario: Dict[str, Any]
-    pcaps: Dict[int, bytes] = field(default_factory=dict)
+    #: node → pcap bytes (:class:`PcapFiles`, read from the capture files when asked); empty
+    #: unless ``output.pcap`` is on.
+    pcaps: Mapping[int, bytes] = field(default_factory=dict)
     xlayer_version: str = _core.__version__
     #: Per-flow throughput per time bin (``flow``, ``t_s``, ``throughput_bps``); empty unless
     #: the scenario sets ``output.timeseries_bin_s``.
@@ -255,14 +324,25 @@ def write_result(result: Result, out: PathLike) -> Path:
     An error while writing (:class:`OSError`) names ``out``, not the hidden temporary folder.
     """
     target = check_output_folder(out)
+    with staged_result_folder(target, out) as tmp:
+        _write_files(result, tmp)
+        _move_into_place(tmp, target)
+    return target
+
+
+@contextmanager
+def staged_result_folder(target: Path, out: PathLike) -> Iterator[Path]:
+    """A hidden temporary folder beside ``target`` (missing parents created) to stage a result
+    folder in; the body renames it into place (``_move_into_place``). If the body raises, the
+    folder and the parents made for it are removed, and an :class:`OSError` is raised again
+    naming ``out``, not the hidden folder."""
     parent = target.absolute().parent
     tmp = None
     created: List[Path] = []
     try:
         created = _make_parents(parent)
         tmp = make_temp_folder(parent, f".{target.name}.partial-")
-        _write_files(result, tmp)
-        _move_into_place(tmp, target)
+        yield tmp
     except BaseException as e:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -275,7 +355,6 @@ def write_result(result: Result, out: PathLike) -> Path:
             raise OSError(e.errno, f"cannot write the result folder: "
                           f"{e.strerror or e}", str(out)) from e
         raise
-    return target
 
 
 def make_temp_folder(parent: Path, prefix: str) -> Path:
@@ -319,6 +398,9 @@ def _make_parents(parent: Path) -> List[Path]:
 
 
 def _write_files(result: Result, folder: Path) -> None:
+    """Writes the result's files into ``folder``. Captures already there (streamed into it by
+    ``xlayer.run(out=...)``) are left as they are; others are hard-linked from their files, or
+    copied where a link cannot be made, never read whole into memory."""
     version = result.xlayer_version
     scenario_toml = _core.scenario_to_toml(json.dumps(result.scenario, allow_nan=False))
     header = (
@@ -337,11 +419,27 @@ def _write_files(result: Result, folder: Path) -> None:
     if len(result.optimizers):
         result.optimizers.to_csv(folder / "optimizers.csv", index=False)
         result.conflicts.to_csv(folder / "conflicts.csv", index=False)
-    for node, data in sorted(result.pcaps.items()):
-        (folder / f"node{node}.pcap").write_bytes(data)
+    pcaps = result.pcaps
+    for node in sorted(pcaps):
+        dest = folder / f"node{node}.pcap"
+        if isinstance(pcaps, PcapFiles):
+            _link_or_copy(pcaps.path(node), dest)
+        else:
+            dest.write_bytes(pcaps[node])
+
+
+def _link_or_copy(src: Path, dest: Path) -> None:
+    if dest.exists() and os.path.samefile(src, dest):
+        return
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copyfile(src, dest)  # chunked: bounded memory
 
 
 def _move_into_place(tmp: Path, target: Path) -> None:
+    """Renames the staged folder ``tmp`` to ``target``, replacing an earlier result folder
+    there (moved aside first, so that a failure leaves the old one in place)."""
     if not target.exists():
         os.rename(tmp, target)
         return

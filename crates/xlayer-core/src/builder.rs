@@ -643,7 +643,6 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                     mac
                 },
                 sc.seed,
-                sc.output.pcap,
             )
         })
         .collect();

@@ -9,7 +9,8 @@
 //! ← `results` (reading the world out). [`Simulation`] is the surface callers use: build from a
 //! scenario, `run_until` a time, read [`Results`].
 //!
-//! The crate does no I/O of its own: it takes scenario text and returns values and bytes.
+//! The crate does no I/O of its own: it takes scenario text and returns values and bytes, and
+//! streams captures into the sinks its caller attaches ([`Simulation::attach_capture`]).
 
 pub mod app;
 pub mod builder;
@@ -33,6 +34,7 @@ pub use error::XlError;
 pub use results::{cell_f64, Results, Row, Value};
 pub use scenario::Scenario;
 
+use metrics::pcap::{CaptureError, PcapWriter, Sink};
 use sim::SimTime;
 use world::World;
 
@@ -85,5 +87,56 @@ impl Simulation {
 
     pub fn results(&self) -> Results {
         results::collect(&self.scenario, &self.world)
+    }
+
+    /// The nodes the scenario captures (`output.pcap`, `output.pcap_nodes`), ascending.
+    pub fn captured_nodes(&self) -> Vec<u32> {
+        self.scenario
+            .output
+            .captured_nodes(self.world.nodes.len() as u32)
+    }
+
+    /// Streams `node`'s capture (pcap with radiotap, `metrics::pcap`) into `sink`, which is
+    /// buffered. Refused unless the scenario captures the node, and once the run has started
+    /// (a capture holds the whole run).
+    pub fn attach_capture(&mut self, node: u32, sink: Sink) -> Result<(), XlError> {
+        if !self.scenario.output.pcap {
+            return Err(XlError::scenario(
+                "output.pcap",
+                "captures are off; set output.pcap = true",
+            ));
+        }
+        let captured = self.captured_nodes();
+        if !captured.contains(&node) {
+            return Err(XlError::scenario(
+                "output.pcap_nodes",
+                format!("node {node} is not captured (captured: {captured:?})"),
+            ));
+        }
+        if self.world.queue.executed() > 0 || self.world.now() > SimTime::ZERO {
+            return Err(XlError::Simulation(format!(
+                "the capture of node {node} must be attached before the run starts \
+                 (the simulation is at {} s)",
+                self.now_s()
+            )));
+        }
+        let writer = PcapWriter::new(sink, self.scenario.capture_config());
+        self.world.attach_capture(node, writer);
+        Ok(())
+    }
+
+    /// True once a capture's sink has failed; [`Simulation::flush_captures`] says which.
+    pub fn capture_failed(&self) -> bool {
+        self.world.capture_failed()
+    }
+
+    /// Writes out what the captures have buffered; the first one that failed, by node.
+    pub fn flush_captures(&mut self) -> Result<(), CaptureError> {
+        self.world.flush_captures()
+    }
+
+    /// Flushes and closes the captures (their sinks are dropped); the first that failed.
+    pub fn close_captures(&mut self) -> Result<(), CaptureError> {
+        self.world.close_captures()
     }
 }

@@ -4,9 +4,10 @@
 //! something, never unwind. Mutants come from a fixed seed (`XLAYER_FUZZ_SEED`) and their number
 //! from `XLAYER_FUZZ_MUTANTS` (default 2,000 a file), so a failure reproduces.
 //!
-//! This is a stable-toolchain fuzzer of our own (cargo-fuzz needs a nightly toolchain, which
-//! this project's machines cannot fetch); `tests/test_fuzz.py` fuzzes the same files structurally
-//! through the Python API, building and running what validates.
+//! This is a stable-toolchain fuzzer of our own; the coverage-guided one is `fuzz/` (cargo-fuzz,
+//! run as the README says), and the inputs it found wrong are replayed here from
+//! `fuzz/regressions/scenario/` with the same checks as its target. `tests/test_fuzz.py` fuzzes
+//! the same files structurally through the Python API, building and running what validates.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -135,4 +136,39 @@ fn mutated_scenario_text_parses_or_fails_with_an_error_never_a_panic() {
         ok > 0 && errors > 0,
         "the mutator should make both valid and invalid scenarios"
     );
+}
+
+/// What `fuzz/fuzz_targets/scenario.rs` checks of one input: TOML and JSON parsing give a
+/// scenario or an error, and a scenario's normal forms parse back into themselves.
+fn check_like_the_fuzz_target(text: &str) {
+    for parsed in [Scenario::from_toml(text), Scenario::from_json(text)] {
+        let Ok(sc) = parsed else { continue };
+        let toml = sc.to_toml();
+        let again = Scenario::from_toml(&toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+        assert_eq!(again.to_toml(), toml, "the TOML normal form is not stable");
+        let json = sc.to_json();
+        let again = Scenario::from_json(&json).unwrap_or_else(|e| panic!("{e}\n{json}"));
+        assert_eq!(again.to_json(), json, "the JSON normal form is not stable");
+    }
+}
+
+#[test]
+fn inputs_the_coverage_guided_fuzzer_found_wrong_stay_fixed() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions/scenario");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fuzz/regressions/scenario/")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for path in &files {
+        let bytes = std::fs::read(path).expect("read regression input");
+        let Ok(text) = std::str::from_utf8(&bytes) else {
+            continue;
+        };
+        if catch_unwind(AssertUnwindSafe(|| check_like_the_fuzz_target(text))).is_err() {
+            panic!("{} fails again", path.display());
+        }
+    }
 }

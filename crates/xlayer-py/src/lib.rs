@@ -5,13 +5,14 @@
 // which clippy flags in the user's code (fixed in PyO3 0.23).
 #![allow(clippy::useless_conversion)]
 
+use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod errors;
 mod optimizers;
 
-use errors::{to_py, ScenarioError, SimulationError, TuningError};
+use errors::{to_py, SimulationError, TuningError};
 use xlayer_core::sim::SimTime;
 use xlayer_core::{Results, Scenario, Value, XlError};
 
@@ -197,6 +198,50 @@ fn oracle_model(py: Python<'_>, json_text: &str) -> PyResult<PyObject> {
 #[pyclass(module = "xlayer._core", unsendable)]
 struct Simulation {
     inner: xlayer_core::Simulation,
+    /// The capture files `open_pcaps` created, by node.
+    pcap_paths: Vec<(u32, std::path::PathBuf)>,
+}
+
+/// `EMFILE`, too many open files (Linux, macOS and the BSDs alike).
+const EMFILE: i32 = 24;
+
+/// An `OSError` for `e` on `path`: "`what`: reason`hint`", with the errno when there is one
+/// (so Python picks the subclass, e.g. `FileNotFoundError`).
+fn os_error(e: &std::io::Error, what: &str, hint: &str, path: &std::path::Path) -> PyErr {
+    let reason = e.to_string();
+    // io::Error appends " (os error N)" to the system's text; Python shows the errno itself.
+    let reason = match reason.rfind(" (os error ") {
+        Some(i) => reason[..i].to_string(),
+        None => reason,
+    };
+    let msg = format!("{what}: {reason}{hint}");
+    let file = path.display().to_string();
+    match e.raw_os_error() {
+        Some(code) => PyOSError::new_err((code, msg, file)),
+        None => PyOSError::new_err(format!("{msg}: '{file}'")),
+    }
+}
+
+impl Simulation {
+    fn capture_result(
+        &self,
+        r: Result<(), xlayer_core::metrics::pcap::CaptureError>,
+    ) -> PyResult<()> {
+        r.map_err(|e| {
+            let path = self
+                .pcap_paths
+                .iter()
+                .find(|(n, _)| *n == e.node)
+                .map(|(_, p)| p.clone())
+                .unwrap_or_else(|| format!("node{}.pcap", e.node).into());
+            os_error(
+                &e.error,
+                &format!("cannot write the pcap capture of node {}", e.node),
+                "",
+                &path,
+            )
+        })
+    }
 }
 
 #[pymethods]
@@ -205,7 +250,10 @@ impl Simulation {
     fn new(json_text: &str) -> PyResult<Self> {
         let text = json_text.to_owned();
         let inner = guarded(move || xlayer_core::Simulation::from_json(&text))?;
-        Ok(Simulation { inner })
+        Ok(Simulation {
+            inner,
+            pcap_paths: Vec::new(),
+        })
     }
 
     #[getter]
@@ -222,6 +270,7 @@ impl Simulation {
     }
 
     /// Advances to `t_s` seconds (capped at the end) with the GIL released; True at the end.
+    /// A capture that could not be written raises `OSError` (the run itself went on).
     fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
         if t_s.is_nan() {
             return Err(SimulationError::new_err("run_until: time is NaN"));
@@ -230,7 +279,7 @@ impl Simulation {
         let res = py.allow_threads(|| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sim.run_until(t_s)))
         });
-        res.map_err(|e| {
+        let done = res.map_err(|e| {
             let msg = e
                 .downcast_ref::<String>()
                 .cloned()
@@ -239,30 +288,64 @@ impl Simulation {
             SimulationError::new_err(format!(
                 "internal error in the simulator (please report it): {msg}"
             ))
-        })
+        })?;
+        if self.inner.capture_failed() {
+            let r = self.inner.flush_captures();
+            self.capture_result(r)?;
+        }
+        Ok(done)
     }
 
     fn results(&self, py: Python<'_>) -> PyResult<PyObject> {
         results_to_py(py, &self.inner.results())
     }
 
-    /// The pcap file of `node` (802.11 frames, link type 105) as bytes.
-    fn pcap<'py>(&self, py: Python<'py>, node: u32) -> PyResult<Bound<'py, PyBytes>> {
-        if !self.inner.scenario.output.pcap {
-            return Err(ScenarioError::new_err(
-                "output.pcap: traces were not recorded; set output.pcap = true",
-            ));
+    /// The nodes the scenario captures (`output.pcap`, `output.pcap_nodes`), ascending.
+    fn pcap_nodes(&self) -> Vec<u32> {
+        self.inner.captured_nodes()
+    }
+
+    /// Creates `folder/node<N>.pcap` for every captured node and streams each node's capture
+    /// into its file (buffered) from the start of the run; returns the nodes. A file that
+    /// cannot be created raises `OSError` naming it.
+    fn open_pcaps(&mut self, folder: std::path::PathBuf) -> PyResult<Vec<u32>> {
+        let nodes = self.inner.captured_nodes();
+        for &node in &nodes {
+            let path = folder.join(format!("node{node}.pcap"));
+            let file = std::fs::File::create(&path).map_err(|e| {
+                let hint = if e.raw_os_error() == Some(EMFILE) {
+                    "; capture fewer nodes (output.pcap_nodes) or raise the open-file limit \
+                     (ulimit -n)"
+                } else {
+                    ""
+                };
+                os_error(
+                    &e,
+                    &format!("cannot create the pcap capture of node {node}"),
+                    hint,
+                    &path,
+                )
+            })?;
+            self.inner
+                .attach_capture(node, Box::new(file))
+                .map_err(to_py)?;
+            self.pcap_paths.push((node, path));
         }
-        let n = self
-            .inner
-            .world
-            .nodes
-            .get(node as usize)
-            .ok_or_else(|| ScenarioError::new_err(format!("node {node} does not exist")))?;
-        Ok(PyBytes::new_bound(
-            py,
-            &n.pcap.as_ref().map(|p| p.bytes.clone()).unwrap_or_default(),
-        ))
+        Ok(nodes)
+    }
+
+    /// Writes out what the captures have buffered; raises `OSError` for the first capture that
+    /// could not be written (a full disk, a folder removed).
+    fn flush_pcaps(&mut self) -> PyResult<()> {
+        let r = self.inner.flush_captures();
+        self.capture_result(r)
+    }
+
+    /// Flushes and closes the capture files (nothing is captured afterwards); raises like
+    /// `flush_pcaps`.
+    fn close_pcaps(&mut self) -> PyResult<()> {
+        let r = self.inner.close_captures();
+        self.capture_result(r)
     }
 
     /// The tuning parameters every node exposes.

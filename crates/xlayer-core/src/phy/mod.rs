@@ -89,6 +89,18 @@ struct Reception {
     ln_ok: f64,
     /// Injected noise was on at some time during the reception.
     noisy: bool,
+    /// The largest thermal plus injected noise over the reception (mW).
+    noise_mw: f64,
+}
+
+/// What the receiver measured over the last frame it finished receiving (decoded or lost), for
+/// captures: its power, the noise (thermal plus injected, the largest over the frame) and its
+/// lowest SINR, the one the threshold error model compares.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RxReport {
+    pub power_mw: f64,
+    pub noise_mw: f64,
+    pub min_sinr: f64,
 }
 
 /// The outcome of a frame this node was receiving.
@@ -129,6 +141,8 @@ pub struct Phy {
     /// Frames lost while locked whose reception overlapped injected noise (also in
     /// `rx_errors`).
     pub rx_errors_noise: u64,
+    /// The last frame received to its end.
+    last_rx: RxReport,
 }
 
 impl Phy {
@@ -233,6 +247,7 @@ impl Phy {
         }
         let sinr = rx.power_mw / (cfg.noise_mw + injected_mw + rx.interference_mw);
         rx.min_sinr = rx.min_sinr.min(sinr);
+        rx.noise_mw = rx.noise_mw.max(cfg.noise_mw + injected_mw);
         if cfg.error_model == ErrorModelKind::Ber {
             let (a, b) = (rx.chunk_start, now);
             let header_ns = b.min(rx.header_end).ns().saturating_sub(a.ns());
@@ -275,6 +290,7 @@ impl Phy {
             min_sinr: f64::INFINITY,
             ln_ok: 0.0,
             noisy: self.injected_mw > 0.0,
+            noise_mw: 0.0,
         });
     }
 
@@ -351,6 +367,11 @@ impl Phy {
             ErrorModelKind::Ber => rng.gen::<f64>() < rx.ln_ok.exp(),
         };
         let noisy = rx.noisy;
+        self.last_rx = RxReport {
+            power_mw: rx.power_mw,
+            noise_mw: rx.noise_mw,
+            min_sinr: rx.min_sinr,
+        };
         self.rx = None;
         if ok {
             self.rx_ok += 1;
@@ -360,6 +381,11 @@ impl Phy {
             self.rx_errors_noise += noisy as u64;
             Some(RxOutcome::Error { tx })
         }
+    }
+
+    /// What the receiver measured over the frame whose end `signal_end` last reported.
+    pub fn last_rx(&self) -> RxReport {
+        self.last_rx
     }
 
     /// The node starts transmitting: a frame being received is lost (half duplex).

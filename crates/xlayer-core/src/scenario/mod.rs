@@ -80,6 +80,19 @@ impl Scenario {
             let msg = with_allowed_names(serde_json::from_str(text).ok(), &path, msg);
             XlError::scenario(field_or_root(&path.to_string()), msg)
         })?;
+        // Only whitespace may follow the scenario's object (serde_json's `from_str` checks
+        // this; a `Deserializer` checks it only when asked).
+        de.end().map_err(|e| {
+            let msg = e.to_string();
+            let msg = match msg.find(" at line ") {
+                Some(i) => &msg[..i],
+                None => &msg,
+            };
+            XlError::scenario(
+                "scenario",
+                format!("{msg} after the scenario's JSON object"),
+            )
+        })?;
         sc.validate()
     }
 
@@ -221,6 +234,29 @@ mod tests {
         );
     }
     use super::*;
+
+    #[test]
+    fn json_with_text_after_the_scenario_object_is_refused() {
+        let e = Scenario::from_json(r#"{"duration_s": 2.0} 05, "x": 1"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "scenario: trailing characters after the scenario's JSON object"
+        );
+        assert!(Scenario::from_json("{\"duration_s\": 2.0}\n  ").is_ok());
+    }
+
+    #[test]
+    fn json_floats_parse_to_the_nearest_double_so_the_normal_form_is_stable() {
+        // 17 significant digits: serde_json's default parser read this 1 ulp off.
+        let sc = Scenario::from_json(r#"{"duration_s": 30.066666666666663}"#).unwrap();
+        assert_eq!(sc.duration_s, 30.066666666666663);
+        assert_eq!(
+            sc.duration_s.to_bits(),
+            "30.066666666666663".parse::<f64>().unwrap().to_bits()
+        );
+        let again = Scenario::from_json(&sc.to_json()).unwrap();
+        assert_eq!(again.to_json(), sc.to_json());
+    }
 
     #[test]
     fn minimal_scenario_gets_defaults() {

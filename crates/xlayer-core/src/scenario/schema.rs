@@ -171,7 +171,7 @@ impl Scenario {
             }
         }
         self.net.validate_protocols(n)?;
-        self.output.validate(self.duration_s)?;
+        self.output.validate(self.duration_s, n)?;
         let levels = self.mac_levels().len() as u32;
         validate_flows(&mut self.flows, n, levels, self.duration_s)?;
         if self.radio.standard != Standard::Dot11a {

@@ -92,8 +92,15 @@ impl Frame {
     }
 
     /// Emits the frame as 802.11 bytes (MAC header, LLC/SNAP, `body` as the network packet, and
-    /// a zero FCS placeholder replaced by the real CRC-32), for pcap link type 105.
-    pub fn emit(&self, body: &[u8], out: &mut Vec<u8>) {
+    /// the FCS, the CRC-32 of what precedes it), for pcap traces.
+    ///
+    /// With `qos` (an EDCA MAC of more than one level), a data frame is a QoS Data frame
+    /// (802.11-2016 §9.3.2.1, subtype 8) whose QoS Control field (§9.2.4.5) carries the frame's
+    /// level as its TID and the Ack Policy Normal Ack, or No Ack when broadcast (nothing
+    /// acknowledges it). The simulator charges every data frame the same 28 bytes of MAC header
+    /// and FCS ([`DATA_OVERHEAD_BYTES`]) of airtime, so a QoS Data frame in a capture is 2 bytes
+    /// longer than the PSDU the simulator sent.
+    pub fn emit(&self, body: &[u8], qos: bool, out: &mut Vec<u8>) {
         let mac = |id: u32| -> [u8; 6] {
             if id == BROADCAST {
                 [0xff; 6]
@@ -106,13 +113,21 @@ impl Frame {
         let start = out.len();
         match self.kind {
             FrameKind::Data => {
-                let fc: u16 = 0x0008 | if self.retry { 0x0800 } else { 0 };
+                // Type data (0b10); subtype 0 Data or 8 QoS Data.
+                let subtype: u16 = if qos { 0x0080 } else { 0 };
+                let fc: u16 = 0x0008 | subtype | if self.retry { 0x0800 } else { 0 };
                 out.extend_from_slice(&fc.to_le_bytes());
                 out.extend_from_slice(&dur_us.to_le_bytes());
                 out.extend_from_slice(&mac(self.dst));
                 out.extend_from_slice(&mac(self.src));
                 out.extend_from_slice(&mac(BROADCAST)); // BSSID: ad hoc wildcard
                 out.extend_from_slice(&((self.seq & 0x0fff) << 4).to_le_bytes());
+                if qos {
+                    // QoS Control: TID in bits 0-3, Ack Policy in bits 5-6 (0 Normal Ack,
+                    // 1 No Ack); TXOP and queue size unused.
+                    let ack_policy: u8 = if self.is_broadcast() { 1 << 5 } else { 0 };
+                    out.extend_from_slice(&[(self.tid & 0x0f) | ack_policy, 0]);
+                }
                 out.extend_from_slice(&[0xaa, 0xaa, 0x03, 0, 0, 0, 0x08, 0x00]); // LLC/SNAP, IPv4
                 out.extend_from_slice(body);
             }
@@ -148,21 +163,36 @@ impl Frame {
     }
 }
 
-/// IEEE 802.3 CRC-32 (the 802.11 FCS).
+/// IEEE 802.3 CRC-32 (the 802.11 FCS): reflected polynomial 0xedb88320, initial value and
+/// final XOR all ones, one table lookup a byte.
 pub fn crc32(data: &[u8]) -> u32 {
     let mut crc = 0xffff_ffffu32;
     for &b in data {
-        crc ^= b as u32;
-        for _ in 0..8 {
+        crc = (crc >> 8) ^ CRC32_TABLE[((crc ^ b as u32) & 0xff) as usize];
+    }
+    !crc
+}
+
+/// The CRC of each byte value, computed at compile time.
+const CRC32_TABLE: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = i as u32;
+        let mut k = 0;
+        while k < 8 {
             crc = if crc & 1 != 0 {
                 (crc >> 1) ^ 0xedb8_8320
             } else {
                 crc >> 1
             };
+            k += 1;
         }
+        table[i] = crc;
+        i += 1;
     }
-    !crc
-}
+    table
+};
 
 #[cfg(test)]
 mod tests {
@@ -189,7 +219,7 @@ mod tests {
             rate_mbps: 1.0,
             code: 0,
         };
-        ack.emit(&[], &mut out);
+        ack.emit(&[], false, &mut out);
         assert_eq!(out.len() as u32, ACK_BYTES);
         let body = vec![0u8; 1028];
         let data = Frame {
@@ -198,7 +228,47 @@ mod tests {
             ..ack
         };
         let mut out = vec![];
-        data.emit(&body, &mut out);
+        data.emit(&body, false, &mut out);
         assert_eq!(out.len() as u32, data.bytes);
+    }
+
+    #[test]
+    fn qos_data_carries_the_level_as_tid_and_no_ack_when_broadcast() {
+        let data = Frame {
+            kind: FrameKind::Data,
+            src: 1,
+            dst: 2,
+            duration: SimTime::ZERO,
+            seq: 5,
+            tid: 6,
+            retry: true,
+            packet: NO_PACKET,
+            bytes: DATA_OVERHEAD_BYTES + LLC_SNAP_BYTES + 100,
+            rate_mbps: 11.0,
+        };
+        let body = vec![0u8; 100];
+        let mut out = vec![];
+        data.emit(&body, true, &mut out);
+        assert_eq!(out.len() as u32, data.bytes + 2, "the QoS Control field");
+        assert_eq!(
+            u16::from_le_bytes([out[0], out[1]]),
+            0x0888,
+            "QoS Data, retry"
+        );
+        assert_eq!(out[24], 6, "TID 6, Normal Ack");
+        assert_eq!(
+            crc32(&out[..out.len() - 4]).to_le_bytes(),
+            out[out.len() - 4..]
+        );
+        let mut out = vec![];
+        Frame {
+            dst: BROADCAST,
+            ..data
+        }
+        .emit(&body, true, &mut out);
+        assert_eq!(out[24], 6 | 0x20, "No Ack");
+        let mut out = vec![];
+        data.emit(&body, false, &mut out);
+        assert_eq!(u16::from_le_bytes([out[0], out[1]]), 0x0808, "plain Data");
     }
 }

@@ -1,5 +1,5 @@
 //! What travels: packets and their arena, the transport headers they carry, MAC frames, node
-//! addresses, and their bytes for pcap traces (smoltcp's `wire/`).
+//! addresses, and their bytes for pcap traces with their radiotap headers (smoltcp's `wire/`).
 //!
 //! The lowest layer above the engine: it depends on `sim` only, and every layer (phy, mac, net,
 //! transport, app) reads these types without importing the layer that makes them. State
@@ -12,6 +12,7 @@
 pub mod clap;
 pub mod frame;
 pub mod packet;
+pub mod radiotap;
 pub mod tcp;
 pub mod tfrc;
 

@@ -15,7 +15,8 @@
 //! [`SourceControl`] and the [`AnyGate`]. The side effects they ask for ([`Action`]s, a
 //! connection's `ConnOut`) are carried out here and in the submodules: `transport` (a
 //! connection's packets, timers and deliveries), `gate` (what a gate such as Fusion decides)
-//! and `tuning` (the tuning layers' access to the nodes).
+//! and `tuning` (the tuning layers' access to the nodes); `capture` writes the pcap records of
+//! the nodes whose capture the caller attached.
 
 use std::time::{Duration, Instant};
 
@@ -24,7 +25,7 @@ use rand_distr::{Distribution, Exp1, StandardNormal};
 use crate::app::{Flow, FlowTransport, SourceKind};
 use crate::mac::BROADCAST;
 use crate::mac::{Frame, Mac, MacAction, QueuedPacket};
-use crate::metrics::pcap::PcapBuffer;
+use crate::metrics::pcap::PcapWriter;
 use crate::metrics::{FlowStats, NetStats};
 use crate::net::linkloss::LinkLoss;
 use crate::net::queue::{Overheard, Queueing, HEADER_BYTES};
@@ -41,6 +42,7 @@ use crate::transport::{udp_datagram, Header, ECN_CE, ECN_ECT0};
 use crate::tune::{EventBus, TuneEventKind};
 use crate::xl::{Action, AnyGate, CbrOffer, Choice, NodeView, Scheduler, SourceControl};
 
+mod capture;
 mod gate;
 mod transport;
 mod tuning;
@@ -75,7 +77,8 @@ pub struct Node {
     rng_mac: Stream,
     rng_phy: Stream,
     rng_fading: Stream,
-    pub pcap: Option<PcapBuffer>,
+    /// The node's capture, when the caller attached one (`World::attach_capture`).
+    pub pcap: Option<PcapWriter>,
     /// Passive TCP flavor detection on what the node forwards (`[stack.flavor_link]`).
     pub flavor: Option<Box<transport::FlavorMonitor>>,
     /// Switched off (scenario event): the radio neither sends nor decodes, the network layer
@@ -84,7 +87,7 @@ pub struct Node {
 }
 
 impl Node {
-    pub(crate) fn new(id: u32, x: f64, y: f64, mac: Mac, seed: u64, pcap: bool) -> Node {
+    pub(crate) fn new(id: u32, x: f64, y: f64, mac: Mac, seed: u64) -> Node {
         use crate::sim::rng::stream;
         Node {
             id,
@@ -97,7 +100,7 @@ impl Node {
             rng_mac: stream(seed, id, "mac.backoff"),
             rng_phy: stream(seed, id, "phy.rx"),
             rng_fading: stream(seed, id, "phy.fading"),
-            pcap: if pcap { Some(PcapBuffer::new()) } else { None },
+            pcap: None,
             flavor: None,
             off: false,
         }
@@ -419,11 +422,12 @@ impl World {
                         let frame = slot.frame;
                         self.rx_packet = slot.packet;
                         if let Some(p) = n.pcap.as_mut() {
-                            record_frame(
+                            capture::record_frame(
                                 p,
                                 now,
                                 &frame,
                                 slot.packet.as_ref(),
+                                capture::Side::Rx(n.phy.last_rx()),
                                 &mut self.frame_scratch,
                                 &mut self.body_scratch,
                             );
@@ -613,11 +617,14 @@ impl World {
         n.phy.start_tx();
         n.mac.set_phy_busy(true);
         if let Some(p) = n.pcap.as_mut() {
-            record_frame(
+            capture::record_frame(
                 p,
                 now,
                 &frame,
                 packet.as_ref(),
+                capture::Side::Tx {
+                    power_offset_db: n.phy.tx_power_offset_db,
+                },
                 &mut self.frame_scratch,
                 &mut self.body_scratch,
             );
@@ -1316,21 +1323,4 @@ impl World {
             }
         }
     }
-}
-
-fn record_frame(
-    p: &mut PcapBuffer,
-    now: SimTime,
-    frame: &Frame,
-    packet: Option<&Packet>,
-    frame_buf: &mut Vec<u8>,
-    body: &mut Vec<u8>,
-) {
-    body.clear();
-    if let Some(pk) = packet {
-        pk.emit(body);
-    }
-    frame_buf.clear();
-    frame.emit(body, frame_buf);
-    p.record(now, frame_buf);
 }
