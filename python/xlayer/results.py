@@ -275,7 +275,8 @@ def _json_safe(value: Any) -> Any:
 
 
 #: Files a run may write besides RESULT_FILES (``node<N>.pcap`` too).
-OPTIONAL_RESULT_FILES = ("timeseries.csv", "tcp_trace.csv", "optimizers.csv", "conflicts.csv")
+OPTIONAL_RESULT_FILES = ("timeseries.csv", "tcp_trace.csv", "optimizers.csv", "conflicts.csv",
+                         "view.html")  # view.html: xlayer view / run --view (xlayer.viewer)
 _PCAP_NAME = re.compile(r"node[0-9]+\.pcap")
 
 

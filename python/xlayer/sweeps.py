@@ -407,8 +407,10 @@ def sweep(
     most :data:`MAX_RUNS` runs. Failed runs do not raise: they are rows with ``status ==
     "failed"``. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows`` DataFrames).
     """
+    from xlayer._extras import require
     from xlayer.analysis import load
 
+    require("sweep", "running a sweep")
     spec = load_sweep(sweep_file, overrides)
     folder = Path(out) if out is not None else Path("results") / spec.name
     runs = plan_runs(spec)
@@ -429,8 +431,10 @@ def run_planned(
     no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
 ) -> SweepOutcome:
     """Runs the planned runs not yet finished in ``folder`` on Dask, writing each as it ends."""
+    from xlayer._extras import require
     from xlayer.store import SweepStore, scenario_hash
 
+    require("sweep", "running a sweep")
     if not no_workers_timeout_s > 0:
         raise ValueError(f"no_workers_timeout_s must be positive, found {no_workers_timeout_s}")
     for r in runs:  # refused before the folder or the cluster is touched
