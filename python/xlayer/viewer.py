@@ -292,8 +292,9 @@ def render(rec: Recording, result: Any, scenario: Mapping[str, Any], *, title: s
     optional ``(agrees, sentence)`` about the replay of a result folder."""
     name = title or str(result.summary.get("name") or scenario.get("name") or "xlayer run")
     data = _page_data(rec, result, scenario, title=name, source=source, check=check)
-    # Inside <script>, "</" could close the element: JSON allows "<\/" for it.
-    payload = json.dumps(data, allow_nan=False, separators=(",", ":")).replace("</", "<\\/")
+    # Inside <script>, "</script" would close the element and "<!--" change how it is parsed:
+    # no "<" at all (JSON reads "\u003c" as "<").
+    payload = json.dumps(data, allow_nan=False, separators=(",", ":")).replace("<", "\\u003c")
     return _PAGE.format(title=html.escape(f"xlayer view — {name}"), style=_STYLE,
                         data=payload, script=_SCRIPT)
 
