@@ -209,6 +209,12 @@ class Result:
         """Writes the result folder ``out`` atomically (see the module doc) and returns its path."""
         return write_result(self, out)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: a compact summary and the flow table (:mod:`xlayer._repr`)."""
+        from xlayer._repr import result_html
+
+        return result_html(self)
+
     def __repr__(self) -> str:
         s = self.summary
         return (

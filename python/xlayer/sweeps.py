@@ -46,6 +46,7 @@ from xlayer.errors import ScenarioError, SimulationError, XlayerError, scenario_
 from xlayer.optimizers import check_python_allowed
 
 if TYPE_CHECKING:
+    from xlayer.analysis import Sweep
     from xlayer.store import SweepStore
 
 # xlayer.scenario (numpy) and xlayer.store (pandas) are imported where they are used, so that
@@ -390,7 +391,7 @@ def sweep(
     overrides: Overrides = (),
     allow_python: bool = False,
     no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
-) -> "Any":
+) -> "Sweep":
     """Runs a sweep (a sweep file path or a dict of the same shape) and returns it loaded.
 
     ``out`` is the sweep folder (default ``results/<name>``); an existing sweep folder is
