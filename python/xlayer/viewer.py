@@ -238,9 +238,9 @@ def _page_data(rec: Recording, result: Any, scenario: Mapping[str, Any], *, titl
             "throughput": format_value("throughput_bps", getattr(row, "throughput_bps", None))
             if row is not None else "—",
         })
-    static = {str(k): [v[0][0]] + [b for _, b in v] for k, v in model.routes.items() if v}
     s = result.summary
-    notes = list(model.notes)
+    # the link model's notes about its static routes do not apply: the view reads the routes
+    notes = [n for n in model.notes if not n.startswith("route")]
     if apart_note:
         notes.append(apart_note)
     return {
@@ -264,7 +264,6 @@ def _page_data(rec: Recording, result: Any, scenario: Mapping[str, Any], *, titl
                   for r in model.links.itertuples()],
         "wired": [[a, b] for a, b in model.wired],
         "flows": flow_rows,
-        "static_routes": static,
         "notes": notes,
         "frames": {
             "t": [round(t, 6) for t in rec.t_s],
