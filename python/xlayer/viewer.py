@@ -720,7 +720,7 @@ _SCRIPT = r"""
     var tmax = F.t[NF - 1] || 1, ymax = 0;
     series.forEach(function (se) { se.values.forEach(function (v) {
       if (v !== null && v > ymax) { ymax = v; } }); });
-    ymax = ymax > 0 ? ymax * 1.05 : 1;
+    ymax = ymax > 0 ? ymax * 1.05 : 1.05;
     function X(t) { return L + (W - L - Rm) * t / tmax; }
     function Y(v) { return H - B - (H - B - T) * v / ymax; }
     el("line", {x1: L, y1: H - B, x2: W - Rm, y2: H - B, stroke: "#999"}, s);
