@@ -109,6 +109,11 @@ def test_view_of_a_result_folder_goes_into_it_and_says_the_replay_agrees(xlayer_
     data = _page_data((folder / VIEW_FILE).read_text())
     assert data["check"]["ok"] and "identical" in data["check"]["text"]
     assert len(data["frames"]["t"]) == 31 and data["source"] == str(folder)
+    changed = xlayer_cli("view", folder, "--seed", "9")  # another run: not into the folder
+    assert changed.returncode == 2 and "--out" in changed.stderr
+    elsewhere = xlayer_cli("view", folder, "--seed", "9", "--out", tmp_path / "seed9.html")
+    assert elsewhere.returncode == 0 and _page_data((tmp_path / "seed9.html").read_text())[
+        "check"] is None
     # the view is one of the files a run writes: running into the folder again replaces it
     again = xlayer_cli("run", folder / "scenario.toml", "--out", folder, "-q")
     assert again.returncode == 0, again.stderr

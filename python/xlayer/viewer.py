@@ -331,6 +331,10 @@ def view_with_check(source: Any = None, out: Optional[PathLike] = None, *,
         if not (folder / "scenario.toml").is_file() or not (folder / "summary.json").is_file():
             raise XlayerError(f"{source}: neither a run's result folder (no scenario.toml and "
                               "summary.json) nor a scenario file")
+        if (overrides or seed is not None) and out is None:
+            raise XlayerError(f"{source}: a changed seed or field makes another run than the "
+                              "folder's; name the page with --out (out=) rather than put it "
+                              "into the folder")
         raw = load_scenario(folder / "scenario.toml", overrides, seed)
         where = str(folder)
     else:
