@@ -27,6 +27,7 @@ except ImportError as e:  # pragma: no cover - only without a built core
     ) from e
 
 from xlayer.errors import (
+    PcapError,
     ScenarioError,
     SimulationError,
     TopologyError,
@@ -37,6 +38,7 @@ from xlayer.errors import (
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers and IDEs
     from xlayer import analysis, optimizers
     from xlayer.api import Simulation, run, tunables
+    from xlayer.captures import flavor
     from xlayer.optimum import oracle
     from xlayer.results import Result
     from xlayer.scenario import (
@@ -57,6 +59,7 @@ _LAZY = {
     "tunables": "xlayer.api",
     "sweep": "xlayer.sweeps",
     "oracle": "xlayer.optimum",
+    "flavor": "xlayer.captures",
     "Result": "xlayer.results",
     "load_scenario": "xlayer.scenario",
     "normalize_scenario": "xlayer.scenario",
@@ -66,7 +69,7 @@ _LAZY = {
 }
 #: Submodules reachable as attributes of the package (``xlayer.analysis``) before an import.
 _SUBMODULES = ("analysis", "optimizers", "api", "results", "scenario", "sweeps", "store",
-               "optimum", "plots", "report", "cli", "errors")
+               "optimum", "plots", "report", "cli", "errors", "captures")
 
 
 def __getattr__(name: str) -> Any:
@@ -89,6 +92,7 @@ __all__ = [
     "run",
     "sweep",
     "oracle",
+    "flavor",
     "analysis",
     "optimizers",
     "tunables",
@@ -104,4 +108,5 @@ __all__ = [
     "TopologyError",
     "SimulationError",
     "TuningError",
+    "PcapError",
 ]

@@ -1,0 +1,270 @@
+//! Flavor detection over a capture (`xlayer flavor FILE.pcap`, issue 18 item 5): the TCP
+//! segments of a pcap or pcapng file ([`crate::wire::pcap_read`]) grouped into connections and
+//! run through the same passive [`Detector`] the simulator's nodes use.
+//!
+//! - **Connections** are keyed by their two endpoints (address, port). A SYN without ACK that
+//!   opens the same 4-tuple again (a new initial sequence number, or after a FIN or RST) starts
+//!   a new connection.
+//! - **The data sender** of a connection is the side that sent more payload bytes (a tie goes
+//!   to the side that sent the first SYN, else to the side seen first).
+//! - **Sequence numbers** are unwrapped from 32 bits into the detector's 64-bit byte offsets,
+//!   per sequence space (the sender's data and the receiver's ACKs of it share one), relative
+//!   to the first value seen: each new value is taken as the nearest 64-bit value to the last
+//!   one (within 2^31, RFC 9293's comparison rule), so a transfer may wrap any number of times.
+//! - **Time** is the capture's, from its first record, made non-decreasing (a capture merged
+//!   from several interfaces may step back a little).
+//!
+//! Depends on `wire` (the reader) and `transport::flavor` only; reads no files.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use crate::sim::SimTime;
+use crate::transport::flavor::{Detection, Detector, Segment};
+use crate::wire::pcap_read::{decode_tcp, Decoded, Format, PcapError, PcapReader, TcpSegment};
+
+/// One connection of a capture and what the detector says of its data sender.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectionFlavor {
+    /// The data sender.
+    pub src: IpAddr,
+    pub sport: u16,
+    pub dst: IpAddr,
+    pub dport: u16,
+    /// TCP segments of the connection, both ways.
+    pub packets: u64,
+    /// Payload bytes the data sender sent (retransmissions included).
+    pub data_bytes: u64,
+    pub detection: Detection,
+    /// First and last segment, seconds from the capture's first record.
+    pub first_s: f64,
+    pub last_s: f64,
+}
+
+/// What a capture holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureFlavors {
+    pub format: Format,
+    pub records: u64,
+    pub tcp_segments: u64,
+    /// Records cut by their snap length before the end of a TCP header.
+    pub short_records: u64,
+    /// In order of each connection's first segment.
+    pub connections: Vec<ConnectionFlavor>,
+}
+
+type Endpoint = (IpAddr, u16);
+
+/// A segment kept for the second pass (after the data sender is known).
+#[derive(Debug, Clone, Copy)]
+struct Kept {
+    time: SimTime,
+    /// Sent by side 0 of the connection (the first side seen).
+    from_a: bool,
+    seq: u32,
+    ack: u32,
+    len: u32,
+    flags: u8,
+    mss: u16,
+    sack_permitted: bool,
+    sack_blocks: u8,
+}
+
+#[derive(Debug)]
+struct Conn {
+    a: Endpoint,
+    b: Endpoint,
+    isn: [Option<u32>; 2],
+    first_syn_from: Option<usize>,
+    closed: bool,
+    bytes: [u64; 2],
+    segs: Vec<Kept>,
+}
+
+/// Unwraps 32-bit sequence numbers into 64-bit offsets (see the module doc).
+#[derive(Debug, Clone, Copy)]
+struct Unwrap {
+    last32: u32,
+    last64: u64,
+}
+
+impl Unwrap {
+    /// 64-bit values start at 2^32, so a value somewhat before the first one stays positive.
+    fn new(first: u32) -> Unwrap {
+        Unwrap {
+            last32: first,
+            last64: 1 << 32,
+        }
+    }
+
+    fn at(&mut self, v: u32) -> u64 {
+        let delta = v.wrapping_sub(self.last32) as i32 as i64;
+        let u = (self.last64 as i64).saturating_add(delta).max(0) as u64;
+        self.last32 = v;
+        self.last64 = u;
+        u
+    }
+}
+
+/// Reads a capture and detects the flavor of every TCP connection in it.
+pub fn detect_flavors(bytes: &[u8]) -> Result<CaptureFlavors, PcapError> {
+    let mut reader = PcapReader::new(bytes)?;
+    let format = reader.format;
+    let mut conns: Vec<Conn> = Vec::new();
+    let mut by_tuple: HashMap<(Endpoint, Endpoint), usize> = HashMap::new();
+    let (mut records, mut tcp_segments, mut short_records) = (0u64, 0u64, 0u64);
+    let mut t0: Option<i128> = None;
+    let mut last = SimTime(0);
+    while let Some(rec) = reader.next_record() {
+        let rec = rec?;
+        records += 1;
+        let seg = match decode_tcp(&rec)? {
+            Decoded::Tcp(s) => s,
+            Decoded::Short => {
+                short_records += 1;
+                continue;
+            }
+            Decoded::Other => continue,
+        };
+        tcp_segments += 1;
+        let t0 = *t0.get_or_insert(rec.time_ns);
+        let rel = (rec.time_ns - t0).clamp(0, u64::MAX as i128) as u64;
+        last = last.max(SimTime(rel));
+        add_segment(&mut conns, &mut by_tuple, &seg, last);
+    }
+    let mut detector = Detector::new(false);
+    let mut out = Vec::with_capacity(conns.len());
+    for (key, c) in conns.iter().enumerate() {
+        let sender = if c.bytes[0] != c.bytes[1] {
+            if c.bytes[0] > c.bytes[1] {
+                0
+            } else {
+                1
+            }
+        } else {
+            c.first_syn_from.unwrap_or(0)
+        };
+        feed(&mut detector, key as u64, c, sender);
+        let (src, dst) = if sender == 0 { (c.a, c.b) } else { (c.b, c.a) };
+        let detection = detector
+            .detection(key as u64)
+            .expect("every connection has a segment");
+        out.push(ConnectionFlavor {
+            src: src.0,
+            sport: src.1,
+            dst: dst.0,
+            dport: dst.1,
+            packets: c.segs.len() as u64,
+            data_bytes: c.bytes[sender],
+            detection,
+            first_s: c.segs.first().map_or(0.0, |s| s.time.as_secs_f64()),
+            last_s: c.segs.last().map_or(0.0, |s| s.time.as_secs_f64()),
+        });
+    }
+    Ok(CaptureFlavors {
+        format,
+        records,
+        tcp_segments,
+        short_records,
+        connections: out,
+    })
+}
+
+fn add_segment(
+    conns: &mut Vec<Conn>,
+    by_tuple: &mut HashMap<(Endpoint, Endpoint), usize>,
+    s: &TcpSegment,
+    time: SimTime,
+) {
+    let from = (s.src, s.sport);
+    let to = (s.dst, s.dport);
+    let tuple = if from <= to { (from, to) } else { (to, from) };
+    let pure_syn = s.syn() && !s.ack_flag();
+    let existing = by_tuple.get(&tuple).copied().filter(|&i| {
+        let c = &conns[i];
+        let side = usize::from(c.a != from);
+        // A new SYN opening the tuple again starts a new connection.
+        !(pure_syn && (c.isn[side].is_some_and(|isn| isn != s.seq) || c.closed))
+    });
+    let i = match existing {
+        Some(i) => i,
+        None => {
+            conns.push(Conn {
+                a: from,
+                b: to,
+                isn: [None; 2],
+                first_syn_from: None,
+                closed: false,
+                bytes: [0; 2],
+                segs: Vec::new(),
+            });
+            by_tuple.insert(tuple, conns.len() - 1);
+            conns.len() - 1
+        }
+    };
+    let c = &mut conns[i];
+    let side = usize::from(c.a != from);
+    if s.syn() {
+        c.isn[side] = Some(s.seq);
+        c.first_syn_from.get_or_insert(side);
+    }
+    if s.fin() || s.rst() {
+        c.closed = true;
+    }
+    c.bytes[side] += s.payload_len as u64;
+    c.segs.push(Kept {
+        time,
+        from_a: side == 0,
+        seq: s.seq,
+        ack: s.ack,
+        len: s.payload_len,
+        flags: s.flags,
+        mss: s.mss.unwrap_or(0),
+        sack_permitted: s.sack_permitted,
+        sack_blocks: s.sack_blocks.len().min(u8::MAX as usize) as u8,
+    });
+}
+
+/// Runs connection `c`'s segments through the detector, side `sender` being the data sender.
+fn feed(detector: &mut Detector, key: u64, c: &Conn, sender: usize) {
+    use crate::wire::pcap_read::{TCP_ACK, TCP_FIN, TCP_SYN};
+    let from_sender_side = |k: &Kept| usize::from(!k.from_a) == sender;
+    // The sender's sequence space (its data, the receiver's ACKs) and the receiver's.
+    let first_data = c.segs.iter().find(|k| from_sender_side(k)).map(|k| k.seq);
+    let first_ack = c
+        .segs
+        .iter()
+        .find(|k| !from_sender_side(k) && k.flags & TCP_ACK != 0)
+        .map(|k| k.ack);
+    let mut data_space = Unwrap::new(first_data.or(first_ack).unwrap_or(0));
+    let first_rev = c.segs.iter().find(|k| !from_sender_side(k)).map(|k| k.seq);
+    let mut rev_space = Unwrap::new(first_rev.unwrap_or(0));
+    for k in &c.segs {
+        let from_sender = from_sender_side(k);
+        let (seq, ack) = if from_sender {
+            (data_space.at(k.seq), 0)
+        } else {
+            let seq = rev_space.at(k.seq);
+            let ack = if k.flags & TCP_ACK != 0 {
+                data_space.at(k.ack)
+            } else {
+                0
+            };
+            (seq, ack)
+        };
+        let seg = Segment {
+            time: k.time,
+            from_sender,
+            seq,
+            ack,
+            len: k.len,
+            syn: k.flags & TCP_SYN != 0,
+            fin: k.flags & TCP_FIN != 0,
+            ack_flag: k.flags & TCP_ACK != 0,
+            sack_permitted: k.sack_permitted,
+            sack_blocks: k.sack_blocks,
+            mss: k.mss as u32,
+        };
+        detector.observe(key, &seg);
+    }
+}
