@@ -57,6 +57,12 @@ pub const WESTWOOD_MIN_EPISODES: usize = 2;
 /// the access-point scenario of seed document 003; the README gives the accuracy elsewhere).
 pub const WESTWOOD_MIN_SHARE: f64 = 0.1;
 
+/// A connection whose recoveries halved the window at least this share of the time is of the
+/// Reno family, whatever the few that did not (xlayer's choice: on the tuning captures Linux's
+/// NewReno left up to 10 % of its recoveries above a halving by the estimate's noise; on the
+/// simulated validation paths Westwood+ halves at most 76 %).
+pub const RENO_FAMILY_MIN_HALVED_SHARE: f64 = 0.85;
+
 /// Reno is decided over NewReno when at least this share of the holes after partial ACKs were
 /// resent late (Reno's new duplicate ACKs or timer; xlayer's choice: Reno also resends some
 /// holes promptly, when new duplicate ACKs come back within the window).
@@ -76,6 +82,77 @@ pub const PARTIAL_PROMPT_RTTS: f64 = 2.0;
 /// round trip, and a common one on the Internet).
 pub const DEFAULT_RS: SimTime = SimTime(100_000_000);
 
+/// CUBIC's multiplicative decrease: after a loss the window is β·W (RFC 9438 §4.6, β_cubic =
+/// 0.7; Linux's `beta` of 717/1024). A recovery whose window after lies above a halving
+/// ([`not_halved`]) and below [`KEPT_RATIO`] of the window before is CUBIC's evidence.
+pub const CUBIC_BETA: f64 = 0.7;
+
+/// A window after a fast recovery at least this share of the window before was *kept*: BBR
+/// does not reduce its window on loss (Cardwell et al., "BBR: Congestion-Based Congestion
+/// Control", ACM Queue 14(5), 2016; draft-cardwell-iccrg-bbr-congestion-control §4.3.4.1:
+/// in loss recovery it only conserves packets for a round, then restores the window), and
+/// CUBIC's 0.7 sits well below it (xlayer's choice, between the two).
+pub const KEPT_RATIO: f64 = 0.9;
+
+/// CUBIC is decided once this many recoveries fell between a halving and a kept window…
+pub const CUBIC_MIN_EPISODES: usize = 2;
+/// …and they are at least this share of the recoveries measured (xlayer's choice: Westwood+'s
+/// windows after a loss spread from well below a halving to above it, CUBIC's gather at β).
+pub const CUBIC_MIN_SHARE: f64 = 0.6;
+
+/// BBR's ProbeRTT: every [`BBR_PROBE_RTT_INTERVAL`] without a new minimum RTT it cuts its
+/// window to [`BBR_PROBE_RTT_CWND`] segments for at least [`BBR_PROBE_RTT_DURATION`] and a
+/// round trip (draft-cardwell-iccrg-bbr-congestion-control §4.3.4.4: `BBRMinPipeCwnd` = 4,
+/// `ProbeRTTDuration` = 200 ms, `MinRTTFilterLen` = 10 s; Linux `tcp_bbr.c`).
+pub const BBR_PROBE_RTT_CWND: f64 = 4.0;
+pub const BBR_PROBE_RTT_DURATION: SimTime = SimTime(200_000_000);
+pub const BBR_PROBE_RTT_INTERVAL: SimTime = SimTime(10_000_000_000);
+
+/// A window estimate at most this many segments is in a dip: ProbeRTT's 4 segments, with two
+/// of slack for the estimate's rounding up and an ACK crossing (xlayer's choice).
+pub const DIP_MAX_SEGMENTS: f64 = BBR_PROBE_RTT_CWND + 2.0;
+/// A dip counts only from a window at least this many times [`DIP_MAX_SEGMENTS`] in the
+/// [`DIP_PEAK_ROUNDS`] round trips before it (a connection that never grew has no dips to
+/// show)…
+pub const DIP_PEAK_FACTOR: f64 = 2.5;
+pub const DIP_PEAK_ROUNDS: f64 = 4.0;
+/// …and only when the window comes back to at least this many segments within ProbeRTT's
+/// time: ProbeRTT restores the window it saved (draft-cardwell-iccrg-bbr-congestion-control
+/// §4.3.4.4, `BBRRestoreCwnd`) and the flight refills at the pacing rate within a round or two,
+/// where a Reno or CUBIC window shrunk by losses grows back about one segment a round
+/// (xlayer's choice: twice the dip's ceiling).
+pub const DIP_RESTORED_SEGMENTS: f64 = 2.0 * DIP_MAX_SEGMENTS;
+/// A dip counts when it lasts at least this long (ProbeRTT's 200 ms, less the spacing of the
+/// few segments sent meanwhile; xlayer's choice)…
+pub const DIP_MIN: SimTime = SimTime(150_000_000);
+/// …and the window comes back within [`BBR_PROBE_RTT_DURATION`] + this many round trips
+/// (ProbeRTT lasts 200 ms and a round, and the window is restored at once; a slow start after
+/// a timeout takes longer).
+pub const DIP_MAX_ROUNDS: f64 = 3.0;
+/// A dip starting within this many round trips of a retransmission is the loss recovery's
+/// (a window shrunk by several losses), not ProbeRTT's, which no loss starts; retransmissions
+/// during a dip do not void it (xlayer's choice).
+pub const DIP_CAUSE_ROUNDS: f64 = 2.0;
+/// Dips within this long after a timeout are its slow start's, not ProbeRTT's.
+pub const DIP_QUIET: SimTime = SimTime(1_000_000_000);
+/// A dip counts only this share of [`BBR_PROBE_RTT_INTERVAL`] or more after the first data
+/// segment or the previous dip: BBR's min-RTT filter expires only that long after the sample
+/// it holds (xlayer's choice of 0.9: the filter restarts at its first sample, a round trip
+/// after the first data).
+pub const DIP_INTERVAL_SHARE: f64 = 0.9;
+/// BBR is decided on this many ProbeRTT dips, unless at least [`BBR_MAX_HALVED_SHARE`] of
+/// the recoveries halved the window (a Reno-family connection) or at most
+/// [`CUBIC_MAX_KEPT_SHARE`] kept it (CUBIC). Without a dip — a connection
+/// shorter than ProbeRTT's interval — BBR's windows after losses (mostly kept, some near a
+/// halving after its round of packet conservation) look like Westwood+'s, and it is reported
+/// as `westwood`.
+pub const BBR_MIN_DIPS: u32 = 1;
+pub const BBR_MAX_HALVED_SHARE: f64 = 0.5;
+/// CUBIC is not decided when more than this share of the recoveries kept the window
+/// (xlayer's choice: 0 to 6 % of CUBIC's recoveries on the tuning captures, 30 % or more of
+/// BBR's and Westwood+'s).
+pub const CUBIC_MAX_KEPT_SHARE: f64 = 0.15;
+
 /// What a detector infers a sender runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Flavor {
@@ -83,6 +160,10 @@ pub enum Flavor {
     Reno,
     NewReno,
     Westwood,
+    /// CUBIC (RFC 9438), Linux's default: β = 0.7 after a loss.
+    Cubic,
+    /// BBR (Cardwell et al. 2016): no loss-driven reduction, ProbeRTT dips.
+    Bbr,
 }
 
 impl Flavor {
@@ -92,17 +173,21 @@ impl Flavor {
             Flavor::Reno => "reno",
             Flavor::NewReno => "newreno",
             Flavor::Westwood => "westwood",
+            Flavor::Cubic => "cubic",
+            Flavor::Bbr => "bbr",
         }
     }
 
-    /// The code a `transport.flavor` event carries: 1 Reno, 2 NewReno, 3 Westwood, plus 10 with
-    /// SACK (0: unknown).
+    /// The code a `transport.flavor` event carries: 1 Reno, 2 NewReno, 3 Westwood, 4 CUBIC,
+    /// 5 BBR, plus 10 with SACK (0: unknown).
     pub fn event_code(self, sack: bool) -> f64 {
         let base = match self {
             Flavor::Unknown => return 0.0,
             Flavor::Reno => 1.0,
             Flavor::NewReno => 2.0,
             Flavor::Westwood => 3.0,
+            Flavor::Cubic => 4.0,
+            Flavor::Bbr => 5.0,
         };
         base + if sack { 10.0 } else { 0.0 }
     }
@@ -114,6 +199,8 @@ impl Flavor {
             1 => Flavor::Reno,
             2 => Flavor::NewReno,
             3 => Flavor::Westwood,
+            4 => Flavor::Cubic,
+            5 => Flavor::Bbr,
             _ => Flavor::Unknown,
         };
         (flavor, c >= 10)
@@ -183,6 +270,26 @@ struct Conn {
     receiver_syn: Option<SimTime>,
     sender_syn_seen: bool,
     rs: Option<SimTime>,
+    /// The sender's SYN (or SYN-ACK) waiting for the receiver's answer, and the
+    /// *receiver-side* round trip it gives (here → receiver → here).
+    sender_syn: Option<SimTime>,
+    rr: Option<SimTime>,
+    /// The last duplicate ACK carried SACK blocks.
+    dup_sack: bool,
+    /// Window estimates of the last [`BBR_PROBE_RTT_INTERVAL`]'s peaks: (time, segments), kept
+    /// decreasing so the front is the largest.
+    peaks: VecDeque<(SimTime, f64)>,
+    /// A stretch of low estimates in progress: when it began, the window it fell from, and
+    /// whether it can be a ProbeRTT dip (not a loss recovery's or a timeout's, from a large
+    /// enough window, late enough).
+    dip: Option<(SimTime, f64, bool)>,
+    /// The first new data segment.
+    first_data: Option<SimTime>,
+    /// When each counted dip began.
+    dips: Vec<SimTime>,
+    /// The last retransmission without a fast retransmit (a timeout), and the last of any kind.
+    last_timeout: Option<SimTime>,
+    last_retransmit: Option<SimTime>,
     snd_nxt: u64,
     started: bool,
     una: u64,
@@ -214,6 +321,15 @@ impl Conn {
             receiver_syn: None,
             sender_syn_seen: false,
             rs: None,
+            sender_syn: None,
+            rr: None,
+            dup_sack: false,
+            peaks: VecDeque::new(),
+            dip: None,
+            dips: Vec::new(),
+            first_data: None,
+            last_timeout: None,
+            last_retransmit: None,
             snd_nxt: 0,
             started: false,
             una: 0,
@@ -241,6 +357,19 @@ impl Conn {
 
     fn rs(&self) -> SimTime {
         self.rs.unwrap_or(DEFAULT_RS)
+    }
+
+    /// The span over which windows are measured: the longer of the two round trips the
+    /// handshake shows (here → sender → here, here → receiver → here), so one sender round
+    /// trip wherever the observation point is — at the sender the first is nearly zero, at the
+    /// receiver the second.
+    fn period(&self) -> SimTime {
+        match (self.rs, self.rr) {
+            (Some(a), Some(b)) => a.max(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => DEFAULT_RS,
+        }
     }
 
     fn sack(&self) -> bool {
@@ -308,6 +437,31 @@ impl Detector {
             .map(|c| (&c.ratios[..], c.prompt, c.late))
     }
 
+    /// A new sample of `key`'s sender-side round trip (here → sender → here), e.g. from TCP
+    /// timestamps (RFC 7323: a data segment echoing the TSval of an ACK that passed here), which
+    /// follows the queueing the handshake did not see. The estimate moves by 1/8 of the
+    /// difference (RFC 6298's α).
+    pub fn round_trip_sample(&mut self, key: u64, sample: SimTime) {
+        if let Some(c) = self.conns.get_mut(&key) {
+            let rs = match c.rs {
+                None => sample,
+                Some(old) => SimTime::from_secs_f64(
+                    old.as_secs_f64() + (sample.as_secs_f64() - old.as_secs_f64()) / 8.0,
+                ),
+            };
+            c.rs = Some(rs);
+        }
+    }
+
+    /// When each ProbeRTT dip seen on `key` began, and its two round trips (here → sender →
+    /// here, the latest estimate; here → receiver → here, from the handshake), when known.
+    pub fn dips_and_round_trips(
+        &self,
+        key: u64,
+    ) -> Option<(&[SimTime], Option<SimTime>, Option<SimTime>)> {
+        self.conns.get(&key).map(|c| (&c.dips[..], c.rs, c.rr))
+    }
+
     /// The latest window estimate of `key` (segments) and when it was made.
     pub fn last_window(&self, key: u64) -> Option<(SimTime, f64)> {
         self.conns.get(&key).and_then(|c| c.last_window)
@@ -344,6 +498,12 @@ impl Detector {
             let t0 = c.receiver_syn.take().expect("checked");
             c.rs = Some(s.time - t0);
         }
+        if !s.syn && !s.from_sender && c.rr.is_none() {
+            // The receiver's answer to the sender's SYN-ACK (passive open by the sender).
+            if let Some(t0) = c.sender_syn.take() {
+                c.rr = Some(s.time.saturating_sub(t0));
+            }
+        }
         let after = (c.decision.flavor, c.sack());
         (after != before).then_some(Detection {
             sack: c.sack(),
@@ -359,6 +519,9 @@ impl Detector {
         c.sack_offered[side] |= s.sack_permitted;
         if s.from_sender {
             c.sender_syn_seen = true;
+            if c.rr.is_none() {
+                c.sender_syn = Some(s.time);
+            }
             // The sender answers the receiver's SYN (passive open by the sender).
             if let (Some(t0), None) = (c.receiver_syn, c.rs) {
                 c.rs = Some(s.time - t0);
@@ -371,6 +534,11 @@ impl Detector {
             }
         } else {
             c.receiver_syn = Some(s.time);
+            // The receiver answers the sender's SYN (active open by the sender).
+            if let (Some(t0), None) = (c.sender_syn, c.rr) {
+                c.rr = Some(s.time.saturating_sub(t0));
+                c.sender_syn = None;
+            }
         }
     }
 
@@ -392,9 +560,12 @@ impl Detector {
             c.snd_nxt = end;
             let w = c.window_at(t);
             c.recent.push_back((t, w));
-            while c.recent.front().is_some_and(|&(at, _)| at + c.rs() < t) {
+            let period = c.period();
+            while c.recent.front().is_some_and(|&(at, _)| at + period < t) {
                 c.recent.pop_front();
             }
+            c.first_data.get_or_insert(t);
+            Self::track_dips(c, t, w);
             c.last_window = Some((t, w));
             if trace {
                 c.trace.push((t, w));
@@ -408,9 +579,12 @@ impl Detector {
             return;
         }
         // A retransmission.
+        c.last_retransmit = Some(t);
         match c.recovery.as_mut() {
             None => {
-                if c.dupacks >= 3 {
+                // Three duplicate ACKs (RFC 5681); with SACK, fewer whose SACK blocks show
+                // data beyond a hole (RFC 6675's IsLost, Linux's RACK, RFC 8985).
+                if c.dupacks >= 3 || (c.sack() && c.dupacks >= 1 && c.dup_sack) {
                     let window_before = c.recent.iter().map(|&(_, w)| w).fold(0.0, f64::max);
                     c.recovery = Some(Recovery {
                         point: c.snd_nxt,
@@ -418,6 +592,8 @@ impl Detector {
                         partial: None,
                     });
                 } else {
+                    c.last_timeout = Some(t);
+                    c.dip = None;
                     c.timeouts += 1;
                     c.decision.timeouts = c.timeouts;
                     c.after = None;
@@ -445,21 +621,26 @@ impl Detector {
 
     fn ack(c: &mut Conn, s: &Segment) {
         let t = s.time;
+        if s.sack_blocks > 0 {
+            // SACK in use, though the handshake may not have been captured.
+            c.sack_offered = [true, true];
+        }
         if s.ack > c.una {
             c.una = s.ack;
             c.dupacks = 0;
+            c.dup_sack = false;
             c.una_history.push_back((t, s.ack));
             // Keep one entry older than R_s for `una_at(t − R_s)`.
             while c.una_history.len() > 1 && c.una_history[1].0 + c.rs() < t {
                 c.una_history.pop_front();
             }
-            let rs = c.rs();
+            let (rs, period) = (c.rs(), c.period());
             if let Some(r) = c.recovery.as_mut() {
                 if s.ack >= r.point {
                     c.after = Some(AfterRecovery {
                         window_before: r.window_before,
                         from: t + rs,
-                        until: t + rs + rs,
+                        until: t + rs + period,
                         max_after: 0.0,
                     });
                     c.recovery = None;
@@ -469,8 +650,74 @@ impl Detector {
             }
         } else if s.ack == c.una && s.len == 0 && !s.fin && c.snd_nxt > c.una {
             c.dupacks += 1;
+            c.dup_sack = s.sack_blocks > 0;
         }
         Self::close_after(c, t);
+    }
+
+    /// Follows the window estimate for BBR's ProbeRTT dips: a fall to at most
+    /// [`DIP_MAX_SEGMENTS`] from a window [`DIP_PEAK_FACTOR`] times larger, lasting at least
+    /// [`DIP_MIN`] and recovering within ProbeRTT's time, with no timeout in it or shortly
+    /// before (a slow start after a timeout dips too).
+    fn track_dips(c: &mut Conn, t: SimTime, w: f64) {
+        while c
+            .peaks
+            .front()
+            .is_some_and(|&(at, _)| at + BBR_PROBE_RTT_INTERVAL < t)
+        {
+            c.peaks.pop_front();
+        }
+        let quiet = c
+            .last_timeout
+            .is_none_or(|r| t.saturating_sub(r) > DIP_QUIET);
+        let period = c.period().as_secs_f64();
+        // A dip that starts within DIP_CAUSE_ROUNDS of a retransmission is the loss
+        // recovery's.
+        let caused = c.recovery.is_some()
+            || c.last_retransmit.is_some_and(|r| {
+                t.saturating_sub(r).as_secs_f64() <= DIP_CAUSE_ROUNDS * period.max(0.01)
+            });
+        // ProbeRTT comes no sooner than its interval after the connection's first round trip
+        // sample, or after the previous ProbeRTT.
+        let since = c.dips.last().copied().or(c.first_data).unwrap_or(t);
+        let due = t.saturating_sub(since).as_secs_f64()
+            >= DIP_INTERVAL_SHARE * BBR_PROBE_RTT_INTERVAL.as_secs_f64();
+        match c.dip {
+            None if w <= DIP_MAX_SEGMENTS => {
+                // The largest window of the last rounds: the first of the decreasing peaks
+                // that falls in them.
+                let from = SimTime::from_secs_f64(
+                    (t.as_secs_f64() - DIP_PEAK_ROUNDS * period.max(0.01)).max(0.0),
+                );
+                let peak = c
+                    .peaks
+                    .iter()
+                    .find(|&&(at, _)| at >= from)
+                    .map_or(0.0, |&(_, p)| p);
+                let valid = quiet && !caused && due && peak >= DIP_PEAK_FACTOR * DIP_MAX_SEGMENTS;
+                c.dip = Some((t, peak, valid));
+            }
+            Some((start, peak, valid)) => {
+                let lasted = t - start;
+                let longest = BBR_PROBE_RTT_DURATION.as_secs_f64() + DIP_MAX_ROUNDS * period;
+                if w > DIP_MAX_SEGMENTS && (!valid || !quiet || lasted.as_secs_f64() > longest) {
+                    c.dip = None;
+                } else if !quiet {
+                    c.dip = Some((start, peak, false));
+                } else if w >= DIP_RESTORED_SEGMENTS.min(peak) {
+                    c.dip = None;
+                    if valid && lasted >= DIP_MIN {
+                        c.dips.push(start);
+                        Self::decide(c, t);
+                    }
+                }
+            }
+            None => {}
+        }
+        while c.peaks.back().is_some_and(|&(_, p)| p <= w) {
+            c.peaks.pop_back();
+        }
+        c.peaks.push_back((t, w));
     }
 
     /// Ends the measurement of a window after recovery once its round trip has passed.
@@ -489,34 +736,274 @@ impl Detector {
         }
     }
 
-    /// Decides the flavor from the evidence so far.
+    /// Decides the flavor from the evidence so far: ProbeRTT dips make BBR; otherwise the
+    /// windows after fast recoveries — mostly kept: BBR; mostly between a halving and kept:
+    /// CUBIC; some not halved: Westwood; halved: the Reno family, told apart by the partial
+    /// ACKs.
     fn decide(c: &mut Conn, t: SimTime) {
-        if c.ratios.is_empty() {
-            return;
-        }
         let n = c.ratios.len();
-        let kept = c.ratios.iter().filter(|&&(b, a)| not_halved(b, a)).count();
-        let (flavor, confidence) =
-            if kept >= WESTWOOD_MIN_EPISODES && kept as f64 >= WESTWOOD_MIN_SHARE * n as f64 {
-                (Flavor::Westwood, kept as f64 / n as f64)
-            } else if c.sack() {
-                (Flavor::NewReno, (n - kept) as f64 / n as f64)
+        let halved = c.ratios.iter().filter(|&&(b, a)| !not_halved(b, a)).count();
+        let kept = c
+            .ratios
+            .iter()
+            .filter(|&&(b, a)| not_halved(b, a) && a >= KEPT_RATIO * b)
+            .count();
+        let between = n - halved - kept;
+        let (flavor, confidence) = if c.dips.len() as u32 >= BBR_MIN_DIPS
+            && (n == 0
+                || ((halved as f64) < BBR_MAX_HALVED_SHARE * n as f64
+                    && kept as f64 > CUBIC_MAX_KEPT_SHARE * n as f64))
+        {
+            let d = c.dips.len() as f64;
+            (Flavor::Bbr, (d + (n - halved) as f64) / (d + n as f64))
+        } else if n == 0 {
+            return;
+        } else if between >= CUBIC_MIN_EPISODES
+            && between as f64 >= CUBIC_MIN_SHARE * n as f64
+            && kept as f64 <= CUBIC_MAX_KEPT_SHARE * n as f64
+        {
+            (Flavor::Cubic, between as f64 / n as f64)
+        } else if n - halved >= WESTWOOD_MIN_EPISODES
+            && (n - halved) as f64 >= WESTWOOD_MIN_SHARE * n as f64
+            && (halved as f64) < RENO_FAMILY_MIN_HALVED_SHARE * n as f64
+        {
+            (Flavor::Westwood, (n - halved) as f64 / n as f64)
+        } else if c.sack() {
+            (Flavor::NewReno, halved as f64 / n as f64)
+        } else {
+            let family = halved as f64 / n as f64;
+            let (p, l) = (c.prompt as f64, c.late as f64);
+            if l > 0.0 && l >= RENO_MIN_LATE_SHARE * (p + l) {
+                (Flavor::Reno, family * l / (p + l))
+            } else if p > 0.0 {
+                (Flavor::NewReno, family * p / (p + l))
             } else {
-                let family = (n - kept) as f64 / n as f64;
-                let (p, l) = (c.prompt as f64, c.late as f64);
-                if l > 0.0 && l >= RENO_MIN_LATE_SHARE * (p + l) {
-                    (Flavor::Reno, family * l / (p + l))
-                } else if p > 0.0 {
-                    (Flavor::NewReno, family * p / (p + l))
-                } else {
-                    // No several-loss window seen yet: Reno, the commonest, until NewReno shows.
-                    (Flavor::Reno, family * 0.5)
-                }
-            };
+                // No several-loss window seen yet: Reno, the commonest, until NewReno shows.
+                (Flavor::Reno, family * 0.5)
+            }
+        };
         if flavor != c.decision.flavor {
             c.decision.decided_at = Some(t);
         }
         c.decision.flavor = flavor;
         c.decision.confidence = confidence;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+    const RTT: f64 = 0.1;
+
+    /// A bulk sender watched at the sender itself, round by round: each round the ACKs of the
+    /// last one arrive, then the round's window of new segments goes out. `windows` gives each
+    /// round's window; a round listed in `losses` loses its first segment, which three
+    /// duplicate ACKs (with SACK blocks when `sack`) report at the next round, and which is
+    /// resent then (a fast retransmit). Returns the detector's decision.
+    fn sender(windows: &[u32], losses: &[usize], sack: bool) -> (Detector, Detection) {
+        let mut d = Detector::new(true);
+        let mut t = 0.0f64;
+        let at = |t: f64| SimTime::from_secs_f64(t);
+        let seg = |t: f64, from_sender: bool| Segment {
+            time: at(t),
+            from_sender,
+            ack_flag: true,
+            sack_permitted: sack,
+            mss: MSS as u32,
+            ..Segment::default()
+        };
+        // Handshake: the sender's SYN, the receiver's SYN-ACK a round trip later, the ACK.
+        d.observe(
+            0,
+            &Segment {
+                syn: true,
+                ack_flag: false,
+                seq: 0,
+                ..seg(t, true)
+            },
+        );
+        t += RTT;
+        d.observe(
+            0,
+            &Segment {
+                syn: true,
+                ..seg(t, false)
+            },
+        );
+        t += 1e-6;
+        d.observe(
+            0,
+            &Segment {
+                seq: 1,
+                ack: 1,
+                ..seg(t, true)
+            },
+        );
+        let mut next = 1u64; // next new byte
+        let mut round_start = next;
+        let mut lost: Option<u64> = None;
+        for (k, &w) in windows.iter().enumerate() {
+            if k > 0 {
+                t += RTT;
+            }
+            let mut tick = |t: &mut f64| {
+                *t += 1e-5;
+                *t
+            };
+            if let Some(hole) = lost.take() {
+                // The ACK up to the hole, three duplicates, the retransmission; the ACK of
+                // everything then ends the recovery.
+                d.observe(
+                    0,
+                    &Segment {
+                        ack: hole,
+                        ..seg(tick(&mut t), false)
+                    },
+                );
+                for _ in 0..3 {
+                    let dup = Segment {
+                        ack: hole,
+                        sack_blocks: u8::from(sack),
+                        ..seg(tick(&mut t), false)
+                    };
+                    d.observe(0, &dup);
+                }
+                d.observe(
+                    0,
+                    &Segment {
+                        seq: hole,
+                        len: MSS as u32,
+                        ..seg(tick(&mut t), true)
+                    },
+                );
+                d.observe(
+                    0,
+                    &Segment {
+                        ack: next,
+                        ..seg(tick(&mut t), false)
+                    },
+                );
+            } else if k > 0 {
+                d.observe(
+                    0,
+                    &Segment {
+                        ack: next,
+                        ..seg(tick(&mut t), false)
+                    },
+                );
+            }
+            round_start = next;
+            for _ in 0..w {
+                d.observe(
+                    0,
+                    &Segment {
+                        seq: next,
+                        len: MSS as u32,
+                        ..seg(tick(&mut t), true)
+                    },
+                );
+                next += MSS;
+            }
+            if losses.contains(&k) {
+                lost = Some(round_start);
+            }
+        }
+        let _ = round_start;
+        let det = d.detection(0).expect("seen");
+        (d, det)
+    }
+
+    /// Windows growing by one a round from `from`, cut to `beta` of themselves at each loss
+    /// (every `every` rounds), for `rounds` rounds; the rounds with a loss.
+    fn sawtooth(from: u32, beta: f64, every: usize, rounds: usize) -> (Vec<u32>, Vec<usize>) {
+        let mut w = from as f64;
+        let (mut ws, mut losses) = (Vec::new(), Vec::new());
+        for k in 0..rounds {
+            ws.push(w.round() as u32);
+            if k % every == every - 1 {
+                losses.push(k);
+                w *= beta;
+            } else {
+                w += 1.0;
+            }
+        }
+        (ws, losses)
+    }
+
+    #[test]
+    fn halving_windows_are_newreno_with_sack() {
+        let (w, l) = sawtooth(40, 0.5, 12, 120);
+        let (_, det) = sender(&w, &l, true);
+        assert_eq!((det.flavor, det.sack), (Flavor::NewReno, true));
+        assert!(det.confidence > 0.9, "{det:?}");
+    }
+
+    #[test]
+    fn a_decrease_to_seven_tenths_is_cubic() {
+        let (w, l) = sawtooth(40, CUBIC_BETA, 12, 120);
+        let (d, det) = sender(&w, &l, true);
+        assert_eq!(det.flavor, Flavor::Cubic, "{:?}", d.evidence(0));
+        assert!(det.confidence > 0.9);
+        for (b, a) in d.evidence(0).unwrap().0 {
+            assert!((a / b - 0.7).abs() < 0.12, "window after {a} of {b}");
+        }
+    }
+
+    #[test]
+    fn a_dip_to_four_segments_after_ten_seconds_without_loss_is_bbr() {
+        // 30 segments a round, losses that do not reduce the window, and ProbeRTT at 12 s:
+        // 4 segments for 200 ms and a round (3 rounds), then the window again.
+        let mut w = vec![30u32; 200];
+        for r in w.iter_mut().skip(120).take(3) {
+            *r = 4;
+        }
+        let losses = [20, 50, 80, 150];
+        let (d, det) = sender(&w, &losses, true);
+        assert_eq!(det.flavor, Flavor::Bbr, "{:?}", d.dips_and_round_trips(0));
+        assert_eq!(d.dips_and_round_trips(0).unwrap().0.len(), 1);
+        // Without the dip the kept windows read as Westwood (see BBR_MIN_DIPS).
+        let (_, det) = sender(&vec![30u32; 200], &losses, true);
+        assert_eq!(det.flavor, Flavor::Westwood);
+    }
+
+    #[test]
+    fn a_dip_in_the_first_seconds_or_right_after_a_loss_is_not_probe_rtt() {
+        let mut w = vec![30u32; 200];
+        for r in w.iter_mut().skip(30).take(3) {
+            *r = 4; // at 3 s: too early for ProbeRTT
+        }
+        for r in w.iter_mut().skip(151).take(3) {
+            *r = 4; // right after the loss of round 150
+        }
+        let (d, det) = sender(&w, &[20, 50, 80, 150], true);
+        assert!(d.dips_and_round_trips(0).unwrap().0.is_empty());
+        assert_ne!(det.flavor, Flavor::Bbr);
+    }
+
+    #[test]
+    fn tiny_windows_keep_the_confidence_a_share() {
+        // Windows of 2-3 segments: a recovery can look both halved and kept.
+        let w: Vec<u32> = (0..120).map(|k| 2 + (k % 2) as u32).collect();
+        let losses: Vec<usize> = (5..120).step_by(6).collect();
+        let (_, det) = sender(&w, &losses, true);
+        assert!((0.0..=1.0).contains(&det.confidence), "{det:?}");
+    }
+
+    #[test]
+    fn event_codes_round_trip_for_every_flavor() {
+        for f in [
+            Flavor::Reno,
+            Flavor::NewReno,
+            Flavor::Westwood,
+            Flavor::Cubic,
+            Flavor::Bbr,
+        ] {
+            for sack in [false, true] {
+                assert_eq!(Flavor::from_event_code(f.event_code(sack)), (f, sack));
+            }
+        }
+        assert_eq!(Flavor::from_event_code(0.0).0, Flavor::Unknown);
     }
 }

@@ -68,6 +68,8 @@ struct Kept {
     mss: u16,
     sack_permitted: bool,
     sack_blocks: u8,
+    /// The timestamps option (TSval, TSecr).
+    timestamps: Option<(u32, u32)>,
 }
 
 #[derive(Debug)]
@@ -108,6 +110,17 @@ impl Unwrap {
 
 /// Reads a capture and detects the flavor of every TCP connection in it.
 pub fn detect_flavors(bytes: &[u8]) -> Result<CaptureFlavors, PcapError> {
+    run(bytes, false).map(|(c, _)| c)
+}
+
+/// The detector after a capture, keyed by each connection's index in
+/// [`CaptureFlavors::connections`], for its evidence ([`Detector::evidence`]) and its window
+/// estimates over time ([`Detector::window_trace`]).
+pub fn detector_of(bytes: &[u8]) -> Result<Detector, PcapError> {
+    run(bytes, true).map(|(_, d)| d)
+}
+
+fn run(bytes: &[u8], trace: bool) -> Result<(CaptureFlavors, Detector), PcapError> {
     let mut reader = PcapReader::new(bytes)?;
     let format = reader.format;
     let mut conns: Vec<Conn> = Vec::new();
@@ -132,7 +145,7 @@ pub fn detect_flavors(bytes: &[u8]) -> Result<CaptureFlavors, PcapError> {
         last = last.max(SimTime(rel));
         add_segment(&mut conns, &mut by_tuple, &seg, last);
     }
-    let mut detector = Detector::new(false);
+    let mut detector = Detector::new(trace);
     let mut out = Vec::with_capacity(conns.len());
     for (key, c) in conns.iter().enumerate() {
         let sender = if c.bytes[0] != c.bytes[1] {
@@ -161,13 +174,16 @@ pub fn detect_flavors(bytes: &[u8]) -> Result<CaptureFlavors, PcapError> {
             last_s: c.segs.last().map_or(0.0, |s| s.time.as_secs_f64()),
         });
     }
-    Ok(CaptureFlavors {
-        format,
-        records,
-        tcp_segments,
-        short_records,
-        connections: out,
-    })
+    Ok((
+        CaptureFlavors {
+            format,
+            records,
+            tcp_segments,
+            short_records,
+            connections: out,
+        },
+        detector,
+    ))
 }
 
 fn add_segment(
@@ -222,6 +238,7 @@ fn add_segment(
         mss: s.mss.unwrap_or(0),
         sack_permitted: s.sack_permitted,
         sack_blocks: s.sack_blocks.len().min(u8::MAX as usize) as u8,
+        timestamps: s.timestamps,
     });
 }
 
@@ -239,8 +256,31 @@ fn feed(detector: &mut Detector, key: u64, c: &Conn, sender: usize) {
     let mut data_space = Unwrap::new(first_data.or(first_ack).unwrap_or(0));
     let first_rev = c.segs.iter().find(|k| !from_sender_side(k)).map(|k| k.seq);
     let mut rev_space = Unwrap::new(first_rev.unwrap_or(0));
+    // Sender-side round trips from TCP timestamps: when each of the receiver's TSvals first
+    // passed here, and the sender's first segment echoing it.
+    let mut ts_seen: std::collections::VecDeque<(u32, SimTime)> = Default::default();
+    let mut last_echo: Option<u32> = None;
     for k in &c.segs {
         let from_sender = from_sender_side(k);
+        if let Some((tsval, tsecr)) = k.timestamps {
+            if !from_sender {
+                if ts_seen.back().is_none_or(|&(v, _)| v != tsval) {
+                    ts_seen.push_back((tsval, k.time));
+                    if ts_seen.len() > 4096 {
+                        ts_seen.pop_front();
+                    }
+                }
+            } else if k.flags & TCP_SYN == 0 && k.len > 0 && last_echo != Some(tsecr) {
+                last_echo = Some(tsecr);
+                if let Some(&(_, at)) = ts_seen.iter().find(|&&(v, _)| v == tsecr) {
+                    detector.round_trip_sample(key, k.time.saturating_sub(at));
+                }
+                // Older TSvals will not be echoed any more.
+                while ts_seen.front().is_some_and(|&(v, _)| v != tsecr) {
+                    ts_seen.pop_front();
+                }
+            }
+        }
         let (seq, ack) = if from_sender {
             (data_space.at(k.seq), 0)
         } else {
@@ -266,5 +306,172 @@ fn feed(detector: &mut Detector, key: u64, c: &Conn, sender: usize) {
             mss: k.mss as u32,
         };
         detector.observe(key, &seg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::flavor::Flavor;
+    use crate::wire::pcap_read::build::{ipv4_tcp, pcap};
+    use crate::wire::pcap_read::{TCP_ACK, TCP_FIN, TCP_SYN};
+
+    const C: [u8; 4] = [192, 168, 1, 10];
+    const S: [u8; 4] = [192, 168, 1, 20];
+
+    /// A transfer of `segments` full segments from `from` to `to` (the server, port 80, when
+    /// `download`), each ACKed at once, after a handshake with SACK and MSS; sequence numbers
+    /// from `isn`. Times 1 ms apart.
+    fn transfer(isn: u32, segments: u32, download: bool, sport: u16) -> Vec<(u64, Vec<u8>, u32)> {
+        let mss = 1000u32;
+        let syn_opts = [2, 4, 0x03, 0xe8, 4, 2];
+        let mut recs = Vec::new();
+        let mut t = 0u64;
+        let mut push = |f: Vec<u8>| {
+            t += 1_000_000;
+            let n = f.len() as u32;
+            recs.push((t, f, n));
+        };
+        // The client opens; the data sender is the client (upload) or the server (download).
+        push(ipv4_tcp(C, S, sport, 80, 5000, 0, TCP_SYN, &syn_opts, 0));
+        push(ipv4_tcp(
+            S,
+            C,
+            80,
+            sport,
+            isn.wrapping_sub(1),
+            5001,
+            TCP_SYN | TCP_ACK,
+            &syn_opts,
+            0,
+        ));
+        push(ipv4_tcp(C, S, sport, 80, 5001, isn, TCP_ACK, &[], 0));
+        let (a, b, pa, pb) = if download {
+            (S, C, 80, sport)
+        } else {
+            (C, S, sport, 80)
+        };
+        let base = if download { isn } else { 5001 };
+        let other = if download { 5001 } else { isn };
+        for i in 0..segments {
+            let seq = base.wrapping_add(i * mss);
+            push(ipv4_tcp(
+                a,
+                b,
+                pa,
+                pb,
+                seq,
+                other,
+                TCP_ACK,
+                &[],
+                mss as usize,
+            ));
+            push(ipv4_tcp(
+                b,
+                a,
+                pb,
+                pa,
+                other,
+                seq.wrapping_add(mss),
+                TCP_ACK,
+                &[],
+                0,
+            ));
+        }
+        let end = base.wrapping_add(segments * mss);
+        push(ipv4_tcp(
+            a,
+            b,
+            pa,
+            pb,
+            end,
+            other,
+            TCP_FIN | TCP_ACK,
+            &[],
+            0,
+        ));
+        recs
+    }
+
+    #[test]
+    fn the_side_sending_more_payload_is_the_sender_of_a_download() {
+        let file = pcap(101, false, true, 65535, &transfer(7, 50, true, 40001));
+        let c = detect_flavors(&file).unwrap();
+        assert_eq!(c.connections.len(), 1);
+        let k = &c.connections[0];
+        assert_eq!((k.src.to_string().as_str(), k.sport), ("192.168.1.20", 80));
+        assert_eq!(
+            (k.dst.to_string().as_str(), k.dport),
+            ("192.168.1.10", 40001)
+        );
+        assert_eq!(k.data_bytes, 50_000);
+        assert_eq!(k.packets, 3 + 100 + 1);
+        assert!(k.detection.sack, "both SYNs offered SACK");
+        assert_eq!(c.tcp_segments, 104);
+    }
+
+    #[test]
+    fn sequence_numbers_crossing_two_to_the_32_stay_one_increasing_stream() {
+        // The ISN 20 kB below the wrap: the transfer of 100 kB crosses it.
+        let file = pcap(
+            101,
+            false,
+            true,
+            65535,
+            &transfer(u32::MAX - 20_000, 100, false, 40002),
+        );
+        let c = detect_flavors(&file).unwrap();
+        assert_eq!(
+            c.connections.len(),
+            1,
+            "the wrap did not split the connection"
+        );
+        let d = detector_of(&file).unwrap();
+        let (ratios, _, _) = d.evidence(0).unwrap();
+        assert!(ratios.is_empty(), "no loss seen in a clean transfer");
+        assert_eq!(
+            d.detection(0).unwrap().timeouts,
+            0,
+            "no retransmission seen across the wrap"
+        );
+        let (t, w) = d.last_window(0).unwrap();
+        assert!(
+            t.as_secs_f64() > 0.1 && (1.0..=2.0).contains(&w),
+            "window {w} at {t}"
+        );
+        let mut u = Unwrap::new(u32::MAX - 5);
+        assert_eq!(u.at(u32::MAX), (1 << 32) + 5);
+        assert_eq!(u.at(10), (1 << 32) + 16);
+        assert_eq!(u.at(4), (1 << 32) + 10, "a step back stays a step back");
+    }
+
+    #[test]
+    fn a_new_syn_on_the_same_ports_starts_a_new_connection() {
+        let mut recs = transfer(1000, 5, false, 40003);
+        let later = transfer(900_000, 8, false, 40003);
+        let t_end = recs.last().unwrap().0;
+        recs.extend(later.into_iter().map(|(t, f, n)| (t + t_end, f, n)));
+        let c = detect_flavors(&pcap(1 + 100, false, true, 65535, &recs)).unwrap();
+        assert_eq!(c.connections.len(), 2);
+        assert_eq!(c.connections[0].data_bytes, 5000);
+        assert_eq!(c.connections[1].data_bytes, 8000);
+        assert!(c.connections[0].last_s <= c.connections[1].first_s);
+    }
+
+    #[test]
+    fn a_capture_without_tcp_has_no_connections_and_a_damaged_one_is_an_error() {
+        let udp = {
+            let mut p = ipv4_tcp(C, S, 1, 2, 3, 4, 0, &[], 0);
+            p[9] = 17;
+            p
+        };
+        let n = udp.len() as u32;
+        let c = detect_flavors(&pcap(101, false, false, 65535, &[(0, udp, n)])).unwrap();
+        assert!(c.connections.is_empty());
+        assert_eq!(c.records, 1);
+        let file = pcap(101, false, true, 65535, &transfer(7, 3, false, 40004));
+        let e = detect_flavors(&file[..file.len() - 3]).unwrap_err();
+        assert!(e.to_string().starts_with("truncated capture"), "{e}");
+        assert_eq!(Flavor::Unknown.name(), "unknown");
     }
 }
