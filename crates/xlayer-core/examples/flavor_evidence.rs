@@ -86,7 +86,25 @@ fn main() {
                 q = rtt / 4.0
             );
             let mut sim = Simulation::from_json(&json).expect("scenario");
+            // Optional FROM_S TO_S: print the window estimates between them.
+            let window: Option<(f64, f64)> = args
+                .get(7)
+                .zip(args.get(8))
+                .map(|(a, b)| (a.parse().expect("from"), b.parse().expect("to")));
+            if window.is_some() {
+                if let Some(m) = sim.world.nodes[1].flavor.as_deref_mut() {
+                    m.detector.trace = true;
+                }
+            }
             sim.run();
+            if let (Some((from, to)), Some(m)) = (window, sim.world.nodes[1].flavor.as_deref()) {
+                for (t, w) in m.detector.window_trace(0) {
+                    let t = t.as_secs_f64();
+                    if t >= from && t <= to {
+                        println!("{t:.4} {w}");
+                    }
+                }
+            }
             let m = sim.world.nodes[1]
                 .flavor
                 .as_deref()

@@ -57,12 +57,6 @@ pub const WESTWOOD_MIN_EPISODES: usize = 2;
 /// the access-point scenario of seed document 003; the README gives the accuracy elsewhere).
 pub const WESTWOOD_MIN_SHARE: f64 = 0.1;
 
-/// A connection whose recoveries halved the window at least this share of the time is of the
-/// Reno family, whatever the few that did not (xlayer's choice: on the tuning captures Linux's
-/// NewReno left up to 10 % of its recoveries above a halving by the estimate's noise; on the
-/// simulated validation paths Westwood+ halves at most 76 %).
-pub const RENO_FAMILY_MIN_HALVED_SHARE: f64 = 0.85;
-
 /// Reno is decided over NewReno when at least this share of the holes after partial ACKs were
 /// resent late (Reno's new duplicate ACKs or timer; xlayer's choice: Reno also resends some
 /// holes promptly, when new duplicate ACKs come back within the window).
@@ -111,6 +105,10 @@ pub const BBR_PROBE_RTT_INTERVAL: SimTime = SimTime(10_000_000_000);
 /// A window estimate at most this many segments is in a dip: ProbeRTT's 4 segments, with two
 /// of slack for the estimate's rounding up and an ACK crossing (xlayer's choice).
 pub const DIP_MAX_SEGMENTS: f64 = BBR_PROBE_RTT_CWND + 2.0;
+/// Estimates in a dip stay at least this many segments: ProbeRTT holds 4 segments in flight
+/// (3 with an ACK crossing), where the slow start after a timeout begins at 1 or 2
+/// (xlayer's choice).
+pub const DIP_MIN_SEGMENTS: f64 = BBR_PROBE_RTT_CWND - 1.0;
 /// A dip counts only from a window at least this many times [`DIP_MAX_SEGMENTS`] in the
 /// [`DIP_PEAK_ROUNDS`] round trips before it (a connection that never grew has no dips to
 /// show)…
@@ -122,8 +120,9 @@ pub const DIP_PEAK_ROUNDS: f64 = 4.0;
 /// where a Reno or CUBIC window shrunk by losses grows back about one segment a round
 /// (xlayer's choice: twice the dip's ceiling).
 pub const DIP_RESTORED_SEGMENTS: f64 = 2.0 * DIP_MAX_SEGMENTS;
-/// A dip counts when it lasts at least this long (ProbeRTT's 200 ms, less the spacing of the
-/// few segments sent meanwhile; xlayer's choice)…
+/// A dip counts when its estimates stay at most [`DIP_MAX_SEGMENTS`] for at least this long
+/// (ProbeRTT's 200 ms, less the spacing of the few segments sent meanwhile; xlayer's
+/// choice)…
 pub const DIP_MIN: SimTime = SimTime(150_000_000);
 /// …and the window comes back within [`BBR_PROBE_RTT_DURATION`] + this many round trips
 /// (ProbeRTT lasts 200 ms and a round, and the window is restored at once; a slow start after
@@ -133,6 +132,11 @@ pub const DIP_MAX_ROUNDS: f64 = 3.0;
 /// (a window shrunk by several losses), not ProbeRTT's, which no loss starts; retransmissions
 /// during a dip do not void it (xlayer's choice).
 pub const DIP_CAUSE_ROUNDS: f64 = 2.0;
+/// A dip counts only when the window climbs from it to [`DIP_RESTORED_SEGMENTS`] within this
+/// many round trips of its last low estimate: BBR restores its saved window and refills the
+/// flight at its pacing rate in well under a round (about half a round on the tuning
+/// captures), where a slow start needs a round per doubling (xlayer's choice).
+pub const DIP_RESTORE_ROUNDS: f64 = 0.8;
 /// Dips within this long after a timeout are its slow start's, not ProbeRTT's.
 pub const DIP_QUIET: SimTime = SimTime(1_000_000_000);
 /// A dip counts only this share of [`BBR_PROBE_RTT_INTERVAL`] or more after the first data
@@ -250,6 +254,18 @@ struct Recovery {
     partial: Option<(u64, SimTime)>,
 }
 
+/// A stretch of low window estimates that may be a ProbeRTT dip.
+#[derive(Debug, Clone, Copy)]
+struct Dip {
+    start: SimTime,
+    /// The last estimate at most [`DIP_MAX_SEGMENTS`].
+    last_low: SimTime,
+    /// The window it fell from.
+    peak: f64,
+    /// Not a loss recovery's or a timeout's, from a large enough window, late enough.
+    valid: bool,
+}
+
 /// A recovery that ended, whose window after is being measured.
 #[derive(Debug, Clone, Copy)]
 struct AfterRecovery {
@@ -282,7 +298,7 @@ struct Conn {
     /// A stretch of low estimates in progress: when it began, the window it fell from, and
     /// whether it can be a ProbeRTT dip (not a loss recovery's or a timeout's, from a large
     /// enough window, late enough).
-    dip: Option<(SimTime, f64, bool)>,
+    dip: Option<Dip>,
     /// The first new data segment.
     first_data: Option<SimTime>,
     /// When each counted dip began.
@@ -694,22 +710,38 @@ impl Detector {
                     .iter()
                     .find(|&&(at, _)| at >= from)
                     .map_or(0.0, |&(_, p)| p);
-                let valid = quiet && !caused && due && peak >= DIP_PEAK_FACTOR * DIP_MAX_SEGMENTS;
-                c.dip = Some((t, peak, valid));
+                let valid = quiet
+                    && !caused
+                    && due
+                    && w >= DIP_MIN_SEGMENTS
+                    && peak >= DIP_PEAK_FACTOR * DIP_MAX_SEGMENTS;
+                c.dip = Some(Dip {
+                    start: t,
+                    last_low: t,
+                    peak,
+                    valid,
+                });
             }
-            Some((start, peak, valid)) => {
-                let lasted = t - start;
+            Some(mut dip) => {
+                let lasted = (t - dip.start).as_secs_f64();
                 let longest = BBR_PROBE_RTT_DURATION.as_secs_f64() + DIP_MAX_ROUNDS * period;
-                if w > DIP_MAX_SEGMENTS && (!valid || !quiet || lasted.as_secs_f64() > longest) {
+                if !quiet || (w <= DIP_MAX_SEGMENTS && w < DIP_MIN_SEGMENTS) {
+                    dip.valid = false;
+                }
+                if w <= DIP_MAX_SEGMENTS {
+                    dip.last_low = t;
+                    c.dip = Some(dip);
+                } else if !dip.valid || lasted > longest {
                     c.dip = None;
-                } else if !quiet {
-                    c.dip = Some((start, peak, false));
-                } else if w >= DIP_RESTORED_SEGMENTS.min(peak) {
+                } else if w >= DIP_RESTORED_SEGMENTS.min(dip.peak) {
                     c.dip = None;
-                    if valid && lasted >= DIP_MIN {
-                        c.dips.push(start);
+                    let climb = (t - dip.last_low).as_secs_f64();
+                    if dip.last_low - dip.start >= DIP_MIN && climb <= DIP_RESTORE_ROUNDS * period {
+                        c.dips.push(dip.start);
                         Self::decide(c, t);
                     }
+                } else {
+                    c.dip = Some(dip);
                 }
             }
             None => {}
@@ -765,7 +797,6 @@ impl Detector {
             (Flavor::Cubic, between as f64 / n as f64)
         } else if n - halved >= WESTWOOD_MIN_EPISODES
             && (n - halved) as f64 >= WESTWOOD_MIN_SHARE * n as f64
-            && (halved as f64) < RENO_FAMILY_MIN_HALVED_SHARE * n as f64
         {
             (Flavor::Westwood, (n - halved) as f64 / n as f64)
         } else if c.sack() {
@@ -797,14 +828,14 @@ mod tests {
     const MSS: u64 = 1000;
     const RTT: f64 = 0.1;
 
-    /// A bulk sender watched at the sender itself, round by round: each round the ACKs of the
-    /// last one arrive, then the round's window of new segments goes out. `windows` gives each
-    /// round's window; a round listed in `losses` loses its first segment, which three
-    /// duplicate ACKs (with SACK blocks when `sack`) report at the next round, and which is
-    /// resent then (a fast retransmit). Returns the detector's decision.
+    /// A bulk sender watched at the sender itself, round by round and ACK-clocked: in round
+    /// `k` each ACK of round `k − 1`'s segments arrives and releases one of round `k`'s
+    /// (`windows[k]` of them, spread over the round trip). A round listed in `losses` loses its
+    /// first segment: the ACKs of that round then repeat the hole (with SACK blocks when
+    /// `sack`), the sender resends it after the third, and the first ACK of the round after
+    /// covers everything (the recovery's end). Returns the detector and its decision.
     fn sender(windows: &[u32], losses: &[usize], sack: bool) -> (Detector, Detection) {
         let mut d = Detector::new(true);
-        let mut t = 0.0f64;
         let at = |t: f64| SimTime::from_secs_f64(t);
         let seg = |t: f64, from_sender: bool| Segment {
             time: at(t),
@@ -815,12 +846,12 @@ mod tests {
             ..Segment::default()
         };
         // Handshake: the sender's SYN, the receiver's SYN-ACK a round trip later, the ACK.
+        let mut t = 0.0f64;
         d.observe(
             0,
             &Segment {
                 syn: true,
                 ack_flag: false,
-                seq: 0,
                 ..seg(t, true)
             },
         );
@@ -842,75 +873,70 @@ mod tests {
             },
         );
         let mut next = 1u64; // next new byte
-        let mut round_start = next;
-        let mut lost: Option<u64> = None;
+        let mut prev: Vec<u64> = Vec::new(); // the last round's segments (their ends)
+        let mut hole: Option<u64> = None; // the first segment of a lossy round
         for (k, &w) in windows.iter().enumerate() {
-            if k > 0 {
-                t += RTT;
-            }
-            let mut tick = |t: &mut f64| {
-                *t += 1e-5;
-                *t
-            };
-            if let Some(hole) = lost.take() {
-                // The ACK up to the hole, three duplicates, the retransmission; the ACK of
-                // everything then ends the recovery.
-                d.observe(
-                    0,
-                    &Segment {
-                        ack: hole,
-                        ..seg(tick(&mut t), false)
-                    },
-                );
-                for _ in 0..3 {
-                    let dup = Segment {
-                        ack: hole,
-                        sack_blocks: u8::from(sack),
-                        ..seg(tick(&mut t), false)
+            let start = t + 1e-6;
+            let steps = prev.len().max(w as usize).max(1);
+            let step = RTT / steps as f64;
+            let mut cur = Vec::new();
+            let mut dups = 0;
+            for i in 0..steps {
+                t = start + i as f64 * step;
+                if let Some(&end) = prev.get(i) {
+                    let ack = match hole {
+                        Some(h) if end > h => {
+                            dups += 1;
+                            h
+                        }
+                        _ => end,
                     };
-                    d.observe(0, &dup);
+                    let a = Segment {
+                        ack,
+                        sack_blocks: u8::from(sack && ack != end),
+                        ..seg(t, false)
+                    };
+                    d.observe(0, &a);
+                    if dups == 3 {
+                        let h = hole.expect("dupacks only after a loss");
+                        d.observe(
+                            0,
+                            &Segment {
+                                seq: h,
+                                len: MSS as u32,
+                                ..seg(t + 1e-7, true)
+                            },
+                        );
+                    }
                 }
-                d.observe(
-                    0,
-                    &Segment {
-                        seq: hole,
-                        len: MSS as u32,
-                        ..seg(tick(&mut t), true)
-                    },
-                );
-                d.observe(
-                    0,
-                    &Segment {
-                        ack: next,
-                        ..seg(tick(&mut t), false)
-                    },
-                );
-            } else if k > 0 {
-                d.observe(
-                    0,
-                    &Segment {
-                        ack: next,
-                        ..seg(tick(&mut t), false)
-                    },
-                );
-            }
-            round_start = next;
-            for _ in 0..w {
-                d.observe(
-                    0,
-                    &Segment {
+                if i < w as usize {
+                    let s = Segment {
                         seq: next,
                         len: MSS as u32,
-                        ..seg(tick(&mut t), true)
+                        ..seg(t + 2e-7, true)
+                    };
+                    d.observe(0, &s);
+                    next += MSS;
+                    cur.push(next);
+                }
+            }
+            if hole.take().is_some() {
+                // The retransmission arrived: the next ACK covers the whole lossy round.
+                let all = prev.last().copied().unwrap_or(next);
+                d.observe(
+                    0,
+                    &Segment {
+                        ack: all,
+                        ..seg(t + 3e-7, false)
                     },
                 );
-                next += MSS;
             }
             if losses.contains(&k) {
-                lost = Some(round_start);
+                hole = cur.first().map(|&end| end - MSS);
             }
+            prev = cur;
+            t = start + RTT - 1e-6;
         }
-        let _ = round_start;
         let det = d.detection(0).expect("seen");
         (d, det)
     }
