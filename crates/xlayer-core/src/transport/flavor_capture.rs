@@ -13,6 +13,12 @@
 //!   one (within 2^31, RFC 9293's comparison rule), so a transfer may wrap any number of times.
 //! - **Time** is the capture's, from its first record, made non-decreasing (a capture merged
 //!   from several interfaces may step back a little).
+//! - **Round trips from timestamps**: where segments carry TCP timestamps (RFC 7323), each
+//!   data segment echoing (TSecr) a TSval that passed here on an ACK gives a sample of the
+//!   sender-side round trip (here → sender → here), as passive RTT monitors do from
+//!   timestamps; the samples refresh the detector's estimate
+//!   ([`Detector::round_trip_sample`]), which the handshake alone would leave at the
+//!   queue-free value.
 //!
 //! Depends on `wire` (the reader) and `transport::flavor` only; reads no files.
 
