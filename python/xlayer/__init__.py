@@ -28,6 +28,7 @@ except ImportError as e:  # pragma: no cover - only without a built core
 
 from xlayer.errors import (
     MissingExtraError,
+    PcapError,
     ScenarioError,
     SimulationError,
     TopologyError,
@@ -38,6 +39,7 @@ from xlayer.errors import (
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers and IDEs
     from xlayer import analysis, optimizers
     from xlayer.api import Simulation, run, tunables
+    from xlayer.captures import flavor
     from xlayer.optimum import oracle
     from xlayer.results import Result
     from xlayer.scenario import (
@@ -60,6 +62,7 @@ _LAZY = {
     "sweep": "xlayer.sweeps",
     "view": "xlayer.viewer",
     "oracle": "xlayer.optimum",
+    "flavor": "xlayer.captures",
     "Result": "xlayer.results",
     "load_scenario": "xlayer.scenario",
     "normalize_scenario": "xlayer.scenario",
@@ -69,7 +72,8 @@ _LAZY = {
 }
 #: Submodules reachable as attributes of the package (``xlayer.analysis``) before an import.
 _SUBMODULES = ("analysis", "optimizers", "api", "results", "scenario", "sweeps", "store",
-               "optimum", "plots", "report", "cli", "errors", "viewer", "network")
+               "optimum", "plots", "report", "cli", "errors", "viewer", "network",
+               "captures")
 
 
 def __getattr__(name: str) -> Any:
@@ -93,6 +97,7 @@ __all__ = [
     "sweep",
     "view",
     "oracle",
+    "flavor",
     "analysis",
     "optimizers",
     "tunables",
@@ -109,4 +114,5 @@ __all__ = [
     "SimulationError",
     "TuningError",
     "MissingExtraError",
+    "PcapError",
 ]

@@ -11,6 +11,7 @@
     xlayer plot DIR [--out DIR] [--format png,svg,pdf] [--dpi N] [--style STYLE] [--quiet]
     xlayer report DIR [--out FILE] [--style STYLE]
     xlayer view [RESULT_DIR|SCENARIO] [--out FILE] [--frames N] [--seed N] [--set KEY=VALUE ...]
+    xlayer flavor FILE.pcap [--json]
 
 Without SCENARIO the built-in default scenario runs. Every error xlayer expects (a bad scenario
 field, malformed TOML, a missing file, an unreachable node) is printed as one line
@@ -256,6 +257,18 @@ def _parser() -> argparse.ArgumentParser:
                         help="print nothing but errors")
     allow_python_arg(p_view)
     p_view.set_defaults(command_fn=_cmd_view)
+    p_flavor = sub.add_parser(
+        "flavor", help="detect the TCP flavor of every connection in a capture",
+        description="Read a capture (pcap or pcapng, optionally gzip-compressed; Ethernet, "
+        "Linux cooked SLL/SLL2, raw IP, loopback, 802.11 with or without radiotap) and run the "
+        "passive flavor detector over each TCP connection: one row per connection with its data "
+        "sender (src, sport), receiver, segments, flavor (reno, newreno, westwood, cubic, bbr "
+        "or unknown), SACK and confidence. README: Flavor detection on captures.")
+    p_flavor.add_argument("capture", metavar="FILE", help="the capture file")
+    p_flavor.add_argument("--json", action="store_true",
+                          help="print a JSON list of objects with src, sport, dst, dport, "
+                          "packets, flavor, sack, confidence")
+    p_flavor.set_defaults(command_fn=_cmd_flavor)
     return parser
 
 
@@ -362,6 +375,25 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
     console.print(t)
     for key, value in o.summary.items():
         console.print(f"{key}: {_fmt_value(value)}")
+    return 0
+
+
+def _cmd_flavor(args: argparse.Namespace) -> int:
+    from xlayer.captures import COLUMNS, capture_flavors
+
+    rows = [{k: r[k] for k in COLUMNS} for r in capture_flavors(args.capture)]
+    if args.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return 0
+    console = _console()
+    t = _table(f"{args.capture}: {len(rows)} TCP connection{'s' if len(rows) != 1 else ''}")
+    for col in COLUMNS:
+        t.add_column(col, justify="right" if col in ("sport", "dport", "packets",
+                                                      "confidence") else "left")
+    for r in rows:
+        t.add_row(r["src"], str(r["sport"]), r["dst"], str(r["dport"]), f"{r['packets']:,}",
+                  r["flavor"], "yes" if r["sack"] else "no", f"{r['confidence']:.2f}")
+    console.print(t)
     return 0
 
 

@@ -9,8 +9,10 @@ native module (``xlayer._core``) so that the core and the Python side raise the 
     ├── TopologyError      the topology cannot carry what the scenario asks (unreachable node)
     ├── SimulationError    the run itself failed
     ├── TuningError        a tuning-layer get/set named an unknown parameter or a bad value
-    └── MissingExtraError  an optional part is not installed (also an ImportError); the message
-                           names the extra to install: ``pip install 'xlayer[sweep]'``
+    ├── MissingExtraError  an optional part is not installed (also an ImportError); the message
+    │                      names the extra to install: ``pip install 'xlayer[sweep]'``
+    └── PcapError          a capture (``xlayer flavor``) is not a pcap/pcapng file, or is
+                           truncated or malformed: the message says what and where
 
 Messages name the field first: ``flows[0].rate_bps: must be a positive number, found -5``.
 """
@@ -18,6 +20,7 @@ Messages name the field first: ``flows[0].rate_bps: must be a positive number, f
 from __future__ import annotations
 
 from xlayer._core import (
+    PcapError,
     ScenarioError,
     SimulationError,
     TopologyError,
@@ -32,6 +35,7 @@ __all__ = [
     "SimulationError",
     "TuningError",
     "MissingExtraError",
+    "PcapError",
     "scenario_error",
 ]
 
