@@ -245,6 +245,7 @@ mod tests {
             packet: NO_PACKET,
             bytes: DATA_OVERHEAD_BYTES + LLC_SNAP_BYTES + 100,
             rate_mbps: 11.0,
+            code: 0,
         };
         let body = vec![0u8; 100];
         let mut out = vec![];
