@@ -11,6 +11,7 @@
 
 pub mod clap;
 pub mod frame;
+pub mod more;
 pub mod packet;
 pub mod radiotap;
 pub mod tcp;
