@@ -326,18 +326,21 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         if let Some(more) = w.forwarding.more() {
             // MORE (`xl::more`): batches decoded, their mean decoding delay (from the batch's
             // start at the source), coded packets sent for the flow (source and forwarders) in
-            // all and per native packet decoded, and the mean forwarder list size.
+            // all and per native packet decoded, the mean forwarder list size, and the source's
+            // ETX distance to the destination when its first list was made.
             let m = more.flow(f.id);
             let k = more.params.batch_size as f64;
-            let (batches, delay, coded, lists, fwd) = m.map_or((0, 0.0, 0, 0, 0), |m| {
-                (
-                    m.batches,
-                    m.decode_delay_sum.as_secs_f64(),
-                    m.coded_tx,
-                    m.lists,
-                    m.forwarders_sum,
-                )
-            });
+            let (batches, delay, coded, lists, fwd, etx) =
+                m.map_or((0, 0.0, 0, 0, 0, f64::NAN), |m| {
+                    (
+                        m.batches,
+                        m.decode_delay_sum.as_secs_f64(),
+                        m.coded_tx,
+                        m.lists,
+                        m.forwarders_sum,
+                        m.path_etx,
+                    )
+                });
             let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
             row.push(("more_batches", Int(batches as i64)));
             row.push(("more_decode_delay_s", Float(ratio(delay, batches as f64))));
@@ -347,6 +350,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
                 Float(ratio(coded as f64, batches as f64 * k)),
             ));
             row.push(("more_forwarders", Float(ratio(fwd as f64, lists as f64))));
+            row.push(("more_path_etx", Float(etx)));
         }
         if any_app {
             // Request-driven applications (`app::traffic`): requests (pages, e-mails) and

@@ -13,10 +13,13 @@
 //!   measured delivery ratio in the direction of travel: broadcasts get no link ACKs, so
 //!   only the forward ratio counts, as in ExOR), computes for each the expected number of
 //!   transmissions `z_j` per native packet and its TX credit (below), and prunes the forwarders
-//!   expected to make less than `prune_threshold` (10 %) of the batch's transmissions,
-//!   recomputing over the ones kept until none falls below. The list with the credits travels
+//!   expected to make less than `prune_threshold` (10 %) of the batch's transmissions: those
+//!   with `z = 0` at once, then the smallest one at a time, recomputing over the others, until
+//!   none falls below (forwarders side by side share their stage's load, so each may fall below
+//!   10 % while the stage does not; dropping them together would cut the path). The list with the credits travels
 //!   in every coded packet of the batch (its bytes are counted; the list itself stays here,
-//!   published for the batch).
+//!   published for the batch); a batch that lasts beyond [`LIST_REFRESH`] gets a list made from
+//!   the measurements of then (forwarders keep what they hold).
 //! - **Credits** (MORE §4.2, as recalled — see below): with nodes ordered from the source
 //!   (farthest) to the destination and `ε_ij` the loss probability from `i` to `j`,
 //!   `L_src = 1`, `L_j = Σ_{i upstream of j} z_i (1 − ε_ij) Π_{k downstream of j} ε_ik` (the
@@ -50,8 +53,8 @@
 //! at rank K, ACKs to the source, the source broadcasting "as fast as it can" (DiffQ §6.2). The
 //! credit equations, the 10 % pruning, the ACK on the shortest ETX path ahead of data and the
 //! flush on a later batch are the paper's §4 *as recalled*: the paper's body could not be read
-//! with the search tools available. [`REACK_INTERVAL`], [`ACK_REQUEUES`], [`NO_PATH_RETRY`]
-//! and the recomputation after pruning are xlayer's choices.
+//! with the search tools available. [`REACK_INTERVAL`], [`ACK_REQUEUES`], [`NO_PATH_RETRY`],
+//! [`LIST_REFRESH`] and the order of the pruning are xlayer's choices.
 //!
 //! **Queues.** MORE runs over per-destination queues (the presets set them): a forwarder's
 //! credit becomes packets in its queue for the flow's destination, and the node hands the MAC
@@ -90,6 +93,10 @@ pub const REACK_INTERVAL: SimTime = SimTime::from_ms(200);
 /// A relay hands an ACK its MAC gave up on back to it this many times (xlayer's choice: with
 /// the MAC's 7 attempts a hop, 28 attempts in all).
 pub const ACK_REQUEUES: u64 = 3;
+
+/// A batch that lasts longer gets a new forwarder list from the measurements of then, at the
+/// pace the probes refresh them (xlayer's choice: the ETX probe period's default).
+pub const LIST_REFRESH: SimTime = SimTime::from_ms(1000);
 
 /// A source whose destination the link measurements do not reach tries again after this long
 /// (xlayer's choice).
@@ -136,8 +143,9 @@ pub struct FlowState {
     pub payload_bytes: u32,
     /// The current batch, numbered from 0.
     pub batch: u32,
-    /// When the current batch started at the source.
+    /// When the current batch started at the source, and when its list was made.
     pub started_at: SimTime,
+    list_at: SimTime,
     /// Whether the forwarder list of the current batch is computed.
     ready: bool,
     /// The batch started and no coded packet of it left the source yet (its native packets
@@ -162,6 +170,10 @@ pub struct FlowState {
     /// Forwarder lists computed, and their forwarders summed.
     pub lists: u64,
     pub forwarders_sum: u64,
+    /// The source's ETX distance to the destination (broadcast metric) when its first list was
+    /// made: the path's ETX as the measurements had it before the flow's own traffic (under
+    /// load, lost probes inflate the later ones); NaN before.
+    pub path_etx: f64,
 }
 
 impl FlowState {
@@ -236,7 +248,7 @@ pub struct More {
     dist: Vec<f64>,
     done: Vec<bool>,
     list: Vec<u32>,
-    kept: Vec<u32>,
+    active: Vec<usize>,
     order: Vec<(f64, u32)>,
     eps: Vec<f64>,
     suffix: Vec<f64>,
@@ -264,7 +276,7 @@ impl More {
             dist: vec![f64::INFINITY; nodes],
             done: vec![false; nodes],
             list: Vec::new(),
-            kept: Vec::new(),
+            active: Vec::new(),
             order: Vec::new(),
             eps: Vec::new(),
             suffix: Vec::new(),
@@ -278,6 +290,7 @@ impl More {
                 payload_bytes: payload,
                 batch: 0,
                 started_at: SimTime::ZERO,
+                list_at: SimTime::ZERO,
                 ready: false,
                 announce: false,
                 retry_at: SimTime::ZERO,
@@ -290,6 +303,7 @@ impl More {
                 coded_tx: 0,
                 lists: 0,
                 forwarders_sum: 0,
+                path_etx: f64::NAN,
             });
             m.node_flow(dst, id);
         }
@@ -331,6 +345,11 @@ impl More {
     fn ensure_batch(&mut self, flow: u32, routing: &Routing, now: SimTime) -> bool {
         let f = self.flows[flow as usize].as_ref().expect("a MORE flow");
         if f.ready {
+            if now >= f.list_at + LIST_REFRESH {
+                // The list travels in every packet: a long batch gets one from fresher
+                // measurements (kept as it was if they reach the destination no longer).
+                self.start_batch(flow, routing, now);
+            }
             return true;
         }
         if now < f.retry_at {
@@ -344,8 +363,9 @@ impl More {
         false
     }
 
-    /// Starts batch `f.batch` of `flow` at `now`: the forwarder list, the credits and the
-    /// candidates of each member. False if the measurements do not reach the destination yet.
+    /// Starts batch `f.batch` of `flow` at `now` (or, if it has started, publishes a new list
+    /// for it): the forwarder list, the credits and the candidates of each member. False if the
+    /// measurements do not reach the destination (yet).
     fn start_batch(&mut self, flow: u32, routing: &Routing, now: SimTime) -> bool {
         match routing.proto() {
             Some(proto) => self.start_batch_on(proto, flow, now),
@@ -378,54 +398,73 @@ impl More {
             .sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         self.list.extend(self.order.iter().map(|c| c.1));
         self.list.push(dst);
-        // Credits, then pruning until every forwarder kept makes its share of the
-        // transmissions (recomputed over the forwarders kept). Should a round leave the source
-        // reaching nobody, the round before stands.
-        if !self.credits(links) {
+        // The loss probabilities among the candidates, once.
+        let m0 = self.list.len();
+        self.eps.clear();
+        self.eps.resize(m0 * m0, 1.0);
+        for (a, &i) in self.list.iter().enumerate() {
+            for (b, &j) in self.list.iter().enumerate() {
+                if a != b {
+                    self.eps[a * m0 + b] = 1.0 - links.delivery(i, j);
+                }
+            }
+        }
+        self.active.clear();
+        self.active.extend(0..m0);
+        if !self.credits() {
             return false;
         }
-        loop {
-            let m = self.list.len();
-            let total: f64 = self.z[..m - 1].iter().sum();
-            let mut threshold = self.params.prune_threshold * total;
-            if m - 2 > MAX_FORWARDERS {
-                // Keep the MAX_FORWARDERS with the largest z.
-                self.order.clear();
-                self.order.extend(self.z[1..m - 1].iter().map(|&z| (z, 0)));
-                self.order.sort_by(|a, b| b.0.total_cmp(&a.0));
-                threshold = threshold.max(self.order[MAX_FORWARDERS - 1].0);
+        // Pruning: the forwarders that can do nothing (z = 0) go at once; then, one at a time,
+        // the one expected to make the smallest share while it is below the threshold (or the
+        // list too long), recomputing z over the others — forwarders sharing a stage of the
+        // path share its load, so dropping them together would cut the path.
+        let useless = |z: &[f64], m: usize| (1..m - 1).any(|j| z[j] <= 0.0);
+        if useless(&self.z, self.active.len()) {
+            let z = &self.z;
+            let m = self.active.len();
+            let mut j = 0;
+            self.active.retain(|_| {
+                let keep = j == 0 || j == m - 1 || z[j] > 0.0;
+                j += 1;
+                keep
+            });
+            if !self.credits() {
+                return false;
             }
-            self.kept.clear();
-            self.kept.push(self.list[0]);
-            self.kept.extend(
-                (1..m - 1)
-                    .filter(|&j| self.z[j] >= threshold)
-                    .map(|j| self.list[j]),
-            );
-            self.kept.push(self.list[m - 1]);
-            if self.kept.len() == m {
+        }
+        loop {
+            let m = self.active.len();
+            if m <= 2 {
                 break;
             }
-            std::mem::swap(&mut self.list, &mut self.kept);
-            if !self.credits(links) {
-                std::mem::swap(&mut self.list, &mut self.kept);
-                let ok = self.credits(links);
-                debug_assert!(ok, "the list before this round was fine");
+            let total: f64 = self.z[..m - 1].iter().sum();
+            let (jmin, zmin) = (1..m - 1)
+                .map(|j| (j, self.z[j]))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .expect("a forwarder");
+            if zmin >= self.params.prune_threshold * total && m - 2 <= MAX_FORWARDERS {
+                break;
+            }
+            let gone = self.active.remove(jmin);
+            if !self.credits() {
+                // Without it the source would reach nobody: it stays.
+                self.active.insert(jmin, gone);
+                let ok = self.credits();
+                debug_assert!(ok, "the list before this removal was fine");
                 break;
             }
         }
         // Publish the list.
-        let m = self.list.len();
+        let m = self.active.len();
         let f = self.flows[flow as usize].as_mut().expect("a MORE flow");
         f.members.clear();
         f.candidates.clear();
-        for (j, &node) in self.list.iter().enumerate() {
+        for (j, &a) in self.active.iter().enumerate() {
+            let node = self.list[a];
             let start = f.candidates.len() as u32;
-            if j + 1 < m {
-                for &k in &self.list[j + 1..] {
-                    if links.delivery(node, k) > 0.0 {
-                        f.candidates.push(k);
-                    }
+            for &b in &self.active[j + 1..] {
+                if self.eps[a * m0 + b] < 1.0 {
+                    f.candidates.push(self.list[b]);
                 }
             }
             f.members.push(Member {
@@ -436,30 +475,28 @@ impl More {
                 cands: (start, f.candidates.len() as u32),
             });
         }
-        f.header_bytes =
-            coded_header_bytes(self.params.batch_size, m - 2) + HEADER_BYTES;
+        f.header_bytes = coded_header_bytes(self.params.batch_size, m - 2) + HEADER_BYTES;
+        if !f.ready {
+            f.announce = true;
+            f.started_at = now;
+        }
         f.ready = true;
-        f.announce = true;
-        f.started_at = now;
+        f.list_at = now;
         f.lists += 1;
+        if f.lists == 1 {
+            f.path_etx = d_src;
+        }
         f.forwarders_sum += (m - 2) as u64;
         true
     }
 
-    /// `z` and the TX credits of the nodes of `self.list` (source first, destination last);
-    /// false if the source reaches none of the others.
-    fn credits<L: Links + ?Sized>(&mut self, links: &L) -> bool {
-        let m = self.list.len();
-        self.eps.clear();
-        self.eps.resize(m * m, 1.0);
-        for (a, &i) in self.list.iter().enumerate() {
-            for (b, &j) in self.list.iter().enumerate() {
-                if a != b {
-                    let p = links.delivery(i, j);
-                    self.eps[a * m + b] = 1.0 - p;
-                }
-            }
-        }
+    /// `z` and the TX credits of the candidates `self.active` (indices into `self.list`, the
+    /// source first and the destination last), from the loss probabilities `self.eps`; false if
+    /// the source reaches none of the others.
+    fn credits(&mut self) -> bool {
+        let m0 = self.list.len();
+        let m = self.active.len();
+        let eps = |a: usize, b: usize| self.eps[self.active[a] * m0 + self.active[b]];
         // suffix[a·m + j] = Π_{k > j} ε_ak: no node closer than j hears a's packet.
         self.suffix.clear();
         self.suffix.resize(m * m, 1.0);
@@ -467,7 +504,7 @@ impl More {
             let mut s = 1.0;
             for j in (0..m).rev() {
                 self.suffix[a * m + j] = s;
-                s *= self.eps[a * m + j];
+                s *= eps(a, j);
             }
         }
         self.z.clear();
@@ -482,7 +519,7 @@ impl More {
         for j in 1..m - 1 {
             let (mut load, mut heard) = (0.0, 0.0);
             for i in 0..j {
-                let got = self.z[i] * (1.0 - self.eps[i * m + j]);
+                let got = self.z[i] * (1.0 - eps(i, j));
                 heard += got;
                 load += got * self.suffix[i * m + j];
             }
@@ -985,6 +1022,20 @@ mod tests {
         let mut pruned = more(4, 2, PRUNE_THRESHOLD);
         assert!(pruned.start_batch_on(&links, 0, SimTime::ZERO));
         assert_eq!(pruned.flow(0).unwrap().forwarders().collect::<Vec<_>>(), vec![1]);
+    }
+
+    /// A new list for a running batch keeps its number and start; the list follows the links.
+    #[test]
+    fn a_new_list_for_a_running_batch_keeps_the_batch() {
+        let mut m = more(4, 3, 0.0);
+        let a = matrix(4, &[(0, 1, 0.9), (1, 3, 0.9)]);
+        assert!(m.start_batch_on(&a, 0, SimTime::from_ms(10)));
+        let b = matrix(4, &[(0, 2, 0.9), (2, 3, 0.9)]);
+        assert!(m.start_batch_on(&b, 0, SimTime::from_ms(1010)));
+        let f = m.flow(0).unwrap();
+        assert_eq!((f.batch, f.started_at), (0, SimTime::from_ms(10)));
+        assert_eq!(f.forwarders().collect::<Vec<_>>(), vec![2]);
+        assert_eq!(f.lists, 2);
     }
 
     #[test]
