@@ -354,7 +354,10 @@ impl MoreOptions {
         if self.batch_size == 0 || self.batch_size > max {
             return Err(bad(
                 "stack.more.batch_size",
-                format!("must be 1..={max} native packets, found {}", self.batch_size),
+                format!(
+                    "must be 1..={max} native packets, found {}",
+                    self.batch_size
+                ),
             ));
         }
         if !(self.prune_threshold >= 0.0 && self.prune_threshold < 1.0) {

@@ -961,9 +961,9 @@ impl World {
         };
         let packets = &self.packets;
         let mut removed = std::mem::take(&mut self.purged);
-        let changed =
-            d.queues
-                .remove_if(now, dst, |h| packets.get(h).flow == flow, &mut removed);
+        let changed = d
+            .queues
+            .remove_if(now, dst, |h| packets.get(h).flow == flow, &mut removed);
         for h in removed.drain(..) {
             self.packets.release(h);
         }
@@ -1500,9 +1500,7 @@ impl World {
                 && (!self.routing.is_dynamic()
                     || (!self.nodes[node as usize].off
                         && self.next_hop(node, f.dst) != UNREACHABLE))
-                && self
-                    .forwarding
-                    .source_may_send(flow, &self.routing, now)
+                && self.forwarding.source_may_send(flow, &self.routing, now)
                 && self.gate_source_may_send(node)
             {
                 self.originate(flow);

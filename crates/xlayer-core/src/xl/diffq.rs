@@ -269,7 +269,11 @@ impl DiffqScheduler {
             // DiffQ-MORE (§4.2): F_ip is the head packet's forwarder list within one hop;
             // eq. 2 against its longest overheard queue, the hold against its shortest. A node
             // with no candidate left (its batch flushed) compares with an empty queue.
-            let lens = || cands.iter().map(|&j| v.overheard.fresh_len(j, dst, now, expiry));
+            let lens = || {
+                cands
+                    .iter()
+                    .map(|&j| v.overheard.fresh_len(j, dst, now, expiry))
+            };
             let qd = differential(own, lens()).unwrap_or(own as i64);
             let best = lens().min().map_or(own as i64, |l| own as i64 - l as i64);
             return (qd, best);

@@ -33,8 +33,8 @@ pub mod dpclo;
 pub mod fusion;
 pub mod more;
 
-pub use crate::net::action::Action;
 use crate::app::Flow;
+pub use crate::net::action::Action;
 use crate::net::queue::{NeighbourQueues, PerDestQueues};
 use crate::net::routing::Routing;
 use crate::sim::event::NetTimerKind;
@@ -68,7 +68,8 @@ impl<'a> NodeView<'a> {
     #[inline]
     pub fn opportunistic_candidates(&self, dst: u32) -> Option<&'a [u32]> {
         let h = self.queues.head(dst)?;
-        self.forwarding.candidates(self.node, self.packets.get(h).flow)
+        self.forwarding
+            .candidates(self.node, self.packets.get(h).flow)
     }
 }
 

@@ -332,7 +332,9 @@ impl More {
     }
 
     fn find(&self, node: u32, flow: u32) -> Option<usize> {
-        self.nodes[node as usize].iter().position(|e| e.flow == flow)
+        self.nodes[node as usize]
+            .iter()
+            .position(|e| e.flow == flow)
     }
 
     /// The flows MORE carries.
@@ -374,7 +376,12 @@ impl More {
     }
 
     /// [`More::start_batch`] over the link measurements `links`.
-    pub fn start_batch_on<L: Links + ?Sized>(&mut self, links: &L, flow: u32, now: SimTime) -> bool {
+    pub fn start_batch_on<L: Links + ?Sized>(
+        &mut self,
+        links: &L,
+        flow: u32,
+        now: SimTime,
+    ) -> bool {
         let (src, dst) = {
             let f = self.flows[flow as usize].as_ref().expect("a MORE flow");
             (f.src, f.dst)
@@ -551,6 +558,7 @@ impl More {
     }
 
     /// The batch ACK of `flow`'s batch `batch` leaves `node` (the destination, or a relay).
+    #[allow(clippy::too_many_arguments)]
     fn send_ack(
         &mut self,
         routing: &Routing,
@@ -576,12 +584,19 @@ impl More {
     }
 
     /// The destination decoded `flow`'s current batch.
-    fn decoded(&mut self, routing: &Routing, flow: u32, node: u32, now: SimTime, out: &mut Vec<Action>) {
+    fn decoded(
+        &mut self,
+        routing: &Routing,
+        flow: u32,
+        node: u32,
+        now: SimTime,
+        out: &mut Vec<Action>,
+    ) {
         let k = self.params.batch_size;
         let f = self.flows[flow as usize].as_mut().expect("a MORE flow");
         let batch = f.batch;
         f.batches += 1;
-        f.decode_delay_sum = f.decode_delay_sum + (now - f.started_at);
+        f.decode_delay_sum += now - f.started_at;
         out.push(Action::Deliver {
             flow,
             first_seq: batch as u64 * k as u64,
@@ -612,7 +627,10 @@ pub trait Links {
 /// `v`'s probes `u` heard over its window.
 impl Links for crate::net::proto::NetProto {
     fn delivery(&self, from: u32, to: u32) -> f64 {
-        self.nodes[to as usize].etx.delivery_from(from).unwrap_or(0.0)
+        self.nodes[to as usize]
+            .etx
+            .delivery_from(from)
+            .unwrap_or(0.0)
     }
     fn heard_by(&self, u: u32, f: &mut dyn FnMut(u32, f64)) {
         for (v, p) in self.nodes[u as usize].etx.deliveries() {
@@ -623,7 +641,12 @@ impl Links for crate::net::proto::NetProto {
 
 /// ETX distance of every node to `dst` over the links' forward delivery ratios (`1/p` a link,
 /// ExOR's and MORE's metric for broadcasts), by Dijkstra over every node's measurements.
-fn broadcast_distances<L: Links + ?Sized>(links: &L, dst: u32, dist: &mut [f64], done: &mut [bool]) {
+fn broadcast_distances<L: Links + ?Sized>(
+    links: &L,
+    dst: u32,
+    dist: &mut [f64],
+    done: &mut [bool],
+) {
     dijkstra(dist, done, dst, |u, relax| {
         links.heard_by(u, &mut |v, p| {
             if p > 0.0 {
@@ -797,13 +820,7 @@ impl Forward for More {
         }
     }
 
-    fn prepare(
-        &mut self,
-        node: u32,
-        p: &mut Packet,
-        routing: &Routing,
-        now: SimTime,
-    ) -> Prepared {
+    fn prepare(&mut self, node: u32, p: &mut Packet, routing: &Routing, now: SimTime) -> Prepared {
         let Header::More(_) = p.transport else {
             return Prepared::Routed;
         };
@@ -998,7 +1015,13 @@ mod tests {
     fn forwarders_are_the_nodes_closer_than_the_source_farthest_first() {
         let links = matrix(
             5,
-            &[(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0), (4, 0, 1.0), (0, 2, 0.2)],
+            &[
+                (0, 1, 1.0),
+                (1, 2, 1.0),
+                (2, 3, 1.0),
+                (4, 0, 1.0),
+                (0, 2, 0.2),
+            ],
         );
         let mut m = more(5, 3, 0.0);
         assert!(m.start_batch_on(&links, 0, SimTime::ZERO));
@@ -1006,7 +1029,10 @@ mod tests {
         assert_eq!(f.forwarders().collect::<Vec<_>>(), vec![1, 2]);
         let d: Vec<f64> = f.list().map(|x| x.1).collect();
         assert!(d.windows(2).all(|w| w[0] > w[1]), "{d:?}");
-        assert!(f.credit_of(4).is_none(), "node 4 is farther than the source");
+        assert!(
+            f.credit_of(4).is_none(),
+            "node 4 is farther than the source"
+        );
     }
 
     /// Node 3 hears the source rarely (0.02) but reaches the destination; it would make about
@@ -1021,7 +1047,10 @@ mod tests {
         assert_eq!(all.len(), 2, "{all:?}");
         let mut pruned = more(4, 2, PRUNE_THRESHOLD);
         assert!(pruned.start_batch_on(&links, 0, SimTime::ZERO));
-        assert_eq!(pruned.flow(0).unwrap().forwarders().collect::<Vec<_>>(), vec![1]);
+        assert_eq!(
+            pruned.flow(0).unwrap().forwarders().collect::<Vec<_>>(),
+            vec![1]
+        );
     }
 
     /// A new list for a running batch keeps its number and start; the list follows the links.
@@ -1076,7 +1105,16 @@ mod tests {
     /// packet of a later batch flushes what it held.
     #[test]
     fn a_forwarder_earns_its_credit_from_upstream_packets_only() {
-        let links = matrix(4, &[(0, 1, 0.5), (0, 2, 0.5), (1, 3, 1.0), (2, 3, 1.0), (1, 2, 0.3)]);
+        let links = matrix(
+            4,
+            &[
+                (0, 1, 0.5),
+                (0, 2, 0.5),
+                (1, 3, 1.0),
+                (2, 3, 1.0),
+                (1, 2, 0.3),
+            ],
+        );
         let mut m = more(4, 3, 0.0);
         assert!(m.start_batch_on(&links, 0, SimTime::ZERO));
         let credit = m.flow(0).unwrap().credit_of(2).unwrap();
@@ -1091,7 +1129,11 @@ mod tests {
         let queued: u32 = out
             .iter()
             .map(|a| match a {
-                Action::Originate { node: 2, flow: 0, count } => *count,
+                Action::Originate {
+                    node: 2,
+                    flow: 0,
+                    count,
+                } => *count,
                 other => panic!("{other:?}"),
             })
             .sum();
@@ -1103,10 +1145,19 @@ mod tests {
         assert_eq!(m.stats[2].innovative, 11);
         // What it sends is a combination of what it holds: batch 0, and 11 packets' span.
         let mut p = coded(0, [0; MAX_BATCH]);
-        assert_eq!(m.prepare(2, &mut p, &routing, t), Prepared::Broadcast { natives: 0 });
-        let Header::More(h) = p.transport else { unreachable!() };
+        assert_eq!(
+            m.prepare(2, &mut p, &routing, t),
+            Prepared::Broadcast { natives: 0 }
+        );
+        let Header::More(h) = p.transport else {
+            unreachable!()
+        };
         assert_eq!(h.batch, 0);
-        assert!(h.coeffs.iter().enumerate().all(|(i, &c)| c == 0 || i < 10 || i == 20));
+        assert!(h
+            .coeffs
+            .iter()
+            .enumerate()
+            .all(|(i, &c)| c == 0 || i < 10 || i == 20));
         assert_eq!(m.stats[2].forward_tx, 1);
     }
 
@@ -1143,7 +1194,14 @@ mod tests {
         assert_eq!((f.batches, f.decode_delay_sum), (1, SimTime::from_ms(45)));
         // Packets of the decoded batch change nothing more.
         out.clear();
-        m.receive(1, 0, &coded(0, unit(0)), &routing, SimTime::from_ms(60), &mut out);
+        m.receive(
+            1,
+            0,
+            &coded(0, unit(0)),
+            &routing,
+            SimTime::from_ms(60),
+            &mut out,
+        );
         assert!(out.is_empty());
     }
 
