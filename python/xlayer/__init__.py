@@ -27,6 +27,7 @@ except ImportError as e:  # pragma: no cover - only without a built core
     ) from e
 
 from xlayer.errors import (
+    MissingExtraError,
     ScenarioError,
     SimulationError,
     TopologyError,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers and IDEs
         scenario_to_toml,
     )
     from xlayer.sweeps import sweep
+    from xlayer.viewer import view
 
 __version__: str = _core.__version__
 
@@ -56,6 +58,7 @@ _LAZY = {
     "Simulation": "xlayer.api",
     "tunables": "xlayer.api",
     "sweep": "xlayer.sweeps",
+    "view": "xlayer.viewer",
     "oracle": "xlayer.optimum",
     "Result": "xlayer.results",
     "load_scenario": "xlayer.scenario",
@@ -66,7 +69,7 @@ _LAZY = {
 }
 #: Submodules reachable as attributes of the package (``xlayer.analysis``) before an import.
 _SUBMODULES = ("analysis", "optimizers", "api", "results", "scenario", "sweeps", "store",
-               "optimum", "plots", "report", "cli", "errors")
+               "optimum", "plots", "report", "cli", "errors", "viewer", "network")
 
 
 def __getattr__(name: str) -> Any:
@@ -88,6 +91,7 @@ __all__ = [
     "__version__",
     "run",
     "sweep",
+    "view",
     "oracle",
     "analysis",
     "optimizers",
@@ -104,4 +108,5 @@ __all__ = [
     "TopologyError",
     "SimulationError",
     "TuningError",
+    "MissingExtraError",
 ]

@@ -32,11 +32,15 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from xlayer import _core
-from xlayer.errors import ScenarioError, XlayerError
+from xlayer._extras import require
+
+require("oracle", "the optimum oracle (xlayer oracle, xlayer.optimum)", ("scipy",))
+from scipy import sparse  # noqa: E402
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp  # noqa: E402
+
+from xlayer import _core  # noqa: E402
+from xlayer.errors import MissingExtraError, ScenarioError, XlayerError  # noqa: E402
 
 __all__ = ["OBJECTIVES", "ROUTINGS", "OracleResult", "model", "solve", "oracle", "compare_run"]
 
@@ -56,7 +60,7 @@ def _require_cvxpy() -> Any:
         import cvxpy as cp  # noqa: F401
         import clarabel  # noqa: F401
     except ImportError:
-        raise XlayerError(
+        raise MissingExtraError(
             "the proportional-fair oracle needs cvxpy and clarabel: pip install 'xlayer[oracle]' "
             "(or use --objective aggregate|maxmin, which need only scipy)"
         ) from None

@@ -33,8 +33,11 @@
 //!   a SACK connection of the Reno family is reported as `newreno` (Linux's "reno" is NewReno).
 //!
 //! A connection is decided at its first fast recovery whose window after is known; the
-//! decision is updated as evidence accumulates, and its confidence is the share of the
-//! evidence that agrees with it. Before any fast recovery the flavor is [`Flavor::Unknown`].
+//! decision is updated as evidence accumulates. Its confidence is the share of the evidence
+//! that agrees with it: for Reno and NewReno the recoveries that halved the window times the
+//! share of partial-ACK holes resent late (Reno) or promptly (NewReno); for Westwood the share
+//! of recoveries not followed by a halving (a minority whenever losses come with a full queue,
+//! see [`WESTWOOD_MIN_SHARE`]). Before any fast recovery the flavor is [`Flavor::Unknown`].
 //!
 //! Depends on `sim` only: callers turn their packets (simulated, or read from a capture) into
 //! [`Segment`]s.
@@ -139,6 +142,10 @@ pub struct Segment {
     /// The MSS option of a SYN (0: none).
     pub mss: u32,
 }
+
+/// A connection's evidence: the windows (before, after) of its measured fast recoveries, and
+/// the holes resent promptly and late after partial ACKs.
+pub type Evidence<'a> = (&'a [(f64, f64)], u32, u32);
 
 /// What a detector says of one connection.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -302,7 +309,7 @@ impl Detector {
 
     /// The window ratios (after / before) of `key`'s measured fast recoveries, and its partial-ACK
     /// evidence (holes resent promptly, late).
-    pub fn evidence(&self, key: u64) -> Option<(&[(f64, f64)], u32, u32)> {
+    pub fn evidence(&self, key: u64) -> Option<Evidence<'_>> {
         self.conns
             .get(&key)
             .map(|c| (&c.ratios[..], c.prompt, c.late))
