@@ -1,8 +1,11 @@
 //! MORE and DiffQ-MORE (issue 19; the DiffQ document's §2, §4.2 and §6.2, Figs. 1 and 6-8) on
 //! the 46-node network of `scenarios/more-testbed.toml`, and MORE against single-path routing
 //! on one lossy multi-hop path (`scenarios/more-path.toml`). Each test states one of the
-//! document's claims that holds in xlayer; the ones that do not are `tests/test_more.py`'s
-//! strict expected failures, and the README gives the figures of both.
+//! document's claims; the ones that do not hold in xlayer are `#[ignore]`d with the measured
+//! figures in the reason (`cargo test -p xlayer-core --test more -- --ignored` runs them, and
+//! they fail), and the README's Validation table gives the figures of all of them.
+//! The testbed runs are the scenario at full size (40 s measured, 3 seeds, 1/4/16/32 flows under
+//! both stacks: 24 runs, shared by the tests and done once, about a minute on 2 cores).
 
 mod common;
 use common::{col, run};
@@ -95,6 +98,41 @@ fn runs(preset: &str, flows: u32) -> impl Iterator<Item = &'static RunResult> + 
         .filter(move |r| r.preset == preset && r.flows == flows)
 }
 
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The run of `preset` with `flows` flows at `seed`.
+fn one(preset: &str, flows: u32, seed: u64) -> &'static RunResult {
+    runs(preset, flows).find(|r| r.seed == seed).expect("a run")
+}
+
+/// The mean over the seeds of the aggregate throughput (bit/s) of `preset` with `flows` flows.
+fn mean_aggregate(preset: &str, flows: u32) -> f64 {
+    let v: Vec<f64> = runs(preset, flows).map(|r| r.aggregate).collect();
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Every run's aggregate (kbit/s) by preset and flow count, for the failure messages.
+fn aggregates() -> String {
+    let mut out = String::new();
+    for p in ["more", "diffq-more"] {
+        for c in COUNTS {
+            let v: Vec<String> = runs(p, c)
+                .map(|r| format!("{:.0}", r.aggregate / 1e3))
+                .collect();
+            out += &format!("\n  {p} {c} flows: {} kbit/s", v.join(" / "));
+        }
+    }
+    out
+}
+
 /// The share of flows starved (below 1 bit/s) over the seeds.
 fn starved_share(preset: &str, flows: u32) -> f64 {
     let (starved, all) =
@@ -151,7 +189,7 @@ fn diffq_more_starves_far_fewer_flows_than_more_at_32_flows() {
     // the flows in the 32 flow scenario" where MORE starves over half. Asserted: fewer starved
     // flows on every seed, and a quarter fewer or better over the seeds.
     for seed in SEEDS {
-        let n = |p| runs(p, 32).find(|r| r.seed == seed).expect("a run").starved;
+        let n = |p| one(p, 32, seed).starved;
         assert!(
             n("diffq-more") < n("more"),
             "seed {seed}: starved {} (DiffQ-MORE) against {} (MORE)",
@@ -173,13 +211,10 @@ fn with_one_flow_more_is_slightly_ahead_of_diffq_more() {
     // differential, which costs some capacity. Asserted per seed: MORE ahead, DiffQ-MORE
     // within 30 % of it.
     for seed in SEEDS {
-        let tp = |p| {
-            runs(p, 1)
-                .find(|r| r.seed == seed)
-                .expect("a run")
-                .aggregate
-        };
-        let (more, dq) = (tp("more"), tp("diffq-more"));
+        let (more, dq) = (
+            one("more", 1, seed).aggregate,
+            one("diffq-more", 1, seed).aggregate,
+        );
         assert!(
             more > dq && dq > 0.7 * more,
             "seed {seed}: MORE {more:.0} bit/s, DiffQ-MORE {dq:.0}"
@@ -198,8 +233,7 @@ fn diffq_mores_gain_over_more_grows_with_the_paths_etx() {
     // the median ETX exceeds that of the flows below, and the rank correlation is positive.
     let mut points: Vec<(f64, f64)> = Vec::new();
     for seed in SEEDS {
-        let get = |p| runs(p, 32).find(|r| r.seed == seed).expect("a run");
-        let (more, dq) = (get("more"), get("diffq-more"));
+        let (more, dq) = (one("more", 32, seed), one("diffq-more", 32, seed));
         for (m, d) in more.per_flow.iter().zip(&dq.per_flow) {
             if m.bps >= 1.0 && m.etx.is_finite() {
                 points.push((m.etx, (d.bps - m.bps) / m.bps));
@@ -207,15 +241,6 @@ fn diffq_mores_gain_over_more_grows_with_the_paths_etx() {
         }
     }
     assert!(points.len() >= 30, "{} flows carried by MORE", points.len());
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
-    };
     let etx_median = median(points.iter().map(|p| p.0).collect());
     let low = median(
         points
@@ -290,5 +315,99 @@ fn every_decoded_batch_reaches_the_application_whole() {
     assert!(
         r.node_total("more_acks_tx") >= batches,
         "one ACK per batch at least"
+    );
+}
+
+#[test]
+fn diffq_more_lifts_the_median_flow_two_to_three_times_over_more_at_32_flows() {
+    // §1: "DiffQ significantly improves the performance of MORE by 2 to 3 times when tested
+    // under 32 concurrent flows of MORE ... because the congestion control mechanism of DiffQ
+    // avoids congestion collapse and ensures fair sharing". Read per flow (the fair-sharing
+    // side; the aggregate is the ignored test below): the median flow's throughput under
+    // DiffQ-MORE is at least twice MORE's on every seed.
+    for seed in SEEDS {
+        let med = |p| median(one(p, 32, seed).per_flow.iter().map(|f| f.bps).collect());
+        let (more, dq) = (med("more"), med("diffq-more"));
+        assert!(
+            dq >= 2.0 * more,
+            "seed {seed}: median flow {dq:.0} bit/s (DiffQ-MORE) against {more:.0} (MORE)"
+        );
+    }
+}
+
+#[test]
+#[ignore = "does not hold in xlayer: MORE's aggregate over seeds 1-3 is 2697 / 1583 / 2040 / \
+            2025 kbit/s at 1 / 4 / 16 / 32 flows, falling from 1 to 32 flows on seed 1 only \
+            (5519 -> 1738) and rising on seeds 2 and 3 (968 -> 1828, 1604 -> 2509): the flows it \
+            starves leave the channel to short ones, which carry as much as one long flow did"]
+fn without_congestion_control_mores_aggregate_falls_as_flows_grow() {
+    // §2 / Fig. 1(c): "under higher load, the total throughput of MORE substantially reduces"
+    // — congestion collapse. Asserted: at 32 flows the mean aggregate over the seeds is below
+    // three quarters of that at 1 flow and below that at 4 flows, and it falls on every seed.
+    let (one_flow, four, many) = (
+        mean_aggregate("more", 1),
+        mean_aggregate("more", 4),
+        mean_aggregate("more", 32),
+    );
+    assert!(
+        many < 0.75 * one_flow && many < four,
+        "mean aggregate {one_flow:.0} / {four:.0} / {many:.0} bit/s at 1 / 4 / 32 flows{}",
+        aggregates()
+    );
+    for seed in SEEDS {
+        assert!(
+            one("more", 32, seed).aggregate < one("more", 1, seed).aggregate,
+            "seed {seed}{}",
+            aggregates()
+        );
+    }
+}
+
+#[test]
+#[ignore = "does not hold in xlayer: DiffQ-MORE's aggregate at 32 flows is 0.80 of MORE's \
+            (1619 against 2025 kbit/s over seeds 1-3; 0.91 / 0.84 / 0.69 per seed), and 0.74 of \
+            its own 1-flow aggregate (2183 kbit/s); it carries more flows, not more bits"]
+fn diffq_more_holds_its_aggregate_above_mores_at_32_flows() {
+    // §6.2 / Fig. 6: as flows grow "MORE experiences a dramatic reduction in both average
+    // throughput as well as fairness ... DiffQ is however able to maintain consistent
+    // performance" (and §1: "by 2 to 3 times"). Asserted: at 32 flows DiffQ-MORE's aggregate
+    // exceeds MORE's on every seed, and its mean is at least 0.8 of its own mean with 1 flow.
+    for seed in SEEDS {
+        let (more, dq) = (
+            one("more", 32, seed).aggregate,
+            one("diffq-more", 32, seed).aggregate,
+        );
+        assert!(dq > more, "seed {seed}{}", aggregates());
+    }
+    assert!(
+        mean_aggregate("diffq-more", 32) >= 0.8 * mean_aggregate("diffq-more", 1),
+        "{}",
+        aggregates()
+    );
+}
+
+#[test]
+#[ignore = "does not hold in xlayer: at 4 flows DiffQ-MORE carries more than MORE on every \
+            seed (3190 / 1183 / 1398 against 3127 / 511 / 1111 kbit/s: 1.02x, 2.3x, 1.26x; MORE \
+            starves one flow of seed 3's four)"]
+fn at_four_flows_more_and_diffq_more_are_similar() {
+    // §6.2 / Fig. 6(b): "for the case with 1,4 flows, MORE and DiffQ-MORE show similar
+    // performance". Asserted with the one-flow test's tolerance: at 4 flows, on every seed,
+    // each stack's aggregate within 30 % of the other's, and MORE not behind over the seeds.
+    for seed in SEEDS {
+        let (more, dq) = (
+            one("more", 4, seed).aggregate,
+            one("diffq-more", 4, seed).aggregate,
+        );
+        assert!(
+            dq > 0.7 * more && more > 0.7 * dq,
+            "seed {seed}{}",
+            aggregates()
+        );
+    }
+    assert!(
+        mean_aggregate("more", 4) >= mean_aggregate("diffq-more", 4),
+        "{}",
+        aggregates()
     );
 }
