@@ -82,7 +82,7 @@ def main() -> int:
     print(f"Testbed, seeds {args.seeds}: mean aggregate (per seed), starved share, median flow, "
           "share below 100 kbit/s")
     print()
-    print("| flows | stack | aggregate kbit/s | per seed | starved | median flow kbit/s | < 100 kbit/s |")
+    print("| flows | stack | aggregate kbit/s | per seed | starved (per seed) | median flow kbit/s | < 100 kbit/s |")
     print("|---|---|---|---|---|---|---|")
     for count in args.counts:
         for stack in STACKS:
@@ -92,8 +92,10 @@ def main() -> int:
             starved = sum(b < STARVED_BPS for b in bps) / len(bps)
             low = sum(b < 100e3 for b in bps) / len(bps)
             per_seed_med = [statistics.median(b for _, b in flows) for _, flows, _ in rs]
+            per_seed_starved = [sum(b < STARVED_BPS for _, b in flows) for _, flows, _ in rs]
             print(f"| {count} | {stack} | {statistics.mean(aggs) / 1e3:.0f} | "
-                  f"{' / '.join(f'{a / 1e3:.0f}' for a in aggs)} | {starved:.2f} | "
+                  f"{' / '.join(f'{a / 1e3:.0f}' for a in aggs)} | "
+                  f"{starved:.2f} ({' / '.join(str(n) for n in per_seed_starved)}) | "
                   f"{' / '.join(f'{m / 1e3:.1f}' for m in per_seed_med)} | {low:.2f} |")
     print()
     print("Lossy path (more-path.toml), flow throughput kbit/s per seed:")
