@@ -813,6 +813,20 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 .schedule(crate::xl::diffq::DIFFQ_TICK, Event::BackpressureTick);
         }
     }
+    if matches!(sc.stack.preset.as_str(), "more" | "diffq-more") {
+        use crate::xl::more::{More, MoreParams};
+        let o = sc.stack.more.clone().unwrap_or_default();
+        let params = MoreParams {
+            batch_size: o.batch_size as usize,
+            prune_threshold: o.prune_threshold,
+        };
+        let flows = world
+            .flows
+            .iter()
+            .map(|f| (f.id, f.src, f.dst, f.payload_bytes));
+        let more = More::new(params, n, flows, world.flows.len(), sc.seed);
+        world.forwarding = crate::xl::Forwarding::More(Box::new(more));
+    }
     if sc.stack.preset == "fusion" {
         use crate::xl::fusion::{FusionNode, FusionParams};
         let o = sc.stack.fusion.clone().unwrap_or_default();

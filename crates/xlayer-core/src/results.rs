@@ -323,6 +323,35 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             ));
             row.push(("flavor_window_error", Float(err)));
         }
+        if let Some(more) = w.forwarding.more() {
+            // MORE (`xl::more`): batches decoded, their mean decoding delay (from the batch's
+            // start at the source), coded packets sent for the flow (source and forwarders) in
+            // all and per native packet decoded, the mean forwarder list size, and the source's
+            // ETX distance to the destination when its first list was made.
+            let m = more.flow(f.id);
+            let k = more.params.batch_size as f64;
+            let (batches, delay, coded, lists, fwd, etx) =
+                m.map_or((0, 0.0, 0, 0, 0, f64::NAN), |m| {
+                    (
+                        m.batches,
+                        m.decode_delay_sum.as_secs_f64(),
+                        m.coded_tx,
+                        m.lists,
+                        m.forwarders_sum,
+                        m.path_etx,
+                    )
+                });
+            let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
+            row.push(("more_batches", Int(batches as i64)));
+            row.push(("more_decode_delay_s", Float(ratio(delay, batches as f64))));
+            row.push(("more_coded_tx", Int(coded as i64)));
+            row.push((
+                "more_tx_per_packet",
+                Float(ratio(coded as f64, batches as f64 * k)),
+            ));
+            row.push(("more_forwarders", Float(ratio(fwd as f64, lists as f64))));
+            row.push(("more_path_etx", Float(etx)));
+        }
         if any_app {
             // Request-driven applications (`app::traffic`): requests (pages, e-mails) and
             // objects asked for and delivered over the run, and their mean response times.
@@ -409,6 +438,20 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             }
             if let Some(z) = n.mac.zmac() {
                 row.extend(zmac_columns(z));
+            }
+            if let Some(more) = w.forwarding.more() {
+                // MORE (`xl::more`): coded packets sent as a source and as a forwarder, coded
+                // packets heard for flows it forwards or decodes (innovative or not), batch ACKs
+                // sent, packets dropped leaving the queue (a flushed batch, or no path yet).
+                let st = more.stats[n.id as usize];
+                row.extend([
+                    ("more_source_tx", Int(st.source_tx as i64)),
+                    ("more_forward_tx", Int(st.forward_tx as i64)),
+                    ("more_innovative", Int(st.innovative as i64)),
+                    ("more_redundant", Int(st.redundant as i64)),
+                    ("more_acks_tx", Int(st.acks_tx as i64)),
+                    ("more_stale", Int(st.stale as i64)),
+                ]);
             }
             if let Some(f) = w.gate.fusion() {
                 // Fusion (`xl::fusion`): time with the congestion bit set, packets held for a
@@ -583,6 +626,9 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
 }
 
 fn transport_name(w: &World, f: &crate::app::Flow) -> String {
+    if w.forwarding.more().is_some_and(|m| m.flow(f.id).is_some()) {
+        return "more".into();
+    }
     match f.transport.conn() {
         None => "udp".into(),
         Some(c) => w.conns[c as usize].label().into(),

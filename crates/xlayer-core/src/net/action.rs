@@ -38,4 +38,29 @@ pub enum Action {
     /// route-change tuning event is published if any changed, and sources that waited for a
     /// route try again.
     RoutesUpdated { node: u32, changes: u64 },
+    /// `node` sends `count` more packets of `flow` that the forwarding component makes itself
+    /// (MORE: the coded packets a forwarder's TX credit allows), queued like any packet it
+    /// sends.
+    Originate { node: u32, flow: u32, count: u32 },
+    /// `node` drops the packets of `flow` waiting in its queues (MORE: a batch it flushed).
+    Purge { node: u32, flow: u32 },
+    /// `count` packets of `flow`, numbered from `first_seq` and made at `created`, reach the
+    /// flow's application at its destination (MORE: a decoded batch).
+    Deliver {
+        flow: u32,
+        first_seq: u64,
+        count: u32,
+        created: SimTime,
+    },
+    /// Unicast a control packet of `bytes` from `node` to its neighbour `next` at the top MAC
+    /// level, ahead of queued data, with link-layer ACKs and retries (MORE's batch ACK);
+    /// `relayed`: on behalf of another node (counted as relayed).
+    Unicast {
+        node: u32,
+        next: u32,
+        seq: u64,
+        bytes: u32,
+        control: Control,
+        relayed: bool,
+    },
 }

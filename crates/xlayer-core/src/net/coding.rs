@@ -10,11 +10,12 @@
 //! Reed-Solomon codes and of most network-coding implementations), generator 2; products by
 //! log/antilog tables, so coding costs table lookups (issue 19 item 5).
 
-/// Native packets per batch at most (MORE's K = 32).
-pub const MAX_BATCH: usize = 32;
+/// Native packets per batch at most (MORE's K = 32; the wire format's, `crate::wire::more`).
+pub const MAX_BATCH: usize = crate::wire::more::MAX_BATCH;
 
-/// A coded packet's coefficients over the batch's native packets (the first `k` are used).
-pub type Coeffs = [u8; MAX_BATCH];
+/// A coded packet's coefficients over the batch's native packets (the first `k` are used): the
+/// code vector a coded packet carries.
+pub type Coeffs = crate::wire::more::CodeVector;
 
 /// Log and antilog tables of GF(2^8) over 0x11d, built at compile time.
 struct Tables {
@@ -102,6 +103,15 @@ impl Basis {
             b.insert(&v);
         }
         b
+    }
+
+    /// Empties the basis for a new batch of `k` native packets, keeping its buffers (a
+    /// forwarder's basis is reused batch after batch: no allocation in steady state).
+    pub fn clear(&mut self, k: usize) {
+        assert!((1..=MAX_BATCH).contains(&k), "batch size 1..=32");
+        self.k = k;
+        self.rows.clear();
+        self.pivots.clear();
     }
 
     pub fn rank(&self) -> usize {

@@ -236,6 +236,26 @@ impl Etx {
     pub fn heard(&self) -> impl Iterator<Item = u32> + '_ {
         self.neighbours.iter().map(|n| n.id)
     }
+
+    /// Every neighbour heard in the window and the share of its probes heard here (the
+    /// delivery ratio of the link from it to this node, as of the last probe instant's window;
+    /// arrivals since count too, capped at 1), by id. MORE weighs its broadcast links by these
+    /// (`crate::xl::more`).
+    pub fn deliveries(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let expected = self.expected() as f64;
+        self.neighbours
+            .iter()
+            .map(move |n| (n.id, (n.heard.len() as f64 / expected).min(1.0)))
+    }
+
+    /// The delivery ratio of the link from `nb` to this node ([`Etx::deliveries`]); `None` if
+    /// `nb` was not heard in the window.
+    pub fn delivery_from(&self, nb: u32) -> Option<f64> {
+        self.neighbours
+            .binary_search_by_key(&nb, |n| n.id)
+            .ok()
+            .map(|i| (self.neighbours[i].heard.len() as f64 / self.expected() as f64).min(1.0))
+    }
 }
 
 #[cfg(test)]

@@ -215,7 +215,10 @@ impl NetProto {
                 self.routes_updated(node, out);
             }
             // Other components' control packets, and data.
-            Control::DcloPrice { .. } | Control::DcloMatch { .. } | Control::None => {}
+            Control::DcloPrice { .. }
+            | Control::DcloMatch { .. }
+            | Control::MoreAck { .. }
+            | Control::None => {}
         }
     }
 

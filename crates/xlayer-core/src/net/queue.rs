@@ -173,6 +173,45 @@ impl PerDestQueues {
         self.queues.iter().map(|q| (q.dst, self.len(q.dst)))
     }
 
+    /// The head-of-line packet of `dst`'s queue (not the one at the MAC), if any.
+    pub fn head(&self, dst: u32) -> Option<u32> {
+        let i = self.find(dst).ok()?;
+        self.queues[i].items.front().copied()
+    }
+
+    /// Removes from `dst`'s queue every packet `drop` says to (not the one at the MAC), in
+    /// queue order, appending them to `removed`; an emptied queue vanishes. Returns whether any
+    /// went (MORE's flush of a batch).
+    pub fn remove_if(
+        &mut self,
+        now: SimTime,
+        dst: u32,
+        mut drop: impl FnMut(u32) -> bool,
+        removed: &mut Vec<u32>,
+    ) -> bool {
+        let Ok(i) = self.find(dst) else {
+            return false;
+        };
+        let before = removed.len();
+        self.queues[i].items.retain(|&h| {
+            let gone = drop(h);
+            if gone {
+                removed.push(h);
+            }
+            !gone
+        });
+        if removed.len() == before {
+            return false;
+        }
+        if self.queues[i].items.is_empty() {
+            let items = std::mem::take(&mut self.queues[i].items);
+            self.spare.push(items);
+            self.queues.remove(i);
+        }
+        self.record(now, dst);
+        true
+    }
+
     /// Like [`Self::next_for_mac`], but serving the scheduler's choice `dst`.
     pub fn take_for_mac(&mut self, dst: u32) -> Option<(u32, u32)> {
         if self.at_mac.is_some() {
@@ -337,5 +376,24 @@ mod tests {
         assert_eq!(q.next_for_mac(), Some((2, 7)));
         q.mac_done(t);
         assert_eq!(q.lengths().count(), 0);
+    }
+
+    #[test]
+    fn removing_a_flows_packets_keeps_the_others_in_order() {
+        let t = SimTime::ZERO;
+        let mut q = PerDestQueues::new(10);
+        for h in 0..6 {
+            q.push(t, 4, h);
+        }
+        assert_eq!(q.next_for_mac(), Some((0, 4)));
+        let mut removed = vec![];
+        // The odd handles go; the one at the MAC stays counted.
+        assert!(q.remove_if(t, 4, |h| h % 2 == 1, &mut removed));
+        assert_eq!(removed, vec![1, 3, 5]);
+        assert_eq!((q.len(4), q.head(4)), (3, Some(2)));
+        assert!(!q.remove_if(t, 9, |_| true, &mut removed), "no queue for 9");
+        assert!(q.remove_if(t, 4, |_| true, &mut removed));
+        assert_eq!(q.head(4), None);
+        assert_eq!(q.len(4), 1, "the packet at the MAC");
     }
 }

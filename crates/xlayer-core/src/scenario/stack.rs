@@ -12,14 +12,20 @@ use serde::{Deserialize, Serialize};
 
 use super::check::{at_least_1us, bad, default_from_serde, positive, yes};
 use super::flows::{ClapOptions, RateSpec, TcpOptions, MAX_PACKETS_PER_S};
-use super::net::DsdvConfig;
+use super::net::{DsdvConfig, EtxConfig};
 use super::schema::Scenario;
 use crate::error::XlError;
 
-default_from_serde!(FusionOptions, DpcloOptions, DcloOptions, DiffqOptions);
+default_from_serde!(
+    FusionOptions,
+    DpcloOptions,
+    DcloOptions,
+    DiffqOptions,
+    MoreOptions
+);
 
 /// Protocol stacks a scenario can name in `stack.preset`.
-pub const PRESETS: [&str; 16] = [
+pub const PRESETS: [&str; 18] = [
     "udp-dcf",
     "udp",
     "tcp-reno",
@@ -36,6 +42,8 @@ pub const PRESETS: [&str; 16] = [
     "dpclo-80211e",
     "dclo",
     "fusion",
+    "more",
+    "diffq-more",
 ];
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -55,6 +63,9 @@ pub struct Stack {
     /// DCLO settings (`stack.dclo`), with the `dclo` preset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dclo: Option<DcloOptions>,
+    /// MORE settings (`stack.more`), with the `more` and `diffq-more` presets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more: Option<MoreOptions>,
     /// The flavor-aware link layer (`[stack.flavor_link]`, seed document 003): passive TCP
     /// flavor detection at its nodes and, unless `optimize = false`, the `flavor_link`
     /// optimizer setting each flow's code rate and retry limit there. Under any preset.
@@ -316,6 +327,60 @@ impl DiffqOptions {
     }
 }
 
+/// MORE's parameters (`xl::more`; Chachulski et al., SIGCOMM 2007).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MoreOptions {
+    /// K, native packets per batch (MORE and the DiffQ document: 32).
+    #[serde(default = "MoreOptions::default_batch")]
+    pub batch_size: u32,
+    /// Forwarders expected to make less than this share of a batch's transmissions are pruned
+    /// (MORE as recalled: 0.1; 0 keeps every node closer to the destination than the source).
+    #[serde(default = "MoreOptions::default_prune")]
+    pub prune_threshold: f64,
+}
+
+impl MoreOptions {
+    fn default_batch() -> u32 {
+        crate::wire::more::MAX_BATCH as u32
+    }
+    fn default_prune() -> f64 {
+        crate::xl::more::PRUNE_THRESHOLD
+    }
+
+    /// Checks MORE's parameters (with the `more` and `diffq-more` presets).
+    fn validate(&self) -> Result<(), XlError> {
+        let max = crate::wire::more::MAX_BATCH as u32;
+        if self.batch_size == 0 || self.batch_size > max {
+            return Err(bad(
+                "stack.more.batch_size",
+                format!(
+                    "must be 1..={max} native packets, found {}",
+                    self.batch_size
+                ),
+            ));
+        }
+        if !(self.prune_threshold >= 0.0 && self.prune_threshold < 1.0) {
+            return Err(bad(
+                "stack.more.prune_threshold",
+                format!("must be in [0, 1), found {}", self.prune_threshold),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The largest payload a MORE flow may carry: the 802.11 MSDU (2304 bytes) less LLC/SNAP (8),
+/// IPv4 and UDP (28), the per-destination queueing's header (13) and the longest MORE header
+/// (12 + 32 code vector bytes + 6 for each of up to 64 forwarders).
+pub const MORE_MAX_PAYLOAD: u32 = 2304
+    - 8
+    - 28
+    - crate::net::queue::HEADER_BYTES
+    - crate::wire::more::CODED_BASE_BYTES
+    - crate::wire::more::MAX_BATCH as u32
+    - crate::wire::more::FORWARDER_BYTES * crate::xl::more::MAX_FORWARDERS as u32;
+
 /// Per-destination queue size D of the DiffQ presets (the document does not give it; 50 is
 /// ns-2's interface queue, so a DiffQ node buffers per destination what a FIFO node buffers).
 pub const DIFFQ_QUEUE_PACKETS: u32 = 50;
@@ -334,6 +399,7 @@ impl Default for Stack {
             dpclo: None,
             fusion: None,
             dclo: None,
+            more: None,
             flavor_link: None,
         }
     }
@@ -594,6 +660,58 @@ impl Scenario {
                     ("tcp", Some("paced"), true)
                 }
             }
+            // MORE: every flow's data in batches of coded packets broadcast along the nodes closer
+            // to its destination (`xl::more`), over per-destination queues (a forwarder's credit
+            // becomes packets there; the node hands the MAC one at a time) and ETX probes (the
+            // link measurements MORE chooses forwarders and credits by). Plain MORE's sources
+            // send as fast as the MAC takes their packets; DiffQ-MORE adds DiffQ's 8-level MAC,
+            // differential scheduling by eq. 2 over each packet's forwarders, and its AIMD
+            // source rate (DiffQ §4.2, §6.1).
+            "more" | "diffq-more" => {
+                let m = self.stack.more.get_or_insert_with(MoreOptions::default);
+                m.validate()?;
+                if preset == "diffq-more" {
+                    let d = self.stack.diffq.get_or_insert_with(DiffqOptions::default);
+                    d.validate()?;
+                    if d.next_hops > 1 {
+                        return Err(bad(
+                            "stack.diffq.next_hops",
+                            "DiffQ-MORE takes each packet's candidate forwarders from MORE's \
+                             forwarder list; leave next_hops at 1",
+                        ));
+                    }
+                    self.mac.access = "diffq8".into();
+                }
+                for (i, payload) in self
+                    .flows
+                    .iter()
+                    .map(|f| f.payload_bytes)
+                    .chain(self.flows_random.iter().map(|f| f.payload_bytes))
+                    .enumerate()
+                {
+                    if payload > MORE_MAX_PAYLOAD {
+                        let field = if i < self.flows.len() {
+                            format!("flows[{i}].payload_bytes")
+                        } else {
+                            "flows_random.payload_bytes".to_string()
+                        };
+                        return Err(bad(
+                            field,
+                            format!(
+                                "at most {MORE_MAX_PAYLOAD} bytes under MORE (the 802.11 MSDU \
+                                 less LLC, IP, UDP, the queue header and the longest MORE \
+                                 header), found {payload}"
+                            ),
+                        ));
+                    }
+                }
+                self.net.queueing = Some("per_destination".into());
+                self.net
+                    .dest_queue_packets
+                    .get_or_insert(DIFFQ_QUEUE_PACKETS);
+                self.net.etx.get_or_insert_with(EtxConfig::default);
+                ("udp", None, false)
+            }
             // Fusion: UDP sources (saturating unless they give a rate) over DCF with Fusion's
             // interface queue, congestion bit, rate limiting and prioritized MAC.
             "fusion" => {
@@ -664,6 +782,15 @@ impl Scenario {
                 &mut f.clap,
                 &mut f.rate_bps,
             );
+        }
+        if preset == "more" {
+            // MORE's sources broadcast as fast as the MAC takes their packets (DiffQ §6.2).
+            for f in &mut self.flows {
+                f.rate_bps = RateSpec::Saturate;
+            }
+            if let Some(f) = &mut self.flows_random {
+                f.rate_bps = RateSpec::Saturate;
+            }
         }
         Ok(())
     }

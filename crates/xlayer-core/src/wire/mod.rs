@@ -11,6 +11,7 @@
 
 pub mod clap;
 pub mod frame;
+pub mod more;
 pub mod packet;
 pub mod pcap_read;
 pub mod radiotap;

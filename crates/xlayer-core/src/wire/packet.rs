@@ -7,6 +7,7 @@
 //! 255.255.255.255.
 
 use super::clap::ClapHeader;
+use super::more::MoreCoded;
 use super::tcp::{TcpHeader, SACK_PERMITTED, SYN};
 use super::tfrc::{TfrcData, TfrcFeedback};
 use super::BROADCAST;
@@ -21,9 +22,17 @@ pub enum Header {
     TfrcFeedback(TfrcFeedback),
     /// CLAP's data, NACK, probe and probe reply (over UDP).
     Clap(ClapHeader),
+    /// A MORE coded packet: its batch and code vector (over UDP; `super::more`).
+    More(MoreCoded),
 }
 
 impl Header {
+    /// Whether the header is a MORE coded packet's.
+    #[inline]
+    pub fn is_more_coded(&self) -> bool {
+        matches!(self, Header::More(_))
+    }
+
     /// Whether relays write into the header as they forward it (a CLAP probe: each relay
     /// stamps `min(PPrate, Nrate)`).
     #[inline]
@@ -98,6 +107,9 @@ pub enum Control {
         target: u32,
         accept: bool,
     },
+    /// MORE's batch ACK: `flow`'s destination decoded batch `batch` (`super::more`); unicast
+    /// hop by hop towards the flow's source.
+    MoreAck { flow: u32, batch: u32 },
 }
 
 impl Control {

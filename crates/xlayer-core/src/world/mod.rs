@@ -40,7 +40,9 @@ use crate::transport::conn::{Conn, ConnOut};
 use crate::transport::tcp::TcpNotice;
 use crate::transport::{udp_datagram, Header, ECN_CE, ECN_ECT0};
 use crate::tune::{EventBus, TuneEventKind};
-use crate::xl::{Action, AnyGate, CbrOffer, Choice, NodeView, Scheduler, SourceControl};
+use crate::xl::{
+    Action, AnyGate, CbrOffer, Choice, Forwarding, NodeView, Prepared, Scheduler, SourceControl,
+};
 
 mod capture;
 mod gate;
@@ -60,6 +62,8 @@ macro_rules! node_view {
             overheard: $w.nodes[$node as usize].queueing.overheard(),
             routing: &$w.routing,
             neighbours: $w.neighbors[$node as usize].len(),
+            packets: &$w.packets,
+            forwarding: &$w.forwarding,
         }
     };
 }
@@ -218,6 +222,11 @@ pub struct World {
     xl_out: Vec<Action>,
     /// The gate between forwarding and the MAC (`crate::xl::Gate`; Fusion's, or open).
     pub gate: AnyGate,
+    /// How flows' packets travel beyond the routing next hop (`crate::xl::Forward`: unicast,
+    /// or MORE).
+    pub forwarding: Forwarding,
+    /// Packets a flush took out of a queue (reused).
+    purged: Vec<u32>,
     /// ECLAIR's optimizing subsystem (optimizers, their timers and records; UTL state).
     pub optimizers: crate::tune::optimizer::OptimizerHost,
     /// Python optimizers the scenario names, loaded by the Python API.
@@ -296,6 +305,8 @@ impl World {
             sources: SourceControl::default(),
             xl_out: Vec::new(),
             gate: AnyGate::default(),
+            forwarding: Forwarding::default(),
+            purged: Vec::new(),
             optimizers: Default::default(),
             python_optimizers: Vec::new(),
         }
@@ -532,8 +543,12 @@ impl World {
                     if let Some(p) = self.rx_packet.filter(|p| p.control.is_control()) {
                         self.control_receive(node, from, p);
                     } else if let Some(p) = self.rx_packet {
-                        let h = self.packets.alloc(p);
-                        self.net_receive(node, h);
+                        if self.forwarding.takes(&p) {
+                            self.forwarding_receive(node, from, p);
+                        } else {
+                            let h = self.packets.alloc(p);
+                            self.net_receive(node, h);
+                        }
                     }
                 }
                 MacAction::Dequeued {
@@ -567,6 +582,20 @@ impl World {
                     }
                     if !delivered {
                         self.flow_drop(packet, false);
+                        let p = *self.packets.get(packet);
+                        if p.control.is_control() && p.dst != BROADCAST {
+                            // A unicast control packet the MAC gave up on (MORE's batch ACK).
+                            let mut out = std::mem::take(&mut self.xl_out);
+                            self.forwarding.unicast_failed(
+                                node,
+                                p.control,
+                                p.seq,
+                                &self.routing,
+                                now,
+                                &mut out,
+                            );
+                            self.run_actions(out);
+                        }
                     }
                     self.packets.release(packet);
                     if let Some(d) = self.nodes[node as usize]
@@ -773,6 +802,29 @@ impl World {
                     self.control_send(node, seq, bytes, control);
                 }
                 Action::Pump { node } => self.repump(node),
+                Action::Originate { node, flow, count } => {
+                    for _ in 0..count {
+                        self.forwarding_originate(node, flow);
+                    }
+                }
+                Action::Purge { node, flow } => self.purge(node, flow),
+                Action::Deliver {
+                    flow,
+                    first_seq,
+                    count,
+                    created,
+                } => self.deliver(flow, first_seq, count, created),
+                Action::Unicast {
+                    node,
+                    next,
+                    seq,
+                    bytes,
+                    control,
+                    relayed,
+                } => {
+                    self.nodes[node as usize].net.ctrl_relayed += relayed as u64;
+                    self.control_packet(node, next, seq, bytes, control);
+                }
                 Action::RoutesUpdated { node, changes } => {
                     if changes > 0 && self.events.wants(TuneEventKind::RouteChange) {
                         let now = self.now();
@@ -809,6 +861,13 @@ impl World {
     /// Broadcasts a control packet of `bytes` (network layer) from `node` at its highest MAC
     /// priority level.
     fn control_send(&mut self, node: u32, seq: u64, bytes: u32, control: Control) {
+        self.control_packet(node, BROADCAST, seq, bytes, control);
+    }
+
+    /// Hands the MAC of `node` a control packet of `bytes` (network layer) for `next`
+    /// ([`BROADCAST`], or a neighbour: then with link ACKs and retries) at its highest priority
+    /// level, ahead of queued data.
+    fn control_packet(&mut self, node: u32, next: u32, seq: u64, bytes: u32, control: Control) {
         let now = self.now();
         let n = &mut self.nodes[node as usize];
         if n.off {
@@ -820,7 +879,7 @@ impl World {
             flow: u32::MAX,
             seq,
             src: node,
-            dst: BROADCAST,
+            dst: next,
             payload_bytes: 0,
             header_bytes: bytes,
             created: now,
@@ -834,7 +893,7 @@ impl World {
         let item = QueuedPacket {
             packet: h,
             bytes,
-            next_hop: BROADCAST,
+            next_hop: next,
             flow: crate::mac::NO_FLOW,
         };
         if n.mac
@@ -852,6 +911,12 @@ impl World {
     fn control_receive(&mut self, node: u32, from: u32, p: Packet) {
         let now = self.now();
         self.nodes[node as usize].net.ctrl_rx += 1;
+        if let Control::MoreAck { .. } = p.control {
+            let mut out = std::mem::take(&mut self.xl_out);
+            self.forwarding
+                .control_received(node, from, p.control, &self.routing, now, &mut out);
+            return self.run_actions(out);
+        }
         if let Control::DcloPrice { .. } | Control::DcloMatch { .. } = p.control {
             let mut out = std::mem::take(&mut self.xl_out);
             self.scheduler
@@ -862,6 +927,92 @@ impl World {
         self.routing
             .control_received(node, from, p.control, now, &mut out);
         self.run_actions(out);
+    }
+
+    /// A packet of the forwarding component's (MORE's coded packet) from `from` reached `node`.
+    fn forwarding_receive(&mut self, node: u32, from: u32, p: Packet) {
+        let now = self.now();
+        let mut out = std::mem::take(&mut self.xl_out);
+        self.forwarding
+            .receive(node, from, &p, &self.routing, now, &mut out);
+        self.run_actions(out);
+    }
+
+    /// `node` queues one more packet of `flow` that the forwarding component makes (a MORE
+    /// forwarder's coded packet).
+    fn forwarding_originate(&mut self, node: u32, flow: u32) {
+        let (now, ttl) = (self.now(), self.ttl);
+        let Some(p) = self
+            .forwarding
+            .originate(&self.flows[flow as usize], node, now, ttl)
+        else {
+            return;
+        };
+        let h = self.packets.alloc(p);
+        self.net_send(node, h);
+    }
+
+    /// `node` drops the packets of `flow` waiting in its queue for the flow's destination.
+    fn purge(&mut self, node: u32, flow: u32) {
+        let now = self.now();
+        let dst = self.flows[flow as usize].dst;
+        let Some(d) = self.nodes[node as usize].queueing.dest_mut() else {
+            return;
+        };
+        let packets = &self.packets;
+        let mut removed = std::mem::take(&mut self.purged);
+        let changed = d
+            .queues
+            .remove_if(now, dst, |h| packets.get(h).flow == flow, &mut removed);
+        for h in removed.drain(..) {
+            self.packets.release(h);
+        }
+        self.purged = removed;
+        if changed {
+            self.publish_queue_change(node, dst);
+        }
+    }
+
+    /// `natives` packets of `flow` entered the network at its source now (a MORE batch).
+    fn count_sent(&mut self, flow: u32, natives: u32) {
+        let now = self.now();
+        let f = &self.flows[flow as usize];
+        let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
+        if now >= a && now < b {
+            self.flow_stats[flow as usize].sent += natives as u64;
+        }
+    }
+
+    /// `count` packets of `flow` numbered from `first_seq`, made at `created`, reach its
+    /// application (a decoded MORE batch): counted as a sink counts datagrams.
+    fn deliver(&mut self, flow: u32, first_seq: u64, count: u32, created: SimTime) {
+        let now = self.now();
+        let f = &self.flows[flow as usize];
+        let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
+        let (payload, dst) = (f.payload_bytes as u64, f.dst);
+        self.nodes[dst as usize].net.delivered += count as u64;
+        let bin = self.timeseries_bin;
+        let st = &mut self.flow_stats[flow as usize];
+        for seq in first_seq..first_seq + count as u64 {
+            if !st.first_arrival(seq) {
+                continue;
+            }
+            if let Some(bin) = bin {
+                let i = (now.ns() / bin.ns()) as usize;
+                if st.bin_bytes.len() <= i {
+                    st.bin_bytes.resize(i + 1, 0);
+                }
+                st.bin_bytes[i] += payload;
+            }
+            if now >= a && now < b {
+                st.received += 1;
+                st.rx_payload_bytes += payload;
+                st.delays.record((now - created).ns());
+            }
+            if created >= a && created < b {
+                st.delivered_of_sent += 1;
+            }
+        }
     }
 
     /// Hands packet `h` to wired link `link` (a full queue drops it).
@@ -1053,12 +1204,38 @@ impl World {
             };
             if let Some(l) = level {
                 self.packets.get_mut(h).level = l;
+            }
+            let prepared =
+                self.forwarding
+                    .prepare(node, self.packets.get_mut(h), &self.routing, now);
+            if prepared == Prepared::Drop {
+                self.packets.release(h);
+                if let Some(dst) = self.nodes[node as usize]
+                    .queueing
+                    .queues_mut()
+                    .mac_done(now)
+                {
+                    self.publish_queue_change(node, dst);
+                }
+                continue;
+            }
+            if let Some(l) = level {
                 self.scheduler.level_used(l);
             }
-            let next = next_override.unwrap_or_else(|| self.next_hop(node, dst));
+            let next = match prepared {
+                Prepared::Broadcast { natives } => {
+                    if natives > 0 {
+                        let flow = self.packets.get(h).flow;
+                        self.count_sent(flow, natives);
+                    }
+                    BROADCAST
+                }
+                _ => next_override.unwrap_or_else(|| self.next_hop(node, dst)),
+            };
             let p = *self.packets.get(h);
             let n = &mut self.nodes[node as usize];
-            if next == UNREACHABLE || n.off {
+            // (BROADCAST and UNREACHABLE are both u32::MAX.)
+            if (next == UNREACHABLE && prepared == Prepared::Routed) || n.off {
                 n.net.count_unsendable(n.off);
                 self.packets.release(h);
                 if let Some(dst) = n.queueing.queues_mut().mac_done(now) {
@@ -1224,6 +1401,15 @@ impl World {
     fn originate(&mut self, flow: u32) {
         let now = self.now();
         let ttl = self.ttl;
+        let f = &self.flows[flow as usize];
+        let src = f.src;
+        // A flow whose packets the forwarding component makes (MORE: coded packets, counted as
+        // sent per batch when the batch starts).
+        if let Some(p) = self.forwarding.originate(f, src, now, ttl) {
+            self.nodes[src as usize].net.originated += 1;
+            let h = self.packets.alloc(p);
+            return self.net_send(src, h);
+        }
         let f = &mut self.flows[flow as usize];
         let seq = f.next_seq;
         f.next_seq += 1;
@@ -1314,6 +1500,7 @@ impl World {
                 && (!self.routing.is_dynamic()
                     || (!self.nodes[node as usize].off
                         && self.next_hop(node, f.dst) != UNREACHABLE))
+                && self.forwarding.source_may_send(flow, &self.routing, now)
                 && self.gate_source_may_send(node)
             {
                 self.originate(flow);

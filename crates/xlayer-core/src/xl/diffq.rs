@@ -2,7 +2,9 @@
 //! networks", §4-5): the pieces that do not depend on how queues are stored.
 //!
 //! - the queue differential `QD_i(d) = |Q_i(d)| - |Q_j(d)|` towards the routing next hop `j`
-//!   (eq. 1), or its minimum over a candidate forwarder set (eq. 2);
+//!   (eq. 1), or its minimum over a candidate forwarder set (eq. 2): DSDV's K next hops, or the
+//!   forwarder list of an opportunistically routed packet (DiffQ-MORE, §4.2: the head packet's
+//!   MORE forwarders downstream of the node within one hop, `crate::xl::more`);
 //! - the scheduler's choice: the destination whose head-of-line packet has the largest
 //!   differential, ties broken by the node's random stream ([`pick`]);
 //! - the MAC priority `max(ceil(QD / D · Δ), 0)`, capped at the top level `Δ - 1` ([`priority`]);
@@ -217,7 +219,9 @@ impl DiffqScheduler {
                     0
                 };
                 // Multi-path: the candidate with the shortest overheard queue, ties at random.
-                let next = self.forwarders(v, dst).map(|cands| {
+                // An opportunistic packet (DiffQ-MORE) is broadcast to all its candidates.
+                let unicast = v.opportunistic_candidates(dst).is_none();
+                let next = self.forwarders(v, dst).filter(|_| unicast).map(|cands| {
                     let shortest = cands
                         .iter()
                         .map(|&j| (j, -(v.overheard.fresh_len(j, dst, now, expiry) as i64)));
@@ -261,6 +265,19 @@ impl DiffqScheduler {
     /// (what holding compares).
     fn differential_at(&self, v: &NodeView, dst: u32, own: u32) -> (i64, i64) {
         let (now, expiry) = (v.now, self.expiry);
+        if let Some(cands) = v.opportunistic_candidates(dst) {
+            // DiffQ-MORE (§4.2): F_ip is the head packet's forwarder list within one hop;
+            // eq. 2 against its longest overheard queue, the hold against its shortest. A node
+            // with no candidate left (its batch flushed) compares with an empty queue.
+            let lens = || {
+                cands
+                    .iter()
+                    .map(|&j| v.overheard.fresh_len(j, dst, now, expiry))
+            };
+            let qd = differential(own, lens()).unwrap_or(own as i64);
+            let best = lens().min().map_or(own as i64, |l| own as i64 - l as i64);
+            return (qd, best);
+        }
         let Some(cands) = self.forwarders(v, dst) else {
             let next = v.next_hop(dst);
             let theirs = if next == UNREACHABLE {

@@ -14,10 +14,13 @@
 //! - [`SourceControl`]: how fast each flow's source sends — at its own rate, DiffQ's AIMD or
 //!   log-utility controller, DPCLO's queue-driven rate, or DCLO's `w/p`;
 //! - [`AnyGate`]: between forwarding and the MAC — open, or Fusion's interface queue with its
-//!   congestion bit, hop-by-hop flow control and token-bucket sources.
+//!   congestion bit, hop-by-hop flow control and token-bucket sources;
+//! - [`Forwarding`]: how a flow's packets travel beyond the routing next hop — unicast to it
+//!   (every hook's default), or MORE's opportunistic routing with network coding (coded
+//!   packets broadcast, kept by the forwarders that hear them, decoded per batch).
 //!
-//! One protocol is one file ([`diffq`], [`dpclo`], [`dclo`], [`fusion`]) holding its state and
-//! its decisions. Components never touch the world: they read a [`NodeView`] of the node's
+//! One protocol is one file ([`diffq`], [`dpclo`], [`dclo`], [`fusion`], [`more`]) holding its
+//! state and its decisions. Components never touch the world: they read a [`NodeView`] of the node's
 //! queues, what it overheard and its routes, and ask for side effects (control packets, timers,
 //! a new look at a node's queues) through [`Action`]s the world carries out in order.
 //!
@@ -28,16 +31,19 @@ pub mod dclo;
 pub mod diffq;
 pub mod dpclo;
 pub mod fusion;
+pub mod more;
 
+use crate::app::Flow;
 pub use crate::net::action::Action;
 use crate::net::queue::{NeighbourQueues, PerDestQueues};
 use crate::net::routing::Routing;
 use crate::sim::event::NetTimerKind;
 use crate::sim::SimTime;
-use crate::wire::packet::{Control, Packet};
+use crate::wire::packet::{Control, Packet, PacketArena};
 
-/// What a scheduler sees of one node when it chooses: its queues, what it overheard of its
-/// neighbours' queues, its routes, and how many neighbours it has in range.
+/// What a scheduler sees of one node when it chooses: its queues (and the packets in them),
+/// what it overheard of its neighbours' queues, its routes, how many neighbours it has in range,
+/// and the forwarding component (an opportunistic one names a packet's candidate forwarders).
 pub struct NodeView<'a> {
     pub now: SimTime,
     pub node: u32,
@@ -45,13 +51,25 @@ pub struct NodeView<'a> {
     pub overheard: &'a NeighbourQueues,
     pub routing: &'a Routing,
     pub neighbours: usize,
+    pub packets: &'a PacketArena,
+    pub forwarding: &'a Forwarding,
 }
 
-impl NodeView<'_> {
+impl<'a> NodeView<'a> {
     /// The routing next hop towards `dst` (`crate::net::routing::UNREACHABLE` if none).
     #[inline]
     pub fn next_hop(&self, dst: u32) -> u32 {
         self.routing.next_hop(self.node, dst)
+    }
+
+    /// The candidate forwarders of the head-of-line packet of `dst`'s queue when its flow is
+    /// routed opportunistically (MORE: the downstream forwarders of the batch's list within one
+    /// hop); `None` for a packet routed to one next hop.
+    #[inline]
+    pub fn opportunistic_candidates(&self, dst: u32) -> Option<&'a [u32]> {
+        let h = self.queues.head(dst)?;
+        self.forwarding
+            .candidates(self.node, self.packets.get(h).flow)
     }
 }
 
@@ -559,5 +577,186 @@ impl SourceControl {
     }
     pub fn tick(&mut self, emitting: &dyn Fn(usize) -> bool, own: &dyn Fn(usize) -> u32) {
         sources!(self, s => s.tick(emitting, own))
+    }
+}
+
+/// What becomes of a packet leaving a node's queue for the MAC ([`Forward::prepare`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prepared {
+    /// Not the forwarding component's: to the scheduler's or the routing next hop.
+    Routed,
+    /// A MAC broadcast (MORE's coded packet, its coefficients now drawn); `natives` packets of
+    /// the flow's data entered the network with it (a new batch at its source), else 0.
+    Broadcast { natives: u32 },
+    /// Nothing to send any more (a flushed batch): the packet is dropped.
+    Drop,
+}
+
+/// How a flow's packets travel beyond the routing next hop: the forwarding component (one per
+/// scenario, its per-flow and per-node state indexed by their ids). Every hook defaults to
+/// plain unicast forwarding: packets follow the routing (or the scheduler's) next hop and the
+/// component never sees them.
+pub trait Forward {
+    /// The packet `node` queues for `flow` when the flow's source (or, asked by an
+    /// [`Action::Originate`], a forwarder) sends one, if the component makes the flow's
+    /// packets; `None`: the flow's transport makes it.
+    fn originate(&mut self, _flow: &Flow, _node: u32, _now: SimTime, _ttl: u8) -> Option<Packet> {
+        None
+    }
+    /// Whether a backlogged source of `flow` may queue a packet now (MORE: once its batch's
+    /// forwarder list could be made; a source whose destination the link measurements do not
+    /// reach yet waits).
+    fn source_may_send(&mut self, _flow: u32, _routing: &Routing, _now: SimTime) -> bool {
+        true
+    }
+    /// Whether a data packet arriving from the MAC is the component's (it then gets
+    /// [`Forward::receive`] instead of the network layer's forwarding).
+    fn takes(&self, _p: &Packet) -> bool {
+        false
+    }
+    /// `node` decoded packet `p` of the component's, sent by `from`.
+    fn receive(
+        &mut self,
+        _node: u32,
+        _from: u32,
+        _p: &Packet,
+        _routing: &Routing,
+        _now: SimTime,
+        _out: &mut Vec<Action>,
+    ) {
+    }
+    /// Packet `p` leaves `node`'s queue for the MAC.
+    fn prepare(
+        &mut self,
+        _node: u32,
+        _p: &mut Packet,
+        _routing: &Routing,
+        _now: SimTime,
+    ) -> Prepared {
+        Prepared::Routed
+    }
+    /// The component's control packet `control` from `from` reached `node`.
+    fn control_received(
+        &mut self,
+        _node: u32,
+        _from: u32,
+        _control: Control,
+        _routing: &Routing,
+        _now: SimTime,
+        _out: &mut Vec<Action>,
+    ) {
+    }
+    /// `node`'s MAC gave up on the component's unicast control packet `control`, handed to it
+    /// for the `attempt`-th time (0 first).
+    fn unicast_failed(
+        &mut self,
+        _node: u32,
+        _control: Control,
+        _attempt: u64,
+        _routing: &Routing,
+        _now: SimTime,
+        _out: &mut Vec<Action>,
+    ) {
+    }
+    /// The candidate forwarders at `node` of a packet of `flow` routed opportunistically (the
+    /// DiffQ document's F_ip, §4.2); `None` for flows that follow one next hop.
+    fn candidates(&self, _node: u32, _flow: u32) -> Option<&[u32]> {
+        None
+    }
+}
+
+/// Unicast forwarding to the routing next hop: every hook's default.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Unicast;
+
+impl Forward for Unicast {}
+
+/// The built-in forwarding components.
+#[derive(Debug)]
+pub enum Forwarding {
+    Unicast(Unicast),
+    /// MORE (boxed: its tables are large and most scenarios run unicast).
+    More(Box<more::More>),
+}
+
+impl Default for Forwarding {
+    fn default() -> Self {
+        Forwarding::Unicast(Unicast)
+    }
+}
+
+macro_rules! forwarding {
+    ($value:expr, $v:ident => $body:expr) => {
+        each_variant!(Forwarding { Unicast, More }, $value, $v => $body)
+    };
+}
+
+impl Forwarding {
+    #[inline]
+    pub fn originate(&mut self, flow: &Flow, node: u32, now: SimTime, ttl: u8) -> Option<Packet> {
+        forwarding!(self, f => f.originate(flow, node, now, ttl))
+    }
+    #[inline]
+    pub fn source_may_send(&mut self, flow: u32, routing: &Routing, now: SimTime) -> bool {
+        forwarding!(self, f => f.source_may_send(flow, routing, now))
+    }
+    #[inline]
+    pub fn takes(&self, p: &Packet) -> bool {
+        forwarding!(self, f => f.takes(p))
+    }
+    pub fn receive(
+        &mut self,
+        node: u32,
+        from: u32,
+        p: &Packet,
+        routing: &Routing,
+        now: SimTime,
+        out: &mut Vec<Action>,
+    ) {
+        forwarding!(self, f => f.receive(node, from, p, routing, now, out))
+    }
+    #[inline]
+    pub fn prepare(
+        &mut self,
+        node: u32,
+        p: &mut Packet,
+        routing: &Routing,
+        now: SimTime,
+    ) -> Prepared {
+        forwarding!(self, f => f.prepare(node, p, routing, now))
+    }
+    pub fn control_received(
+        &mut self,
+        node: u32,
+        from: u32,
+        control: Control,
+        routing: &Routing,
+        now: SimTime,
+        out: &mut Vec<Action>,
+    ) {
+        forwarding!(self, f => f.control_received(node, from, control, routing, now, out))
+    }
+    pub fn unicast_failed(
+        &mut self,
+        node: u32,
+        control: Control,
+        attempt: u64,
+        routing: &Routing,
+        now: SimTime,
+        out: &mut Vec<Action>,
+    ) {
+        forwarding!(self, f => f.unicast_failed(node, control, attempt, routing, now, out))
+    }
+    #[inline]
+    pub fn candidates(&self, node: u32, flow: u32) -> Option<&[u32]> {
+        forwarding!(self, f => f.candidates(node, flow))
+    }
+
+    /// MORE's state, for its result columns.
+    pub fn more(&self) -> Option<&more::More> {
+        match self {
+            Forwarding::More(m) => Some(m),
+            _ => None,
+        }
     }
 }
