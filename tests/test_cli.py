@@ -186,7 +186,7 @@ def test_xlayer_help_loads_no_heavy_library():
     code = ("import contextlib, io\nfrom xlayer.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
-            "    for cmd in ('run', 'sweep', 'plot', 'report', 'compare', 'params'):\n"
+            "    for cmd in ('run', 'sweep', 'plot', 'report', 'compare', 'params', 'view'):\n"
             "        try:\n            main([cmd, '--help'])\n        except SystemExit:\n"
             "            pass")
     assert _modules_after(code) == set()

@@ -51,12 +51,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--only", metavar="CC", help="only this flavor (reno, newreno, westwood)")
+    ap.add_argument("--misses", action="store_true",
+                    help="print each run whose decision is not the sender's flavor")
     args = ap.parse_args()
     confusion = collections.Counter()
     decide_s = collections.defaultdict(list)
     errors = collections.defaultdict(list)
     totals = collections.Counter()
-    for cc, sack in FLAVORS:
+    flavors = [(c, s) for c, s in FLAVORS if args.only in (None, c)]
+    for cc, sack in flavors:
         for loss in LOSSES:
             for rtt in RTTS:
                 for seed in range(1, args.seeds + 1):
@@ -66,13 +70,17 @@ def main() -> None:
                     got = row["flavor_detected"] or "unknown"
                     got = label(got, bool(row["flavor_sack"])) if got != "unknown" else got
                     confusion[(truth, got)] += 1
+                    if args.misses and got != truth:
+                        print(f"miss: {truth} loss={loss} rtt={rtt} seed={seed}: {got}")
                     totals[truth] += 1
                     if not math.isnan(row["flavor_decided_s"]):
                         decide_s[truth].append(row["flavor_decided_s"])
                     if not math.isnan(row["flavor_window_error"]):
                         errors[truth].append(row["flavor_window_error"])
-    truths = [label(c, s) for c, s in FLAVORS]
-    columns = truths + ["unknown"]
+    truths = [label(c, s) for c, s in flavors]
+    # Linux's classes, which a simulated sender should never be taken for.
+    columns = [label(c, s) for c, s in FLAVORS] + ["cubic", "cubic+sack", "bbr", "bbr+sack",
+                                                   "unknown"]
     n = args.seeds * len(LOSSES) * len(RTTS)
     print(f"Rows: the sender's flavor ({n} connections each: losses {LOSSES}, round trips "
           f"{RTTS} s, {args.seeds} seeds, {args.duration:g} s); columns: the detector's decision "

@@ -27,6 +27,8 @@ except ImportError as e:  # pragma: no cover - only without a built core
     ) from e
 
 from xlayer.errors import (
+    MissingExtraError,
+    PcapError,
     ScenarioError,
     SimulationError,
     TopologyError,
@@ -37,6 +39,7 @@ from xlayer.errors import (
 if TYPE_CHECKING:  # what the lazy names below are, for type checkers and IDEs
     from xlayer import analysis, optimizers
     from xlayer.api import Simulation, run, tunables
+    from xlayer.captures import flavor
     from xlayer.optimum import oracle
     from xlayer.results import Result
     from xlayer.scenario import (
@@ -47,6 +50,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for type checkers and IDEs
         scenario_to_toml,
     )
     from xlayer.sweeps import sweep
+    from xlayer.viewer import view
 
 __version__: str = _core.__version__
 
@@ -56,7 +60,9 @@ _LAZY = {
     "Simulation": "xlayer.api",
     "tunables": "xlayer.api",
     "sweep": "xlayer.sweeps",
+    "view": "xlayer.viewer",
     "oracle": "xlayer.optimum",
+    "flavor": "xlayer.captures",
     "Result": "xlayer.results",
     "load_scenario": "xlayer.scenario",
     "normalize_scenario": "xlayer.scenario",
@@ -66,7 +72,8 @@ _LAZY = {
 }
 #: Submodules reachable as attributes of the package (``xlayer.analysis``) before an import.
 _SUBMODULES = ("analysis", "optimizers", "api", "results", "scenario", "sweeps", "store",
-               "optimum", "plots", "report", "cli", "errors")
+               "optimum", "plots", "report", "cli", "errors", "viewer", "network",
+               "captures")
 
 
 def __getattr__(name: str) -> Any:
@@ -88,7 +95,9 @@ __all__ = [
     "__version__",
     "run",
     "sweep",
+    "view",
     "oracle",
+    "flavor",
     "analysis",
     "optimizers",
     "tunables",
@@ -104,4 +113,6 @@ __all__ = [
     "TopologyError",
     "SimulationError",
     "TuningError",
+    "MissingExtraError",
+    "PcapError",
 ]

@@ -22,6 +22,16 @@ class SimulationError(XlayerError):
 class TuningError(XlayerError):
     """A tuning-layer get/set named an unknown parameter or an out-of-range value."""
 
+class PcapError(XlayerError):
+    """A capture is not a pcap or pcapng file, or is truncated or malformed (the message says
+    what and where: byte offset, record number)."""
+
+def capture_flavors(data: bytes) -> List[Dict[str, Any]]:
+    """The TCP connections of a capture (pcap or pcapng bytes) with the passive flavor
+    detector's verdict: dicts with ``src, sport, dst, dport, packets, flavor, sack, confidence``
+    and the details ``data_bytes, fast_recoveries, timeouts, decided_s, first_s, last_s``.
+    Raises :class:`PcapError`."""
+
 def normalize_scenario(json_text: str) -> str:
     """Validates a scenario given as JSON; returns it as JSON with every default filled in."""
 

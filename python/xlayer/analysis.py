@@ -404,9 +404,12 @@ def load(folder: PathLike, rebuild: bool = True) -> Sweep:
     to date first — rebuilt from the run folders (and written back) when a run finished or
     failed since they were built, read as they are otherwise — so an interrupted sweep loads
     what it finished; without it runs.parquet and flows.parquet are read as they are."""
+    from xlayer._extras import require
+
     store = SweepStore(folder)
     if not store.is_sweep_folder():
         raise FileNotFoundError(f"{folder}: not an xlayer sweep folder (no sweep.json)")
+    require("sweep", "reading a sweep folder", ("pyarrow",))
     plan = store.plan()
     if rebuild:
         try:
@@ -456,6 +459,9 @@ def _with_median_flow(runs: pd.DataFrame, flows: pd.DataFrame) -> pd.DataFrame:
 
 def _t_quantile(p: float, dof: int) -> float:
     # scipy.special (a quarter of a second to import) rather than scipy.stats (a second).
+    from xlayer._extras import require
+
+    require("sweep", "confidence intervals (xlayer.analysis)", ("scipy",))
     from scipy.special import stdtrit
 
     return float(stdtrit(dof, p))

@@ -12,6 +12,8 @@
     xlayer plot DIR [--out DIR] [--format png,svg,pdf] [--dpi N] [--style STYLE] [--quiet]
                [--oracle]
     xlayer report DIR [--out FILE] [--style STYLE]
+    xlayer view [RESULT_DIR|SCENARIO] [--out FILE] [--frames N] [--seed N] [--set KEY=VALUE ...]
+    xlayer flavor FILE.pcap [--json]
 
 Without SCENARIO the built-in default scenario runs. Every error xlayer expects (a bad scenario
 field, malformed TOML, a missing file, an unreachable node) is printed as one line
@@ -134,6 +136,9 @@ def _parser() -> argparse.ArgumentParser:
     scenario_args(p_run)
     p_run.add_argument("--out", metavar="DIR", help="write the result folder DIR (atomically)")
     p_run.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p_run.add_argument("--view", action="store_true",
+                       help="also write DIR/view.html (needs --out): the network and the run, "
+                       "animated (as xlayer view)")
     p_run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
     allow_python_arg(p_run)
     p_run.set_defaults(command_fn=_cmd_run)
@@ -247,6 +252,41 @@ def _parser() -> argparse.ArgumentParser:
     p_report.add_argument("--style", metavar="STYLE",
                           help="a matplotlib style for its plots (as xlayer plot --style)")
     p_report.set_defaults(command_fn=_cmd_report)
+
+    p_view = sub.add_parser(
+        "view", help="write a self-contained HTML view of a network and a run, animated",
+        description="Write one HTML file (nothing fetched when opened) showing the nodes, the "
+        "radio links shaded by quality, each flow's route, and, stepped or animated over the "
+        "run, every node's queue, the routes and each flow's throughput. Given a run's result "
+        "folder it runs the folder's scenario.toml again (reading the nodes' queues and routes "
+        "as it goes; the results are the same, which it checks against summary.json) and "
+        "writes DIR/view.html; given a scenario it runs it and writes NAME-view.html here.")
+    p_view.add_argument("source", nargs="?", metavar="RESULT_DIR|SCENARIO",
+                        help="a run's result folder, or a scenario TOML file (default: the "
+                        "built-in default scenario)")
+    p_view.add_argument("--out", metavar="FILE",
+                        help="the HTML file (default: RESULT_DIR/view.html, or NAME-view.html)")
+    p_view.add_argument("--frames", type=int, default=200, metavar="N",
+                        help="moments recorded, evenly spaced over the run (default: 200)")
+    p_view.add_argument("--seed", type=int, help="replace the scenario's seed")
+    p_view.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE", help="override a scenario field (as in xlayer run)")
+    p_view.add_argument("--quiet", "-q", action="store_true",
+                        help="print nothing but errors")
+    allow_python_arg(p_view)
+    p_view.set_defaults(command_fn=_cmd_view)
+    p_flavor = sub.add_parser(
+        "flavor", help="detect the TCP flavor of every connection in a capture",
+        description="Read a capture (pcap or pcapng, optionally gzip-compressed; Ethernet, "
+        "Linux cooked SLL/SLL2, raw IP, loopback, 802.11 with or without radiotap) and run the "
+        "passive flavor detector over each TCP connection: one row per connection with its data "
+        "sender (src, sport), receiver, segments, flavor (reno, newreno, westwood, cubic, bbr "
+        "or unknown), SACK and confidence. README: Flavor detection on captures.")
+    p_flavor.add_argument("capture", metavar="FILE", help="the capture file")
+    p_flavor.add_argument("--json", action="store_true",
+                          help="print a JSON list of objects with src, sport, dst, dport, "
+                          "packets, flavor, sack, confidence")
+    p_flavor.set_defaults(command_fn=_cmd_flavor)
     return parser
 
 
@@ -269,13 +309,32 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from xlayer.results import check_output_folder, summary_json
 
     scenario = _load(args)
+    if args.view and args.out is None:
+        raise _CommandError("--view: needs --out DIR, the result folder the view goes into")
     if args.out is not None:
         check_output_folder(args.out)  # refuse a bad --out before a long run, not after
     sim = Simulation(scenario, allow_python=args.allow_python)
     show_progress = not (args.quiet or args.json) and sys.stderr.isatty()
+    recording = None
+    if args.view:
+        from xlayer._progress import ProgressBar
+        from xlayer.viewer import record
+
+        bar = ProgressBar(str(sim.scenario.get("name", "simulating"))) if show_progress \
+            else None
+        try:
+            recording = record(sim, progress=bar)  # the same run, its queues and routes read
+        finally:
+            if bar is not None:
+                bar.close()
     result = sim.run(progress=show_progress)
     if args.out is not None:
         result.write(args.out)
+    if recording is not None:
+        from xlayer.viewer import VIEW_FILE, render, write_view
+
+        write_view(Path(args.out) / VIEW_FILE,
+                   render(recording, result, sim.scenario, source=str(args.scenario or "")))
     if args.json:
         sys.stdout.write(summary_json(result.summary))
     elif not args.quiet:
@@ -404,6 +463,25 @@ def _print_oracle_table(console: "Console", folder: str, o: Any = None) -> None:
         t.add_row(*(_fmt_value(row[k]) for k in keys), *cells, str(row["routing"]),
                   _fmt_value(row["runs"]))
     console.print(t)
+
+
+def _cmd_flavor(args: argparse.Namespace) -> int:
+    from xlayer.captures import COLUMNS, capture_flavors
+
+    rows = [{k: r[k] for k in COLUMNS} for r in capture_flavors(args.capture)]
+    if args.json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return 0
+    console = _console()
+    t = _table(f"{args.capture}: {len(rows)} TCP connection{'s' if len(rows) != 1 else ''}")
+    for col in COLUMNS:
+        t.add_column(col, justify="right" if col in ("sport", "dport", "packets",
+                                                      "confidence") else "left")
+    for r in rows:
+        t.add_row(r["src"], str(r["sport"]), r["dst"], str(r["dport"]), f"{r['packets']:,}",
+                  r["flavor"], "yes" if r["sack"] else "no", f"{r['confidence']:.2f}")
+    console.print(t)
+    return 0
 
 
 def _cmd_params(args: argparse.Namespace) -> int:
@@ -544,7 +622,10 @@ def _escape(text: str) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    from xlayer._extras import require
     from xlayer.sweeps import load_sweep
+
+    require("sweep", "xlayer sweep")
 
     try:
         spec = load_sweep(args.sweep, args.overrides)
@@ -657,7 +738,10 @@ def _parse_seeds(text: str) -> Any:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    from xlayer._extras import require
     from xlayer.sweeps import load_sweep
+
+    require("sweep", "xlayer compare")
 
     stacks = [s.strip() for s in args.stacks.split(",") if s.strip()]
     spec = load_sweep(compare_sweep(args.scenario, stacks, _parse_seeds(args.seeds),
@@ -773,6 +857,27 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     if not args.quiet:
         for f in files:
             print(f)
+    return 0
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from xlayer.viewer import MAX_FRAMES, view_with_check
+
+    if not 1 <= args.frames <= MAX_FRAMES:
+        raise _CommandError(f"--frames: from 1 to {MAX_FRAMES}, found {args.frames}")
+    if args.source is not None and not Path(args.source).exists():
+        raise _CommandError(f"{args.source}: no such result folder or scenario file")
+    show_progress = not args.quiet and sys.stderr.isatty()
+    try:
+        path, check = view_with_check(args.source, args.out, frames=args.frames, seed=args.seed,
+                                      overrides=args.overrides,
+                                      allow_python=args.allow_python, progress=show_progress)
+    except IsADirectoryError as e:
+        raise _CommandError(f"--out {args.out}: is a folder; name the HTML file") from e
+    if check is not None and not check[0]:
+        print(f"xlayer: warning: {check[1]}", file=sys.stderr)
+    if not args.quiet:
+        print(path)
     return 0
 
 

@@ -8,7 +8,11 @@ native module (``xlayer._core``) so that the core and the Python side raise the 
     │                      and bad ``--set`` overrides, which are caught on the Python side
     ├── TopologyError      the topology cannot carry what the scenario asks (unreachable node)
     ├── SimulationError    the run itself failed
-    └── TuningError        a tuning-layer get/set named an unknown parameter or a bad value
+    ├── TuningError        a tuning-layer get/set named an unknown parameter or a bad value
+    ├── MissingExtraError  an optional part is not installed (also an ImportError); the message
+    │                      names the extra to install: ``pip install 'xlayer[sweep]'``
+    └── PcapError          a capture (``xlayer flavor``) is not a pcap/pcapng file, or is
+                           truncated or malformed: the message says what and where
 
 Messages name the field first: ``flows[0].rate_bps: must be a positive number, found -5``.
 """
@@ -16,6 +20,7 @@ Messages name the field first: ``flows[0].rate_bps: must be a positive number, f
 from __future__ import annotations
 
 from xlayer._core import (
+    PcapError,
     ScenarioError,
     SimulationError,
     TopologyError,
@@ -29,8 +34,15 @@ __all__ = [
     "TopologyError",
     "SimulationError",
     "TuningError",
+    "MissingExtraError",
+    "PcapError",
     "scenario_error",
 ]
+
+
+class MissingExtraError(XlayerError, ImportError):
+    """A command or function needs a library of an extra that is not installed (``xlayer
+    sweep`` without Dask); the message says which extra to install (:mod:`xlayer._extras`)."""
 
 
 def scenario_error(field: str, message: str) -> ScenarioError:

@@ -59,11 +59,15 @@ from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequ
 
 import numpy as np
 import pandas as pd
-from scipy import sparse
-from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
-from xlayer import _core
-from xlayer.errors import ScenarioError, XlayerError
+from xlayer._extras import require
+
+require("oracle", "the optimum oracle (xlayer oracle, xlayer.optimum)", ("scipy",))
+from scipy import sparse  # noqa: E402
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp  # noqa: E402
+
+from xlayer import _core  # noqa: E402
+from xlayer.errors import MissingExtraError, ScenarioError, XlayerError  # noqa: E402
 
 __all__ = ["OBJECTIVES", "ROUTINGS", "BACKOFFS", "OracleResult", "OracleSweep", "model", "solve",
            "oracle", "compare_run", "run_routing", "sweep_oracle", "fraction_utility",
@@ -99,7 +103,7 @@ def require_solver() -> Any:
         import clarabel  # noqa: F401
         import cvxpy as cp
     except ImportError:
-        raise XlayerError(
+        raise MissingExtraError(
             "the proportional-fair oracle needs cvxpy and clarabel: pip install 'xlayer[oracle]' "
             "(or use --objective aggregate|maxmin, which need only scipy)"
         ) from None

@@ -209,6 +209,12 @@ class Result:
         """Writes the result folder ``out`` atomically (see the module doc) and returns its path."""
         return write_result(self, out)
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: a compact summary and the flow table (:mod:`xlayer._repr`)."""
+        from xlayer._repr import result_html
+
+        return result_html(self)
+
     def __repr__(self) -> str:
         s = self.summary
         return (
@@ -275,7 +281,8 @@ def _json_safe(value: Any) -> Any:
 
 
 #: Files a run may write besides RESULT_FILES (``node<N>.pcap`` too).
-OPTIONAL_RESULT_FILES = ("timeseries.csv", "tcp_trace.csv", "optimizers.csv", "conflicts.csv")
+OPTIONAL_RESULT_FILES = ("timeseries.csv", "tcp_trace.csv", "optimizers.csv", "conflicts.csv",
+                         "view.html")  # view.html: xlayer view / run --view (xlayer.viewer)
 _PCAP_NAME = re.compile(r"node[0-9]+\.pcap")
 
 

@@ -46,6 +46,7 @@ from xlayer.errors import ScenarioError, SimulationError, XlayerError, scenario_
 from xlayer.optimizers import check_python_allowed
 
 if TYPE_CHECKING:
+    from xlayer.analysis import Sweep
     from xlayer.store import SweepStore
 
 # xlayer.scenario (numpy) and xlayer.store (pandas) are imported where they are used, so that
@@ -390,7 +391,7 @@ def sweep(
     overrides: Overrides = (),
     allow_python: bool = False,
     no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
-) -> "Any":
+) -> "Sweep":
     """Runs a sweep (a sweep file path or a dict of the same shape) and returns it loaded.
 
     ``out`` is the sweep folder (default ``results/<name>``); an existing sweep folder is
@@ -407,8 +408,10 @@ def sweep(
     most :data:`MAX_RUNS` runs. Failed runs do not raise: they are rows with ``status ==
     "failed"``. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows`` DataFrames).
     """
+    from xlayer._extras import require
     from xlayer.analysis import load
 
+    require("sweep", "running a sweep")
     spec = load_sweep(sweep_file, overrides)
     folder = Path(out) if out is not None else Path("results") / spec.name
     runs = plan_runs(spec)
@@ -429,8 +432,10 @@ def run_planned(
     no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
 ) -> SweepOutcome:
     """Runs the planned runs not yet finished in ``folder`` on Dask, writing each as it ends."""
+    from xlayer._extras import require
     from xlayer.store import SweepStore, scenario_hash
 
+    require("sweep", "running a sweep")
     if not no_workers_timeout_s > 0:
         raise ValueError(f"no_workers_timeout_s must be positive, found {no_workers_timeout_s}")
     for r in runs:  # refused before the folder or the cluster is touched

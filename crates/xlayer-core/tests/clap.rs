@@ -183,3 +183,22 @@ fn the_probe_overhead_matches_the_slides_expression_within_ten_percent() {
         assert!(col(f, "clap_probes") >= 10.0, "{f:?}");
     }
 }
+
+#[test]
+fn a_long_lived_clap_flow_runs_until_its_stop_and_delivers_in_order() {
+    // No size: CLAP sends until stop_s; everything delivered is checked, nothing completes.
+    let path = format!("{}/../../scenarios/clap-1hop.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("size_bytes = 1_000_000\n", "stop_s = 5.0\n")
+        .replace("duration_s = 30.0", "duration_s = 8.0");
+    let r = run(&text);
+    let f = &r.flows[0];
+    assert!(col(f, "completion_s").is_nan());
+    assert_eq!(col(f, "stream_errors"), 0.0);
+    // Close to the hop's capacity for the 5 s it ran (4.87 Mbit/s saturating UDP).
+    let bits = col(f, "app_bytes") * 8.0;
+    assert!(bits > 0.8 * 4.87e6 * 5.0, "{bits} bits in 5 s");
+    // Nothing leaves after the stop: the bytes match what 5 s at most can carry.
+    assert!(bits < 1.05 * 4.87e6 * 5.0 + 8e6 * 0.1, "{bits} bits");
+}

@@ -1,5 +1,6 @@
 //! The Python exception tree, one class per error variant of the core:
-//! `XlayerError` → `ScenarioError`, `TopologyError`, `SimulationError`, `TuningError`.
+//! `XlayerError` → `ScenarioError`, `TopologyError`, `SimulationError`, `TuningError`,
+//! `PcapError` (a capture `xlayer flavor` cannot read).
 //! The classes live in `xlayer._core` (their `__module__`), so they pickle across processes
 //! (Dask workers send them back to the client).
 
@@ -39,6 +40,18 @@ create_exception!(
     "A tuning-layer parameter or value is not valid."
 );
 
+create_exception!(
+    xlayer._core,
+    PcapError,
+    XlayerError,
+    "A capture file is not a pcap or pcapng file, or is truncated or malformed."
+);
+
+/// A capture that cannot be read: its message names what is wrong and where.
+pub fn pcap_to_py(e: xlayer_core::wire::pcap_read::PcapError) -> PyErr {
+    PcapError::new_err(e.to_string())
+}
+
 pub fn to_py(e: XlError) -> PyErr {
     let msg = e.to_string();
     match e {
@@ -56,5 +69,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TopologyError", py.get_type_bound::<TopologyError>())?;
     m.add("SimulationError", py.get_type_bound::<SimulationError>())?;
     m.add("TuningError", py.get_type_bound::<TuningError>())?;
+    m.add("PcapError", py.get_type_bound::<PcapError>())?;
     Ok(())
 }

@@ -200,6 +200,55 @@ fn oracle_model(py: Python<'_>, json_text: &str) -> PyResult<PyObject> {
     Ok(d.into_py(py))
 }
 
+/// The TCP connections of a capture (pcap or pcapng bytes) and the passive flavor detector's
+/// verdict on each (`xlayer_core::transport::flavor_capture`): a list of dicts with `src`,
+/// `sport`, `dst`, `dport`, `packets`, `flavor`, `sack`, `confidence`, and the details
+/// `data_bytes`, `fast_recoveries`, `timeouts`, `decided_s` (None before a decision), `first_s`,
+/// `last_s`. A capture that cannot be read raises `PcapError`; the GIL is released meanwhile.
+#[pyfunction]
+fn capture_flavors(py: Python<'_>, data: &[u8]) -> PyResult<PyObject> {
+    let bytes = data.to_vec();
+    let r = py.allow_threads(move || {
+        std::panic::catch_unwind(move || {
+            xlayer_core::transport::flavor_capture::detect_flavors(&bytes)
+        })
+    });
+    let caps = match r {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => return Err(errors::pcap_to_py(e)),
+        Err(e) => {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            return Err(errors::PcapError::new_err(format!(
+                "internal error reading the capture (please report it): {msg}"
+            )));
+        }
+    };
+    let out = PyList::empty_bound(py);
+    for c in &caps.connections {
+        let d = PyDict::new_bound(py);
+        d.set_item("src", c.src.to_string())?;
+        d.set_item("sport", c.sport)?;
+        d.set_item("dst", c.dst.to_string())?;
+        d.set_item("dport", c.dport)?;
+        d.set_item("packets", c.packets)?;
+        d.set_item("flavor", c.detection.flavor.name())?;
+        d.set_item("sack", c.detection.sack)?;
+        d.set_item("confidence", c.detection.confidence)?;
+        d.set_item("data_bytes", c.data_bytes)?;
+        d.set_item("fast_recoveries", c.detection.fast_recoveries)?;
+        d.set_item("timeouts", c.detection.timeouts)?;
+        d.set_item("decided_s", c.detection.decided_at.map(|t| t.as_secs_f64()))?;
+        d.set_item("first_s", c.first_s)?;
+        d.set_item("last_s", c.last_s)?;
+        out.append(d)?;
+    }
+    Ok(out.into_py(py))
+}
+
 /// A built scenario. Build it from JSON text, advance it with `run_until`, read `results()`.
 #[pyclass(module = "xlayer._core", unsendable)]
 struct Simulation {
@@ -516,6 +565,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_to_toml, m)?)?;
     m.add_function(wrap_pyfunction!(oracle_model, m)?)?;
+    m.add_function(wrap_pyfunction!(capture_flavors, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_function(wrap_pyfunction!(tunables, m)?)?;
     m.add_class::<optimizers::OptimizerContext>()?;

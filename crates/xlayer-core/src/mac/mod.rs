@@ -198,6 +198,37 @@ impl SendRate {
     }
 }
 
+/// A MAC's settings of its own for some flows (retry limit, code rate), sorted by flow: a
+/// binary search per frame, nothing allocated once set.
+#[derive(Debug, Clone)]
+struct PerFlow<T>(Vec<(u32, T)>);
+
+impl<T> Default for PerFlow<T> {
+    fn default() -> Self {
+        PerFlow(Vec::new())
+    }
+}
+
+impl<T: Copy> PerFlow<T> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn get(&self, flow: u32) -> Option<T> {
+        self.0
+            .binary_search_by_key(&flow, |e| e.0)
+            .ok()
+            .map(|i| self.0[i].1)
+    }
+
+    fn set(&mut self, flow: u32, value: T) {
+        match self.0.binary_search_by_key(&flow, |e| e.0) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (flow, value)),
+        }
+    }
+}
+
 /// How a MAC gets the medium, a component the scenario chooses (`mac.access`). DCF and EDCA
 /// are this file's contention machinery; Z-MAC and ZMAC+ (`zmac`, one file) run their TDMA slots
 /// and owner priority over it, through the hooks the MAC calls where their access differs
@@ -286,9 +317,9 @@ pub struct Mac {
     /// The smoothed sending rate of delivered frames ([`SendRate`]).
     pub send_rate: SendRate,
     /// Retry limits of flows that have their own at this node: (flow, limit), by flow.
-    flow_retry_limits: Vec<(u32, u32)>,
+    flow_retry_limits: PerFlow<u32>,
     /// Flows with their own FEC code rate at this node, by flow ([`Mac::set_flow_code`]).
-    flow_codes: Vec<(u32, CodeRate)>,
+    flow_codes: PerFlow<CodeRate>,
     /// How the MAC gets the medium (`mac.access`): DCF/EDCA contention or Z-MAC/ZMAC+.
     access: Access,
 }
@@ -349,8 +380,8 @@ impl Mac {
             cts_time,
             stats: MacStats::default(),
             send_rate: SendRate::default(),
-            flow_retry_limits: Vec::new(),
-            flow_codes: Vec::new(),
+            flow_retry_limits: PerFlow::default(),
+            flow_codes: PerFlow::default(),
             access: Access::Csma,
         }
     }
@@ -381,36 +412,24 @@ impl Mac {
     /// `flow`'s own retry limit at this node, if it has one: its frames are tried at most this
     /// many times (RTS and DATA attempts together) instead of the short and long limits.
     pub fn flow_retry_limit(&self, flow: u32) -> Option<u32> {
-        self.flow_retry_limits
-            .binary_search_by_key(&flow, |e| e.0)
-            .ok()
-            .map(|i| self.flow_retry_limits[i].1)
+        self.flow_retry_limits.get(flow)
     }
 
     /// Gives `flow` its own retry limit at this node (the document's per-flow ARQ persistence).
     pub fn set_flow_retry_limit(&mut self, flow: u32, limit: u32) {
-        match self.flow_retry_limits.binary_search_by_key(&flow, |e| e.0) {
-            Ok(i) => self.flow_retry_limits[i].1 = limit,
-            Err(i) => self.flow_retry_limits.insert(i, (flow, limit)),
-        }
+        self.flow_retry_limits.set(flow, limit);
     }
 
     /// `flow`'s own FEC code rate at this node, if it has one: its unicast data frames go out
     /// as 802.11a BPSK OFDM with that code (`phy::fec`), at `12 · R` Mbit/s.
     pub fn flow_code(&self, flow: u32) -> Option<CodeRate> {
-        self.flow_codes
-            .binary_search_by_key(&flow, |e| e.0)
-            .ok()
-            .map(|i| self.flow_codes[i].1)
+        self.flow_codes.get(flow)
     }
 
     /// Gives `flow` its own FEC code rate at this node (the flavor-aware link layer's per-flow
     /// FEC). Only for 802.11a radios (checked by the scenario and the tuning layer).
     pub fn set_flow_code(&mut self, flow: u32, code: CodeRate) {
-        match self.flow_codes.binary_search_by_key(&flow, |e| e.0) {
-            Ok(i) => self.flow_codes[i].1 = code,
-            Err(i) => self.flow_codes.insert(i, (flow, code)),
-        }
+        self.flow_codes.set(flow, code);
     }
 
     pub fn level_params(&self, level: usize) -> EdcaLevel {

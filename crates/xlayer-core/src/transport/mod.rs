@@ -8,6 +8,7 @@
 pub mod clap;
 pub mod conn;
 pub mod flavor;
+pub mod flavor_capture;
 pub mod tcp;
 pub mod tfrc;
 pub mod tuning;

@@ -58,6 +58,9 @@ pub fn entry(flavor: Flavor, sack: bool) -> usize {
         (Flavor::NewReno, true) => 4,
         (Flavor::Westwood, false) => 5,
         (Flavor::Westwood, true) => 6,
+        // The document's table has no row for Linux's CUBIC and BBR: they keep the setting
+        // used before a decision.
+        (Flavor::Cubic | Flavor::Bbr, _) => 0,
     }
 }
 

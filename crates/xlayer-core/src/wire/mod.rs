@@ -12,6 +12,7 @@
 pub mod clap;
 pub mod frame;
 pub mod packet;
+pub mod pcap_read;
 pub mod radiotap;
 pub mod tcp;
 pub mod tfrc;
