@@ -155,16 +155,19 @@ def _shipped():
     return [p for p in paths if "scenario" not in load_toml_file(Path(p))]
 
 
-#: Scenarios whose run takes more than a few seconds here (108 and 200 nodes, 7x7 meshes).
-SLOW = {"dpclo-fig9", "random-200", "mesh-7x7", "mesh-7x7-tcp", "diffq-ablation", "dclo-dense",
+#: Scenarios whose run or oracle takes more than a few seconds here (108 and 200 nodes, 7x7
+#: meshes, 40 random nodes, 42- and 25-node grids under free multi-path routing): left to
+#: ``validation/oracle_shipped.py``, which holds every shipped scenario to the same bound (the
+#: suite's time budget does not cover them).
+LONG = {"dpclo-fig9", "random-200", "mesh-7x7", "mesh-7x7-tcp", "diffq-ablation", "dclo-dense",
         "lossy-dsdv"}
 
 
 def _params():
     for path in _shipped():
         stem = Path(path).stem
-        marks = [pytest.mark.slow] if stem in SLOW else []
-        yield pytest.param(path, id=stem, marks=marks)
+        if stem not in LONG:
+            yield pytest.param(path, id=stem)
 
 
 @pytest.mark.parametrize("path", list(_params()))

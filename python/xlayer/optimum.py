@@ -18,11 +18,13 @@ solved by cvxpy with Clarabel), the aggregate, or the smallest rate (LPs, scipy'
 The independent sets are generated, not enumerated (column generation): starting from a few
 maximal independent sets that cover every link (or the columns of an earlier solve of the same
 model), the master problem's link prices mu_l price every independent set; an exact
-maximum-weight independent set (a MILP, HiGHS through ``scipy.optimize.milp``) is the pricing
-step, and a set whose weight exceeds the price of time (the dual of ``sum lambda <= 1``) joins
+maximum-weight independent set (a MILP, HiGHS through ``scipy.optimize.milp``, one constraint
+"at most one link" per clique of a cover of the conflict graph's edges) is the pricing step,
+and a set whose weight exceeds the price of time (the dual of ``sum lambda <= 1``) joins
 the master, made maximal (links added in order of price while they conflict with none of it: a
-larger independent set is never worse). When none does, the master's optimum is the optimum
-over the convex hull of all independent sets (within ``TOLERANCE``).
+larger independent set is never worse). Sets grown greedily by price from the dearest links
+are tried first; the exact pricing runs when they find none. When none does, the master's
+optimum is the optimum over the convex hull of all independent sets (within ``TOLERANCE``).
 
 **Against a run** (:func:`compare_run`, :func:`oracle` on a result folder, :func:`sweep_oracle`
 on a sweep folder): each flow's measured rate beside its proportional-fair rate, and two
@@ -215,6 +217,7 @@ class _Problem:
             e = np.asarray(conf, dtype=int)
             self.adjacent[e[:, 0], e[:, 1]] = True
             self.adjacent[e[:, 1], e[:, 0]] = True
+        self.cliques = _clique_cover(self.adjacent, conf)
 
     @property
     def n_links(self) -> int:
@@ -335,23 +338,53 @@ class _Master:
         return y, mu, sigma, float(-res.fun)
 
 
-def _max_weight_independent_set(weights: np.ndarray, conflicts: Sequence[Tuple[int, int]]
+def _clique_cover(adjacent: np.ndarray, edges: Sequence[Tuple[int, int]]) -> List[np.ndarray]:
+    """Cliques of the conflict graph that hold every edge: each edge not yet held grows into a
+    clique by the vertices adjacent to all of it (the pricing MILP's constraints: "at most one
+    link of a clique", far tighter than one constraint per edge)."""
+    covered = np.zeros_like(adjacent)
+    out: List[np.ndarray] = []
+    for a, b in edges:
+        if covered[a, b]:
+            continue
+        members = [a, b]
+        common = adjacent[a] & adjacent[b]
+        while common.any():
+            # the candidate with the most neighbours among the remaining candidates
+            cand = np.flatnonzero(common)
+            w = cand[np.argmax((adjacent[cand] & common).sum(axis=1))]
+            members.append(int(w))
+            common &= adjacent[w]
+        c = np.asarray(sorted(members))
+        covered[np.ix_(c, c)] = True
+        out.append(c)
+    return out
+
+
+def _max_weight_independent_set(weights: np.ndarray, cliques: Sequence[np.ndarray]
                                 ) -> Tuple[float, Tuple[int, ...]]:
-    """An exact maximum-weight independent set of the conflict graph (a MILP, HiGHS)."""
+    """An exact maximum-weight independent set of the conflict graph whose edges ``cliques``
+    cover (a MILP, HiGHS: at most one link of each clique)."""
     cand = np.flatnonzero(weights > 1e-12)
     if len(cand) == 0:
         return 0.0, ()
     pos = np.full(len(weights), -1)
     pos[cand] = np.arange(len(cand))
+    rows, cols = [], []
+    seen = set()
+    for c in cliques:
+        members = pos[c]
+        members = members[members >= 0]
+        key = tuple(members)
+        if len(members) < 2 or key in seen:
+            continue
+        seen.add(key)
+        rows.extend([len(seen) - 1] * len(members))
+        cols.extend(members)
     cons = []
-    if len(conflicts):
-        e = pos[np.asarray(conflicts, dtype=int)]
-        e = e[(e >= 0).all(axis=1)]
-        if len(e):
-            m = len(e)
-            a = sparse.csr_matrix((np.ones(2 * m), (np.repeat(np.arange(m), 2), e.ravel())),
-                                  shape=(m, len(cand)))
-            cons.append(LinearConstraint(a, -np.inf, 1.0))
+    if seen:
+        a = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(seen), len(cand)))
+        cons.append(LinearConstraint(a, -np.inf, 1.0))
     w = weights[cand]
     res = milp(-w, constraints=cons, integrality=np.ones(len(cand)), bounds=Bounds(0, 1),
                options={"mip_rel_gap": 1e-9})
@@ -359,6 +392,21 @@ def _max_weight_independent_set(weights: np.ndarray, conflicts: Sequence[Tuple[i
         raise XlayerError(f"oracle: the independent-set pricing failed: {res.message}")
     picked = np.flatnonzero(res.x > 0.5)
     return float(w[picked].sum()), tuple(sorted(int(cand[i]) for i in picked))
+
+
+def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = 8
+                 ) -> List[Tuple[int, ...]]:
+    """Maximal independent sets grown greedily by price from each of the ``tries`` dearest
+    links, those whose price exceeds the price of time: cheap columns, found before the exact
+    pricing is needed."""
+    order = np.argsort(-mu, kind="stable")
+    priced = order[mu[order] > 1e-12]
+    out: List[Tuple[int, ...]] = []
+    for first in priced[:tries]:
+        s = _maximal(p, [int(first)], order)
+        if s not in out and float(mu[list(s)].sum()) > sigma * (1.0 + TOLERANCE) + 1e-12:
+            out.append(s)
+    return out
 
 
 def _maximal(p: _Problem, chosen: Sequence[int], order: Sequence[int]) -> Tuple[int, ...]:
@@ -434,14 +482,20 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         y, mu, sigma, value = master.solve(cols)
         if not generate or iterations >= MAX_ITERATIONS:
             break
-        weight, best = _max_weight_independent_set(mu, p.conflicts)
-        if weight <= sigma * (1.0 + TOLERANCE) + 1e-12:
-            break
-        best = _maximal(p, best, np.argsort(-mu, kind="stable"))
-        if best in known:
-            break
-        known.add(best)
-        cols.append(best)
+        # cheap greedy columns first; the exact pricing when they find none (only it can tell
+        # that no independent set improves)
+        found = [c for c in _greedy_sets(p, mu, sigma) if c not in known]
+        if not found:
+            weight, best = _max_weight_independent_set(mu, p.cliques)
+            if weight <= sigma * (1.0 + TOLERANCE) + 1e-12:
+                break
+            best = _maximal(p, best, np.argsort(-mu, kind="stable"))
+            if best in known:
+                break
+            found = [best]
+        for c in found:
+            known.add(c)
+            cols.append(c)
     solve_s = time.perf_counter() - t0
     y = np.maximum(y, 0.0)
     rates = y * 1e6
