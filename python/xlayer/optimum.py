@@ -239,6 +239,12 @@ def _link_matrix(p: _Problem) -> Tuple[sparse.csr_matrix, int]:
                 v.append(p.air[fi, li])
         return sparse.csr_matrix((v, (r, c)), shape=(p.n_links, nf)), nf
     fi, li = np.nonzero(np.isfinite(p.air))
+    # no flow leaves its destination or comes back to its source on an optimal routing: those
+    # variables only make the problem degenerate
+    srcs = np.asarray([f["src"] for f in p.flows], dtype=int)
+    dsts = np.asarray([f["dst"] for f in p.flows], dtype=int)
+    keep = (p.src[li] != dsts[fi]) & (p.dst[li] != srcs[fi])
+    fi, li = fi[keep], li[keep]
     p.z_flow, p.z_link = fi, li  # type: ignore[attr-defined]
     var = nf + np.arange(len(fi))
     mat = sparse.csr_matrix((p.air[fi, li], (li, var)), shape=(p.n_links, nf + len(fi)))
@@ -247,7 +253,9 @@ def _link_matrix(p: _Problem) -> Tuple[sparse.csr_matrix, int]:
 
 def _conservation(p: _Problem, nvars: int) -> Tuple[sparse.csr_matrix, np.ndarray]:
     """Multipath: out - in of flow f at node v = y_f at its source, -y_f at its destination
-    (rows: flow by flow, node by node; only rows with a term)."""
+    (rows: flow by flow, node by node; only rows with a term). A flow's rows sum to zero, so
+    its destination's row, implied by the others, is left out: dependent equality rows make
+    the conic solver fail (Clarabel did on dclo-dense)."""
     nf = len(p.flows)
     fi, li = p.z_flow, p.z_link  # type: ignore[attr-defined]
     var = nf + np.arange(len(fi))
@@ -256,6 +264,9 @@ def _conservation(p: _Problem, nvars: int) -> Tuple[sparse.csr_matrix, np.ndarra
                            np.arange(nf) * p.nodes + [f["dst"] for f in p.flows]])
     cols = np.concatenate([var, var, np.arange(nf), np.arange(nf)])
     vals = np.concatenate([np.ones(len(fi)), -np.ones(len(fi)), -np.ones(nf), np.ones(nf)])
+    dst_rows = np.arange(nf) * p.nodes + np.asarray([f["dst"] for f in p.flows], dtype=int)
+    keep = ~np.isin(rows, dst_rows)
+    rows, cols, vals = rows[keep], cols[keep], vals[keep]
     used, rows = np.unique(rows, return_inverse=True)
     mat = sparse.csr_matrix((vals, (rows, cols)), shape=(len(used), nvars))
     return mat, np.zeros(len(used))
@@ -394,7 +405,7 @@ def _max_weight_independent_set(weights: np.ndarray, cliques: Sequence[np.ndarra
     return float(w[picked].sum()), tuple(sorted(int(cand[i]) for i in picked))
 
 
-def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = 8
+def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = 64
                  ) -> List[Tuple[int, ...]]:
     """Maximal independent sets grown greedily by price from each of the ``tries`` dearest
     links, those whose price exceeds the price of time: cheap columns, found before the exact
