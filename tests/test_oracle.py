@@ -185,6 +185,21 @@ def test_cli_prints_the_optimum_as_json(capsys):
     assert got["flows"][0]["rate_bps"] == pytest.approx(HOP_BPS / 3, rel=1e-5)
 
 
+def test_a_solver_failure_is_one_line_naming_the_way_out(monkeypatch, capsys):
+    import cvxpy as cp
+
+    from xlayer.cli import main
+
+    def fail(*args, **kwargs):
+        raise cp.error.SolverError("Solver 'CLARABEL' failed.\nTry another solver")
+
+    monkeypatch.setattr(cp.Problem, "solve", fail)
+    assert main(["oracle", "scenarios/chain.toml"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--objective aggregate" in err, err
+    assert main(["oracle", "scenarios/chain.toml", "--objective", "aggregate"]) == 0
+
+
 def test_a_scenario_with_wired_links_is_refused_by_name():
     # The conflict graph is of radio links; a wired hop has no place in it.
     with pytest.raises(ScenarioError, match="wired"):

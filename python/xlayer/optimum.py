@@ -314,7 +314,12 @@ class _Master:
             if eq_a.shape[0]:
                 cons.append(eq_a @ x == self.eq_b)
             prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x[:nf]))), cons)
-            prob.solve(solver=cp.CLARABEL)
+            try:
+                prob.solve(solver=cp.CLARABEL)
+            except cp.error.SolverError as e:
+                raise XlayerError(f"oracle: Clarabel could not solve the proportional-fair master "
+                                  f"problem ({str(e).splitlines()[0]}); --objective aggregate or "
+                                  "maxmin solves the linear ones") from None
             if prob.status not in ("optimal", "optimal_inaccurate"):
                 raise XlayerError(f"oracle: the proportional-fair master problem is {prob.status}")
             y = np.asarray(x.value[:nf])
