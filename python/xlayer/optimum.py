@@ -54,6 +54,7 @@ import json
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
@@ -278,6 +279,9 @@ class _Master:
     def __init__(self, p: _Problem, objective: str) -> None:
         self.p = p
         self.objective = objective
+        #: the solver's status of the last master problem ("optimal", or "optimal_inaccurate"
+        #: when Clarabel stopped short of its tolerances)
+        self.status = "optimal"
         self.flow_mat, self.nflowvars = _link_matrix(p)
         if p.routing == "multipath":
             self.eq_a, self.eq_b = _conservation(p, self.nflowvars)
@@ -315,13 +319,17 @@ class _Master:
                 cons.append(eq_a @ x == self.eq_b)
             prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x[:nf]))), cons)
             try:
-                prob.solve(solver=cp.CLARABEL)
+                with warnings.catch_warnings():
+                    # an inaccurate solution is reported in the summary (solver_status)
+                    warnings.simplefilter("ignore", UserWarning)
+                    prob.solve(solver=cp.CLARABEL)
             except cp.error.SolverError as e:
                 raise XlayerError(f"oracle: Clarabel could not solve the proportional-fair master "
                                   f"problem ({str(e).splitlines()[0]}); --objective aggregate or "
                                   "maxmin solves the linear ones") from None
             if prob.status not in ("optimal", "optimal_inaccurate"):
                 raise XlayerError(f"oracle: the proportional-fair master problem is {prob.status}")
+            self.status = str(prob.status)
             y = np.asarray(x.value[:nf])
             mu = np.maximum(np.asarray(link_c.dual_value).ravel(), 0.0)
             sigma = float(np.asarray(time_c.dual_value).ravel()[0])
@@ -539,6 +547,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         "columns": len(cols),
         "iterations": iterations,
         "solve_s": solve_s,
+        "solver_status": master.status,
     }
     return OracleResult(flows=flows, summary=summary, links=links,
                         columns=[tuple(p.links[i] for i in c) for c in cols])
