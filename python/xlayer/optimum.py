@@ -501,22 +501,28 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     known = set(cols)
     master = _Master(p, objective)
     iterations = 0
+    last = -math.inf
     while True:
         iterations += 1
         y, mu, sigma, value = master.solve(cols)
         if not generate or iterations >= MAX_ITERATIONS:
             break
-        # cheap greedy columns first; the exact pricing when they find none (only it can tell
-        # that no independent set improves)
+        # cheap greedy columns first; the exact pricing when they find none or when the master's
+        # value stalls (degenerate duals: greedy columns priced above sigma that improve
+        # nothing, dpclo-fig9 under multi-path routing); only the exact pricing can tell that
+        # no independent set improves
+        stalled = value <= last + TOLERANCE * max(1.0, abs(value))
+        last = value
         found = [c for c in _greedy_sets(p, mu, sigma) if c not in known]
-        if not found:
+        if not found or stalled:
             weight, best = _max_weight_independent_set(mu, p.cliques)
             if weight <= sigma * (1.0 + TOLERANCE) + 1e-12:
                 break
             best = _maximal(p, best, np.argsort(-mu, kind="stable"))
-            if best in known:
+            if best not in known:
+                found.append(best)
+            if not found:
                 break
-            found = [best]
         for c in found:
             known.add(c)
             cols.append(c)
