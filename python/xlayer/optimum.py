@@ -23,8 +23,9 @@ maximum-weight independent set (a MILP, HiGHS through ``scipy.optimize.milp``, o
 and a set whose weight exceeds the price of time (the dual of ``sum lambda <= 1``) joins
 the master, made maximal (links added in order of price while they conflict with none of it: a
 larger independent set is never worse). Sets grown greedily by price from the dearest links
-are tried first; the exact pricing runs when they find none. When none does, the master's
-optimum is the optimum over the convex hull of all independent sets (within ``TOLERANCE``).
+are tried first; the exact pricing runs when they find none or the master's value stalls.
+When no set improves, the master's optimum is the optimum over the convex hull of all
+independent sets (within ``TOLERANCE``).
 
 **Against a run** (:func:`compare_run`, :func:`oracle` on a result folder, :func:`sweep_oracle`
 on a sweep folder): each flow's measured rate beside its proportional-fair rate, and two
