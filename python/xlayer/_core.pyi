@@ -40,9 +40,10 @@ def scenario_to_toml(json_text: str) -> str:
 
 def oracle_model(json_text: str) -> Dict[str, Any]:
     """The optimum oracle's model of a scenario (xlayer_core::oracle): ``nodes``,
-    ``packet_bytes``, ``links`` (columns from, to, rate_bps, rx_dbm, success, attempt_s,
-    capacity_pps), ``conflicts`` (pairs of link indices) and ``flows`` (flow, src, dst,
-    payload_bits, size, route)."""
+    ``packet_bytes``, ``links`` (columns from, to, rate_bps, rx_dbm, success, backoff_s,
+    attempt_s, capacity_pps; the last two per packet size), ``conflicts`` (pairs of link
+    indices) and ``flows`` (flow, src, dst, payload_bits, size, route, window_s: the measured
+    window's start and end in seconds)."""
 
 class Simulation:
     """A network built from a scenario (JSON text), advanced with :meth:`run_until`."""

@@ -8,7 +8,9 @@
     xlayer sweep SWEEP.toml [--out DIR] [--workers N | --scheduler tcp://host:port] [--set ...]
                [--allow-failures] [--no-workers-timeout S] [--allow-python-optimizers]
     xlayer compare SCENARIO --stacks A,B [--seeds N] [same options as sweep]
+    xlayer oracle [SCENARIO|RESULT_DIR|SWEEP_DIR] [--objective O] [--routing R] [--json]
     xlayer plot DIR [--out DIR] [--format png,svg,pdf] [--dpi N] [--style STYLE] [--quiet]
+               [--oracle]
     xlayer report DIR [--out FILE] [--style STYLE]
     xlayer view [RESULT_DIR|SCENARIO] [--out FILE] [--frames N] [--seed N] [--set KEY=VALUE ...]
     xlayer flavor FILE.pcap [--json]
@@ -18,7 +20,8 @@ field, malformed TOML, a missing file, an unreachable node) is printed as one li
 ``xlayer: error: <message>`` on stderr with exit status 2, no traceback, and no result folder.
 A scenario naming Python optimizer classes runs only with ``--allow-python-optimizers``.
 ``xlayer sweep`` and ``compare`` exit 1 when runs failed (saying how many) unless
-``--allow-failures``.
+``--allow-failures``; after their table they print each stack's fractions of the optimum
+(``xlayer.optimum``; ``--no-oracle`` skips it), or one line saying why they cannot.
 """
 
 from __future__ import annotations
@@ -106,6 +109,10 @@ def _parser() -> argparse.ArgumentParser:
             "(refused without this flag)",
         )
 
+    def no_oracle_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--no-oracle", action="store_true",
+                       help="do not print the runs' fractions of the optimum (xlayer oracle)")
+
     def dask_args(p: argparse.ArgumentParser, set_help: str) -> None:
         """Where a sweep runs (--workers | --scheduler), --set, --quiet, the opt-ins."""
         where = p.add_mutually_exclusive_group()
@@ -166,6 +173,7 @@ def _parser() -> argparse.ArgumentParser:
     p_sweep.add_argument("--out", metavar="DIR",
                          help="sweep folder (default: results/<sweep name>)")
     dask_args(p_sweep, "override a field of the base scenario (as in xlayer run); may be repeated")
+    no_oracle_arg(p_sweep)
     p_sweep.set_defaults(command_fn=_cmd_sweep)
 
     p_cmp = sub.add_parser(
@@ -182,29 +190,35 @@ def _parser() -> argparse.ArgumentParser:
     p_cmp.add_argument("--out", metavar="DIR",
                        help="sweep folder (default: results/compare-<scenario name>)")
     dask_args(p_cmp, "override a field of the scenario (as in xlayer run); may be repeated")
+    no_oracle_arg(p_cmp)
     p_cmp.set_defaults(command_fn=_cmd_compare)
 
     p_or = sub.add_parser(
         "oracle", help="the optimum of a scenario's network utility problem, or how far a run "
-        "is from it",
+        "or a sweep is from it",
         description="Solve the network utility problem of SCENARIO (links, capacities and "
         "conflicts from the simulator's own PHY and MAC model) over the independent sets of its "
         "conflict graph and print each flow's optimal rate; given a result folder, print the "
         "run's measured rates beside them and its fractions of the optimal utility and "
-        "aggregate. Needs cvxpy and clarabel for the proportional-fair objective "
+        "aggregate; given a sweep folder, those fractions per stack and swept values. Needs "
+        "cvxpy and clarabel for the proportional-fair objective "
         "(pip install 'xlayer[oracle]').",
     )
-    p_or.add_argument("scenario", nargs="?", metavar="SCENARIO|RESULT_DIR",
-                      help="scenario TOML file or a run's result folder (default: the built-in "
-                      "default scenario)")
+    p_or.add_argument("scenario", nargs="?", metavar="SCENARIO|RESULT_DIR|SWEEP_DIR",
+                      help="scenario TOML file, a run's result folder or a sweep folder "
+                      "(default: the built-in default scenario)")
     p_or.add_argument("--seed", type=int, help="replace the scenario's seed")
     p_or.add_argument("--set", dest="overrides", action="append", default=[],
                       metavar="KEY=VALUE", help="override a scenario field (as in xlayer run)")
     p_or.add_argument("--objective", default="proportional",
                       choices=("proportional", "aggregate", "maxmin"),
                       help="sum of log rates (default), aggregate rate, or smallest rate")
-    p_or.add_argument("--routing", default="static", choices=("static", "multipath"),
-                      help="the scenario's static routes (default) or free multi-path routing")
+    p_or.add_argument("--routing", choices=("static", "multipath"),
+                      help="the scenario's static routes or free multi-path routing (default: "
+                      "static for a scenario; for a run, static if it routed statically)")
+    p_or.add_argument("--backoff", default="none", choices=("none", "mean"),
+                      help="charge no backoff per attempt (default: the bound) or a lone DCF "
+                      "sender's mean backoff (several senders beat it)")
     p_or.add_argument("--json", action="store_true", help="print the optimum as JSON on stdout")
     p_or.set_defaults(command_fn=_cmd_oracle)
 
@@ -225,6 +239,10 @@ def _parser() -> argparse.ArgumentParser:
                         ".mplstyle file, laid over xlayer's")
     p_plot.add_argument("--quiet", "-q", action="store_true",
                         help="print nothing but errors (not even the files written)")
+    p_plot.add_argument("--oracle", action="store_true",
+                        help="also draw each flow's measured rate against its optimal one "
+                        "(measured_vs_optimal; drawn anyway for a sweep whose oracle column "
+                        "xlayer compare or sweep computed)")
     p_plot.set_defaults(command_fn=_cmd_plot)
 
     p_report = sub.add_parser("report", help="write a self-contained HTML report of a sweep "
@@ -351,7 +369,7 @@ def _cmd_scenario(args: argparse.Namespace) -> int:
 
 
 def _cmd_oracle(args: argparse.Namespace) -> int:
-    from xlayer.optimum import oracle
+    from xlayer.optimum import OracleSweep, oracle
 
     source = args.scenario
     if source is not None and not Path(source).is_dir():
@@ -360,12 +378,20 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
     else:
         overrides, seed = args.overrides, args.seed
     o = oracle(source, objective=args.objective, routing=args.routing, overrides=overrides,
-               seed=seed)
+               seed=seed, backoff=args.backoff)
+    if isinstance(o, OracleSweep):
+        if args.json:
+            out = {"runs": _records(o.runs), "flows": _records(o.flows)}
+            sys.stdout.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
+            return 0
+        _print_oracle_table(_console(), str(source), o)
+        return 0
     if args.json:
         sys.stdout.write(json.dumps(o.to_json(), indent=2, sort_keys=True) + "\n")
         return 0
     console = _console()
-    t = _table(f"optimum ({args.objective}, {args.routing} routing)")
+    s = o.summary
+    t = _table(f"optimum ({s['objective']}, {s['routing']} routing)")
     cols = [c for c in ("flow", "src", "dst", "hops", "rate_bps", "measured_bps",
                         "measured_over_optimal") if c in o.flows.columns]
     for col in cols:
@@ -373,9 +399,70 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
     for row in o.flows.itertuples(index=False):
         t.add_row(*(_fmt_value(getattr(row, c)) for c in cols))
     console.print(t)
-    for key, value in o.summary.items():
+    for key, value in s.items():
         console.print(f"{key}: {_fmt_value(value)}")
     return 0
+
+
+def _records(df: Any) -> List[Dict[str, Any]]:
+    """A DataFrame as JSON-ready records (NaN as null)."""
+    from xlayer.optimum import _plain
+
+    return [{k: _plain(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
+
+
+def _print_oracle_table(console: "Console", folder: str, o: Any = None) -> None:
+    """Each group's (stack and swept values) fractions of the optimum, mean and 95 % interval
+    over seeds, under the sweep table; a line saying why when the oracle cannot judge the runs
+    (no solver, wired links), never an error: the sweep itself went well."""
+    from xlayer.analysis import interval_parts, load
+    from xlayer.optimum import summarize_sweep, sweep_oracle
+
+    sweep = load(folder, rebuild=False)
+    if o is None:
+        bar = None
+        if sys.stderr.isatty():
+            from xlayer._progress import StepProgress
+
+            bar = StepProgress("oracle")
+        try:
+            o = sweep_oracle(folder, progress=(lambda done, total: bar(done, total,
+                                                                       "solving the optimum"))
+                             if bar is not None else None)
+        except XlayerError as e:
+            console.print(f"oracle: not computed: {_one_line(str(e))}", markup=False,
+                          highlight=False, soft_wrap=True)
+            return
+        finally:
+            if bar is not None:
+                bar.close()
+    keys = ["stack"] + sweep.swept
+    table = summarize_sweep(o, keys)
+    unjudged = o.runs[o.runs["fraction_aggregate"].isna()]
+    for message in list(dict.fromkeys(unjudged["error"].astype(str)))[:3]:
+        n = int((unjudged["error"].astype(str) == message).sum())
+        console.print(f"oracle: {n} run{'s' if n != 1 else ''} not judged: "
+                      f"{_one_line(message)}", markup=False, highlight=False, soft_wrap=True)
+    if table.empty:
+        return
+    console.print("fraction of the optimum (xlayer oracle), % as mean [95 % interval]: "
+                  "utility exp((U − U*)/N), aggregate over the largest", markup=False,
+                  highlight=False, style="italic")
+    t = _table(None, pad_edge=False, collapse_padding=True)
+    for k in keys:
+        t.add_column(_escape(k), overflow="fold")
+    for head in ("utility %", "aggregate %", "routing", "runs"):
+        t.add_column(head, justify="right", no_wrap=True)
+    for row in table.to_dict(orient="records"):
+        cells = []
+        for metric in ("fraction_utility", "fraction_aggregate"):
+            mean, bounds = interval_parts("fraction", 100 * row[metric],
+                                          100 * row[f"{metric}_low"],
+                                          100 * row[f"{metric}_high"], ("", 1.0))
+            cells.append(f"{mean} [{bounds[0]}, {bounds[1]}]" if bounds else mean)
+        t.add_row(*(_fmt_value(row[k]) for k in keys), *cells, str(row["routing"]),
+                  _fmt_value(row["runs"]))
+    console.print(t)
 
 
 def _cmd_flavor(args: argparse.Namespace) -> int:
@@ -586,6 +673,8 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
         for key, message in outcome.failures[:10]:
             console.print(f"  failed {key}: {_one_line(message)}")
         _print_sweep_table(console, out)
+        if not args.no_oracle:
+            _print_oracle_table(console, out)
     return outcome
 
 
@@ -764,7 +853,7 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     formats = check_formats(args.format.split(","))  # before anything is loaded
     show_progress = not args.quiet and sys.stderr.isatty()
     files = plot_folder(args.folder, args.out, formats=formats, dpi=args.dpi, style=args.style,
-                        progress=show_progress)
+                        progress=show_progress, oracle=True if args.oracle else None)
     if not args.quiet:
         for f in files:
             print(f)

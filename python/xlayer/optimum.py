@@ -3,7 +3,8 @@
 The network comes from the core (``xlayer._core.oracle_model``, ``xlayer_core::oracle``, where
 every physical model choice is documented): the directed links that can carry data with their
 capacities in delivered packets per second, the conflict graph (two links conflict when they
-cannot both succeed at once), and each flow's static route. This module solves
+cannot both succeed at once), and each flow's static route and measured window. This module
+solves
 
     maximise U(y)  over flow rates y >= 0 (Mbit/s), time shares lambda_S >= 0 of independent sets S
     subject to     sum_S lambda_S <= 1
@@ -14,21 +15,51 @@ multi-commodity flow with conservation at every node) and ``a_fl`` the airtime a
 takes on link l. U is the sum of ln(rate in bit/s) (proportional fairness; a conic problem
 solved by cvxpy with Clarabel), the aggregate, or the smallest rate (LPs, scipy's HiGHS).
 
-The independent sets are generated, not enumerated (column generation): starting from the
-single links, the master problem's link prices mu_l price every independent set; an exact
-maximum-weight independent set (a MILP, HiGHS through ``scipy.optimize.milp``) is the pricing
-step, and a set whose weight exceeds the price of time (the dual of ``sum lambda <= 1``) joins
-the master. When none does, the master's optimum is the optimum over the convex hull of all
+The independent sets are generated, not enumerated (column generation): starting from a few
+maximal independent sets that cover every link (or the columns of an earlier solve of the same
+model), the master problem's link prices mu_l price every independent set; an exact
+maximum-weight independent set (a MILP, HiGHS through ``scipy.optimize.milp``, one constraint
+"at most one link" per clique of a cover of the conflict graph's edges) is the pricing step,
+and a set whose weight exceeds the price of time (the dual of ``sum lambda <= 1``) joins
+the master, made maximal (links added in order of price while they conflict with none of it: a
+larger independent set is never worse). Sets grown greedily by price from the dearest links
+are tried first; the exact pricing runs when they find none or the master's value stalls.
+When no set improves, the master's optimum is the optimum over the convex hull of all
 independent sets (within ``TOLERANCE``).
+
+**Against a run** (:func:`compare_run`, :func:`oracle` on a result folder, :func:`sweep_oracle`
+on a sweep folder): each flow's measured rate beside its proportional-fair rate, and two
+fractions of the run, both at most 1 when the model holds:
+
+- ``fraction_aggregate``: the measured aggregate over the largest aggregate;
+- ``fraction_utility``: ``exp((U - U*) / N)`` with U the run's sum of ln(rate), U* the
+  proportional-fair optimum's and N the flows: the geometric mean of measured/optimal over the
+  flows, the factor by which scaling every optimal rate gives the run's utility. A ratio of
+  the utilities themselves would depend on the unit of rate (ln of bit/s or of Mbit/s).
+
+When the flows' measured windows differ (flows starting or stopping at different times), a
+flow's throughput is averaged over its own window, and those rates together need not be
+feasible at any one time; the fractions then use each flow's delivered bits over the span of
+all windows, a time average of feasible rates, which the bounds hold for.
+
+The bound a run is held against has the routing its packets could take (``routing="auto"``):
+the scenario's static routes when it routes statically (``net.routing = "static"`` and a stack
+that follows the routing table), free multi-path routing otherwise (DSDV, OLSR, DPCLO's and
+multi-path DiffQ's K next hops, DCLO's routing by differentials), which no routing beats.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
+                    Union)
 
 import numpy as np
 import pandas as pd
@@ -42,10 +73,16 @@ from scipy.optimize import Bounds, LinearConstraint, linprog, milp  # noqa: E402
 from xlayer import _core  # noqa: E402
 from xlayer.errors import MissingExtraError, ScenarioError, XlayerError  # noqa: E402
 
-__all__ = ["OBJECTIVES", "ROUTINGS", "OracleResult", "model", "solve", "oracle", "compare_run"]
+__all__ = ["OBJECTIVES", "ROUTINGS", "BACKOFFS", "OracleResult", "OracleSweep", "model", "solve",
+           "oracle", "compare_run", "run_routing", "sweep_oracle", "fraction_utility",
+           "require_solver"]
 
 OBJECTIVES = ("proportional", "aggregate", "maxmin")
 ROUTINGS = ("static", "multipath")
+#: ``none``: no backoff charged per attempt (the bound; ``xlayer_core::oracle``); ``mean``: the
+#: mean backoff of a fresh contention window charged to every attempt, a lone DCF sender's
+#: capacity, which several contending senders beat (they count their backoffs down together).
+BACKOFFS = ("none", "mean")
 
 #: Column generation stops when no independent set's weight exceeds the price of time by more
 #: than this relative amount; the optimum it returns is within it of the true one.
@@ -53,12 +90,22 @@ TOLERANCE = 1e-6
 #: A run's fraction of optimal above 1 + this is "beating the optimum": the model is wrong.
 FRACTION_TOLERANCE = 0.02
 MAX_ITERATIONS = 10_000
+#: Stacks that choose next hops themselves, whatever the routing table (``run_routing``).
+SELF_ROUTING_PRESETS = ("dclo",)
+#: Changes whenever what :func:`sweep_oracle` caches changes, so that old caches are redone.
+CACHE_FORMAT = 1
+#: The cache of :func:`sweep_oracle` in a sweep folder.
+CACHE_FILE = "oracle.json"
+
+PathLike = Union[str, "os.PathLike[str]"]
 
 
-def _require_cvxpy() -> Any:
+def require_solver() -> Any:
+    """cvxpy (with Clarabel), which the proportional-fair objective needs; a one-line
+    :class:`XlayerError` naming the ``oracle`` extra when it is missing."""
     try:
-        import cvxpy as cp  # noqa: F401
         import clarabel  # noqa: F401
+        import cvxpy as cp
     except ImportError:
         raise MissingExtraError(
             "the proportional-fair oracle needs cvxpy and clarabel: pip install 'xlayer[oracle]' "
@@ -70,20 +117,20 @@ def _require_cvxpy() -> Any:
 def model(scenario: Any = None, overrides: Iterable[str] = (), seed: Optional[int] = None
           ) -> Dict[str, Any]:
     """The core's model of a scenario (TOML path, dict or None): links, conflicts, flows."""
-    import json
-
     from xlayer.scenario import load_scenario
 
     raw = load_scenario(scenario, overrides, seed)
-    return _core.oracle_model(json.dumps(raw, allow_nan=False))
+    m = _core.oracle_model(json.dumps(raw, allow_nan=False))
+    return m
 
 
 @dataclass
 class OracleResult:
     """The optimum: ``flows`` (flow, src, dst, hops, rate_bps, and after :func:`compare_run`
-    measured_bps and measured_over_optimal) and ``summary`` (objective, routing, utility,
-    aggregate_bps, min_rate_bps, columns, iterations, solve_s, and after a comparison
-    fraction_utility and fraction_aggregate)."""
+    measured_bps and measured_over_optimal) and ``summary`` (objective, routing, backoff,
+    utility, aggregate_bps, min_rate_bps, links, conflicts, columns, iterations, solve_s, and
+    after a comparison measured_utility, measured_aggregate_bps, optimal_utility,
+    optimal_aggregate_bps, fraction_utility and fraction_aggregate)."""
 
     flows: pd.DataFrame
     summary: Dict[str, Any]
@@ -101,7 +148,9 @@ def _plain(v: Any) -> Any:
     if isinstance(v, (np.integer,)):
         return int(v)
     if isinstance(v, (np.floating,)):
-        return float(v)
+        v = float(v)
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
     return v
 
 
@@ -111,15 +160,28 @@ def log_utility(rates_bps: Iterable[float]) -> float:
     return float(sum(math.log(r) if r >= 1.0 else 0.0 for r in rates_bps))
 
 
+def fraction_utility(measured_bps: Sequence[float], optimal_bps: Sequence[float]) -> float:
+    """``exp((U - U*) / N)``: the geometric mean over the flows of measured/optimal rate, each
+    utility a sum of ln(rate in bit/s) with rates below 1 bit/s counted as 1 bit/s (as
+    :func:`log_utility`). At most 1 when ``optimal_bps`` is the proportional-fair optimum of a
+    model that holds for the measured rates."""
+    n = len(optimal_bps)
+    if n == 0 or len(measured_bps) != n:
+        return float("nan")
+    return math.exp((log_utility(measured_bps) - log_utility(optimal_bps)) / n)
+
+
 class _Problem:
     """The master problem's data: which links matter, the flows' airtime coefficients."""
 
-    def __init__(self, m: Mapping[str, Any], routing: str) -> None:
+    def __init__(self, m: Mapping[str, Any], routing: str, backoff: str) -> None:
         links = m["links"]
+        if "backoff_s" not in links:
+            raise XlayerError("the installed xlayer core is older than xlayer.optimum (its "
+                              "oracle model has no backoff_s): rebuild and reinstall the package")
         self.flows = list(m["flows"])
         self.routing = routing
         n_links = len(links["from"])
-        cap = links["capacity_pps"]
         for i, f in enumerate(self.flows):
             if routing == "static" and not f["route"]:
                 raise XlayerError(f"flows[{i}]: flow {f['flow']} has no route to its destination")
@@ -129,202 +191,342 @@ class _Problem:
             used = list(range(n_links))
         self.links = used  # global link indices the master constrains
         self.local = {k: i for i, k in enumerate(used)}
-        self.src = [links["from"][k] for k in used]
-        self.dst = [links["to"][k] for k in used]
+        self.src = np.asarray([links["from"][k] for k in used], dtype=int)
+        self.dst = np.asarray([links["to"][k] for k in used], dtype=int)
         self.nodes = int(m["nodes"])
+        # packets per second of each used link for each packet size (the bound, or with the
+        # lone DCF sender's mean backoff added to every attempt)
+        cap = np.asarray([links["capacity_pps"][k] for k in used], dtype=float).reshape(
+            len(used), -1)
+        if backoff == "mean":
+            attempt = np.asarray([links["attempt_s"][k] for k in used], dtype=float).reshape(
+                len(used), -1)
+            back = np.asarray([links["backoff_s"][k] for k in used], dtype=float)[:, None]
+            cap = cap * attempt / (attempt + back)
         # airtime (s) one Mbit of flow f takes on link l: 1e6 / (payload bits * packets/s)
-        self.air = np.full((len(self.flows), len(used)), np.inf)
-        for fi, f in enumerate(self.flows):
-            for li, k in enumerate(used):
-                c = cap[k][f["size"]]
-                if c > 0:
-                    self.air[fi, li] = 1e6 / (f["payload_bits"] * c)
+        sizes = np.asarray([f["size"] for f in self.flows], dtype=int)
+        bits = np.asarray([f["payload_bits"] for f in self.flows], dtype=float)
+        with np.errstate(divide="ignore"):
+            per_flow = cap[:, sizes].T if len(used) else np.zeros((len(self.flows), 0))
+            self.air = np.where(per_flow > 0, 1e6 / (bits[:, None] * per_flow), np.inf)
         # conflict adjacency among the used links
-        conf = []
-        for a, b in m["conflicts"]:
-            if a in self.local and b in self.local:
-                conf.append((self.local[a], self.local[b]))
+        conf = [(self.local[a], self.local[b]) for a, b in m["conflicts"]
+                if a in self.local and b in self.local]
         self.conflicts = conf
+        n = len(used)
+        self.adjacent = np.zeros((n, n), dtype=bool)
+        if conf:
+            e = np.asarray(conf, dtype=int)
+            self.adjacent[e[:, 0], e[:, 1]] = True
+            self.adjacent[e[:, 1], e[:, 0]] = True
+        self.cliques = _clique_cover(self.adjacent, conf)
 
     @property
     def n_links(self) -> int:
         return len(self.links)
 
 
-def _link_rows(p: _Problem) -> Tuple[List[List[Tuple[int, float]]], int]:
-    """For each used link, the (variable, coefficient) terms of its flow load; and the number of
-    flow variables. Static: variable f is y_f. Multipath: variables y_f then z_fl."""
-    rows: List[List[Tuple[int, float]]] = [[] for _ in range(p.n_links)]
+def _link_matrix(p: _Problem) -> Tuple[sparse.csr_matrix, int]:
+    """The flows' airtime on each used link as a matrix (links x flow variables), and the
+    number of flow variables. Static: variable f is y_f. Multipath: variables y_f, then z_fl
+    for the links flow f can use (finite airtime), flow by flow."""
     nf = len(p.flows)
     if p.routing == "static":
+        r, c, v = [], [], []
         for fi, f in enumerate(p.flows):
             for k in f["route"]:
                 li = p.local[k]
-                rows[li].append((fi, p.air[fi, li]))
-        return rows, nf
-    for fi in range(nf):
-        for li in range(p.n_links):
-            if np.isfinite(p.air[fi, li]):
-                rows[li].append((nf + fi * p.n_links + li, p.air[fi, li]))
-    return rows, nf + nf * p.n_links
+                r.append(li)
+                c.append(fi)
+                v.append(p.air[fi, li])
+        return sparse.csr_matrix((v, (r, c)), shape=(p.n_links, nf)), nf
+    fi, li = np.nonzero(np.isfinite(p.air))
+    # no flow leaves its destination or comes back to its source on an optimal routing: those
+    # variables only make the problem degenerate
+    srcs = np.asarray([f["src"] for f in p.flows], dtype=int)
+    dsts = np.asarray([f["dst"] for f in p.flows], dtype=int)
+    keep = (p.src[li] != dsts[fi]) & (p.dst[li] != srcs[fi])
+    fi, li = fi[keep], li[keep]
+    p.z_flow, p.z_link = fi, li  # type: ignore[attr-defined]
+    var = nf + np.arange(len(fi))
+    mat = sparse.csr_matrix((p.air[fi, li], (li, var)), shape=(p.n_links, nf + len(fi)))
+    return mat, nf + len(fi)
 
 
 def _conservation(p: _Problem, nvars: int) -> Tuple[sparse.csr_matrix, np.ndarray]:
-    """Multipath: out - in of flow f at node v = y_f at its source, -y_f at its destination."""
+    """Multipath: out - in of flow f at node v = y_f at its source, -y_f at its destination
+    (rows: flow by flow, node by node; only rows with a term). A flow's rows sum to zero, so
+    its destination's row, implied by the others, is left out: dependent equality rows make
+    the conic solver fail (Clarabel did on dclo-dense)."""
     nf = len(p.flows)
-    r, c, v = [], [], []
-    row = 0
-    for fi, f in enumerate(p.flows):
-        for node in range(p.nodes):
-            terms = []
-            for li in range(p.n_links):
-                if not np.isfinite(p.air[fi, li]):
-                    continue
-                if p.src[li] == node:
-                    terms.append((nf + fi * p.n_links + li, 1.0))
-                if p.dst[li] == node:
-                    terms.append((nf + fi * p.n_links + li, -1.0))
-            if node == f["src"]:
-                terms.append((fi, -1.0))
-            elif node == f["dst"]:
-                terms.append((fi, 1.0))
-            if not terms:
-                continue
-            for var, coef in terms:
-                r.append(row)
-                c.append(var)
-                v.append(coef)
-            row += 1
-    return sparse.csr_matrix((v, (r, c)), shape=(row, nvars)), np.zeros(row)
+    fi, li = p.z_flow, p.z_link  # type: ignore[attr-defined]
+    var = nf + np.arange(len(fi))
+    rows = np.concatenate([fi * p.nodes + p.src[li], fi * p.nodes + p.dst[li],
+                           np.arange(nf) * p.nodes + [f["src"] for f in p.flows],
+                           np.arange(nf) * p.nodes + [f["dst"] for f in p.flows]])
+    cols = np.concatenate([var, var, np.arange(nf), np.arange(nf)])
+    vals = np.concatenate([np.ones(len(fi)), -np.ones(len(fi)), -np.ones(nf), np.ones(nf)])
+    dst_rows = np.arange(nf) * p.nodes + np.asarray([f["dst"] for f in p.flows], dtype=int)
+    keep = ~np.isin(rows, dst_rows)
+    rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    used, rows = np.unique(rows, return_inverse=True)
+    mat = sparse.csr_matrix((vals, (rows, cols)), shape=(len(used), nvars))
+    return mat, np.zeros(len(used))
 
 
-def _master(p: _Problem, columns: List[Tuple[int, ...]], objective: str
-            ) -> Tuple[np.ndarray, np.ndarray, float, float]:
-    """Solves the restricted master over ``columns``. Returns (flow rates in Mbit/s, link
-    prices mu >= 0, price of time sigma, objective value)."""
-    rows, nflowvars = _link_rows(p)
-    nf = len(p.flows)
-    nc = len(columns)
-    # variables: [flow vars (nflowvars)] [lambda (nc)] [t (maxmin only)]
-    extra = 1 if objective == "maxmin" else 0
-    nvars = nflowvars + nc + extra
-    r, c, v = [], [], []
-    for li, terms in enumerate(rows):
-        for var, coef in terms:
-            r.append(li)
-            c.append(var)
-            v.append(coef)
-    for ci, col in enumerate(columns):
-        for li in col:
-            r.append(li)
-            c.append(nflowvars + ci)
-            v.append(-1.0)
-    link_a = sparse.csr_matrix((v, (r, c)), shape=(p.n_links, nvars))
-    time_a = sparse.csr_matrix(
-        (np.ones(nc), (np.zeros(nc, dtype=int), nflowvars + np.arange(nc))), shape=(1, nvars))
-    eq_a, eq_b = (_conservation(p, nvars) if p.routing == "multipath"
-                  else (sparse.csr_matrix((0, nvars)), np.zeros(0)))
+class _Master:
+    """The restricted master problem over a growing list of columns."""
 
-    if objective == "proportional":
-        cp = _require_cvxpy()
-        x = cp.Variable(nvars)
-        link_c = link_a @ x <= 0
-        time_c = time_a @ x <= 1
-        cons = [link_c, time_c, x >= 0]
-        if eq_a.shape[0]:
-            cons.append(eq_a @ x == eq_b)
-        prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x[:nf]))), cons)
-        prob.solve(solver=cp.CLARABEL)
-        if prob.status not in ("optimal", "optimal_inaccurate"):
-            raise XlayerError(f"oracle: the proportional-fair master problem is {prob.status}")
-        y = np.asarray(x.value[:nf])
-        mu = np.maximum(np.asarray(link_c.dual_value).ravel(), 0.0)
-        sigma = float(np.asarray(time_c.dual_value).ravel()[0])
-        return y, mu, sigma, float(prob.value)
+    def __init__(self, p: _Problem, objective: str) -> None:
+        self.p = p
+        self.objective = objective
+        #: the solver's status of the last master problem ("optimal", or "optimal_inaccurate"
+        #: when Clarabel stopped short of its tolerances)
+        self.status = "optimal"
+        self.flow_mat, self.nflowvars = _link_matrix(p)
+        if p.routing == "multipath":
+            self.eq_a, self.eq_b = _conservation(p, self.nflowvars)
+        else:
+            self.eq_a, self.eq_b = sparse.csr_matrix((0, self.nflowvars)), np.zeros(0)
 
-    cost = np.zeros(nvars)
-    if objective == "aggregate":
-        cost[:nf] = -1.0
-    else:
-        cost[-1] = -1.0
-    a_ub = [link_a, time_a]
-    b_ub = [np.zeros(p.n_links), np.ones(1)]
-    if objective == "maxmin":
-        t_rows = sparse.csr_matrix(
-            (np.concatenate([-np.ones(nf), np.ones(nf)]),
-             (np.concatenate([np.arange(nf), np.arange(nf)]),
-              np.concatenate([np.arange(nf), np.full(nf, nvars - 1)]))), shape=(nf, nvars))
-        a_ub.append(t_rows)
-        b_ub.append(np.zeros(nf))
-    res = linprog(cost, A_ub=sparse.vstack(a_ub).tocsr(), b_ub=np.concatenate(b_ub),
-                  A_eq=eq_a if eq_a.shape[0] else None, b_eq=eq_b if eq_a.shape[0] else None,
-                  bounds=(0, None), method="highs")
-    if res.status != 0:
-        raise XlayerError(f"oracle: the {objective} master problem failed: {res.message}")
-    y = res.x[:nf]
-    mu = np.maximum(-res.ineqlin.marginals[:p.n_links], 0.0)
-    sigma = float(-res.ineqlin.marginals[p.n_links])
-    return y, mu, sigma, float(-res.fun)
+    def solve(self, columns: Sequence[Tuple[int, ...]]
+              ) -> Tuple[np.ndarray, np.ndarray, float, float]:
+        """Returns (flow rates in Mbit/s, link prices mu >= 0, price of time sigma, value)."""
+        p = self.p
+        nf = len(p.flows)
+        nc = len(columns)
+        extra = 1 if self.objective == "maxmin" else 0
+        nvars = self.nflowvars + nc + extra
+        cr = np.fromiter((li for col in columns for li in col), dtype=int)
+        cc = np.repeat(np.arange(nc), [len(col) for col in columns])
+        col_mat = sparse.csr_matrix((-np.ones(len(cr)), (cr, cc)), shape=(p.n_links, nc))
+        blocks = [self.flow_mat, col_mat]
+        if extra:
+            blocks.append(sparse.csr_matrix((p.n_links, 1)))
+        link_a = sparse.hstack(blocks).tocsr()
+        time_a = sparse.csr_matrix(
+            (np.ones(nc), (np.zeros(nc, dtype=int), self.nflowvars + np.arange(nc))),
+            shape=(1, nvars))
+        eq_a = sparse.hstack([self.eq_a, sparse.csr_matrix((self.eq_a.shape[0], nc + extra))]
+                             ).tocsr()
+
+        if self.objective == "proportional":
+            cp = require_solver()
+            x = cp.Variable(nvars)
+            link_c = link_a @ x <= 0
+            time_c = time_a @ x <= 1
+            cons = [link_c, time_c, x >= 0]
+            if eq_a.shape[0]:
+                cons.append(eq_a @ x == self.eq_b)
+            prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x[:nf]))), cons)
+            try:
+                with warnings.catch_warnings():
+                    # an inaccurate solution is reported in the summary (solver_status)
+                    warnings.simplefilter("ignore", UserWarning)
+                    prob.solve(solver=cp.CLARABEL)
+            except cp.error.SolverError as e:
+                raise XlayerError(f"oracle: Clarabel could not solve the proportional-fair master "
+                                  f"problem ({str(e).splitlines()[0]}); --objective aggregate or "
+                                  "maxmin solves the linear ones") from None
+            if prob.status not in ("optimal", "optimal_inaccurate"):
+                raise XlayerError(f"oracle: the proportional-fair master problem is {prob.status}")
+            self.status = str(prob.status)
+            y = np.asarray(x.value[:nf])
+            mu = np.maximum(np.asarray(link_c.dual_value).ravel(), 0.0)
+            sigma = float(np.asarray(time_c.dual_value).ravel()[0])
+            return y, mu, sigma, float(prob.value)
+
+        cost = np.zeros(nvars)
+        if self.objective == "aggregate":
+            cost[:nf] = -1.0
+        else:
+            cost[-1] = -1.0
+        a_ub = [link_a, time_a]
+        b_ub = [np.zeros(p.n_links), np.ones(1)]
+        if self.objective == "maxmin":
+            t_rows = sparse.csr_matrix(
+                (np.concatenate([-np.ones(nf), np.ones(nf)]),
+                 (np.concatenate([np.arange(nf), np.arange(nf)]),
+                  np.concatenate([np.arange(nf), np.full(nf, nvars - 1)]))), shape=(nf, nvars))
+            a_ub.append(t_rows)
+            b_ub.append(np.zeros(nf))
+        res = linprog(cost, A_ub=sparse.vstack(a_ub).tocsr(), b_ub=np.concatenate(b_ub),
+                      A_eq=eq_a if eq_a.shape[0] else None,
+                      b_eq=self.eq_b if eq_a.shape[0] else None,
+                      bounds=(0, None), method="highs")
+        if res.status != 0:
+            raise XlayerError(f"oracle: the {self.objective} master problem failed: "
+                              f"{res.message}")
+        y = res.x[:nf]
+        mu = np.maximum(-res.ineqlin.marginals[:p.n_links], 0.0)
+        sigma = float(-res.ineqlin.marginals[p.n_links])
+        return y, mu, sigma, float(-res.fun)
 
 
-def _max_weight_independent_set(weights: np.ndarray, conflicts: Sequence[Tuple[int, int]]
+def _clique_cover(adjacent: np.ndarray, edges: Sequence[Tuple[int, int]]) -> List[np.ndarray]:
+    """Cliques of the conflict graph that hold every edge: each edge not yet held grows into a
+    clique by the vertices adjacent to all of it (the pricing MILP's constraints: "at most one
+    link of a clique", far tighter than one constraint per edge)."""
+    covered = np.zeros_like(adjacent)
+    out: List[np.ndarray] = []
+    for a, b in edges:
+        if covered[a, b]:
+            continue
+        members = [a, b]
+        common = adjacent[a] & adjacent[b]
+        while common.any():
+            # the candidate with the most neighbours among the remaining candidates
+            cand = np.flatnonzero(common)
+            w = cand[np.argmax((adjacent[cand] & common).sum(axis=1))]
+            members.append(int(w))
+            common &= adjacent[w]
+        c = np.asarray(sorted(members))
+        covered[np.ix_(c, c)] = True
+        out.append(c)
+    return out
+
+
+def _max_weight_independent_set(weights: np.ndarray, cliques: Sequence[np.ndarray]
                                 ) -> Tuple[float, Tuple[int, ...]]:
-    """An exact maximum-weight independent set of the conflict graph (a MILP, HiGHS)."""
-    n = len(weights)
+    """An exact maximum-weight independent set of the conflict graph whose edges ``cliques``
+    cover (a MILP, HiGHS: at most one link of each clique)."""
     cand = np.flatnonzero(weights > 1e-12)
     if len(cand) == 0:
         return 0.0, ()
-    pos = {int(k): i for i, k in enumerate(cand)}
-    edges = [(pos[a], pos[b]) for a, b in conflicts if a in pos and b in pos]
-    w = weights[cand]
+    pos = np.full(len(weights), -1)
+    pos[cand] = np.arange(len(cand))
+    rows, cols = [], []
+    seen = set()
+    for c in cliques:
+        members = pos[c]
+        members = members[members >= 0]
+        key = tuple(members)
+        if len(members) < 2 or key in seen:
+            continue
+        seen.add(key)
+        rows.extend([len(seen) - 1] * len(members))
+        cols.extend(members)
     cons = []
-    if edges:
-        e = np.asarray(edges)
-        m = len(edges)
-        a = sparse.csr_matrix((np.ones(2 * m), (np.repeat(np.arange(m), 2), e.ravel())),
-                              shape=(m, len(cand)))
+    if seen:
+        a = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(seen), len(cand)))
         cons.append(LinearConstraint(a, -np.inf, 1.0))
+    w = weights[cand]
     res = milp(-w, constraints=cons, integrality=np.ones(len(cand)), bounds=Bounds(0, 1),
                options={"mip_rel_gap": 1e-9})
     if res.status != 0:
         raise XlayerError(f"oracle: the independent-set pricing failed: {res.message}")
-    chosen = tuple(sorted(int(cand[i]) for i in np.flatnonzero(res.x > 0.5)))
-    assert n >= len(chosen)
-    return float(w[np.flatnonzero(res.x > 0.5)].sum()), chosen
+    picked = np.flatnonzero(res.x > 0.5)
+    return float(w[picked].sum()), tuple(sorted(int(cand[i]) for i in picked))
+
+
+def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = 64
+                 ) -> List[Tuple[int, ...]]:
+    """Maximal independent sets grown greedily by price from each of the ``tries`` dearest
+    links, those whose price exceeds the price of time: cheap columns, found before the exact
+    pricing is needed."""
+    order = np.argsort(-mu, kind="stable")
+    priced = order[mu[order] > 1e-12]
+    out: List[Tuple[int, ...]] = []
+    for first in priced[:tries]:
+        s = _maximal(p, [int(first)], order)
+        if s not in out and float(mu[list(s)].sum()) > sigma * (1.0 + TOLERANCE) + 1e-12:
+            out.append(s)
+    return out
+
+
+def _maximal(p: _Problem, chosen: Sequence[int], order: Sequence[int]) -> Tuple[int, ...]:
+    """``chosen`` (an independent set) extended by the links of ``order`` that conflict with
+    nothing chosen so far, in that order: a maximal independent set containing it."""
+    blocked = np.zeros(p.n_links, dtype=bool)
+    out = list(chosen)
+    for k in out:
+        blocked |= p.adjacent[k]
+        blocked[k] = True
+    for k in order:
+        if not blocked[k]:
+            out.append(int(k))
+            blocked |= p.adjacent[k]
+            blocked[k] = True
+    return tuple(sorted(out))
+
+
+def _covering_sets(p: _Problem) -> List[Tuple[int, ...]]:
+    """Maximal independent sets that together hold every link: each link not yet in one starts
+    the next set, which takes the links not yet covered first."""
+    covered = np.zeros(p.n_links, dtype=bool)
+    out: List[Tuple[int, ...]] = []
+    for k in range(p.n_links):
+        if covered[k]:
+            continue
+        order = np.concatenate([np.flatnonzero(~covered), np.flatnonzero(covered)])
+        s = _maximal(p, [k], order)
+        covered[list(s)] = True
+        out.append(s)
+    return out
 
 
 def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = "static",
-          columns: Optional[Sequence[Sequence[int]]] = None) -> OracleResult:
+          columns: Optional[Sequence[Sequence[int]]] = None, backoff: str = "none",
+          start: Optional[Sequence[Sequence[int]]] = None) -> OracleResult:
     """The optimum of a model (the dict :func:`model` returns, or one of the same shape).
 
     ``columns``: a fixed list of independent sets (global link indices) to optimise over,
-    without generating more (a test's brute-force enumeration); by default they are generated.
+    without generating more (a test's brute-force enumeration); by default they are generated,
+    starting from maximal sets covering every link plus ``start`` (e.g. the ``columns`` of an
+    earlier :class:`OracleResult` of the same model: a warm start). ``backoff``: see
+    :data:`BACKOFFS`.
     """
     if objective not in OBJECTIVES:
         raise ScenarioError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
     if routing not in ROUTINGS:
         raise ScenarioError(f"routing: {routing!r} is not one of {', '.join(ROUTINGS)}")
+    if backoff not in BACKOFFS:
+        raise ScenarioError(f"backoff: {backoff!r} is not one of {', '.join(BACKOFFS)}")
     if not m["flows"]:
         raise ScenarioError("flows: the scenario has no flows, so there is nothing to optimise")
+    if objective == "proportional":
+        require_solver()
     t0 = time.perf_counter()
-    p = _Problem(m, routing)
+    p = _Problem(m, routing, backoff)
+
+    def local(sets: Sequence[Sequence[int]]) -> List[Tuple[int, ...]]:
+        cols = [tuple(sorted(p.local[k] for k in c if k in p.local)) for c in sets]
+        return [c for c in dict.fromkeys(cols) if c]
+
     if columns is not None:
-        cols = [tuple(sorted(p.local[k] for k in c if k in p.local)) for c in columns]
-        cols = [c for c in dict.fromkeys(cols) if c]
+        cols = local(columns)
         generate = False
     else:
-        cols = [(li,) for li in range(p.n_links)]
+        cols = list(dict.fromkeys(local(start or ()) + _covering_sets(p)))
         generate = True
+    known = set(cols)
+    master = _Master(p, objective)
     iterations = 0
+    last = -math.inf
     while True:
         iterations += 1
-        y, mu, sigma, value = _master(p, cols, objective)
+        y, mu, sigma, value = master.solve(cols)
         if not generate or iterations >= MAX_ITERATIONS:
             break
-        weight, best = _max_weight_independent_set(mu, p.conflicts)
-        if weight <= sigma * (1.0 + TOLERANCE) + 1e-12 or best in set(cols):
-            break
-        cols.append(best)
+        # cheap greedy columns first; the exact pricing when they find none or when the master's
+        # value stalls (degenerate duals: greedy columns priced above sigma that improve
+        # nothing, dpclo-fig9 under multi-path routing); only the exact pricing can tell that
+        # no independent set improves
+        stalled = value <= last + TOLERANCE * max(1.0, abs(value))
+        last = value
+        found = [c for c in _greedy_sets(p, mu, sigma) if c not in known]
+        if not found or stalled:
+            weight, best = _max_weight_independent_set(mu, p.cliques)
+            if weight <= sigma * (1.0 + TOLERANCE) + 1e-12:
+                break
+            best = _maximal(p, best, np.argsort(-mu, kind="stable"))
+            if best not in known:
+                found.append(best)
+            if not found:
+                break
+        for c in found:
+            known.add(c)
+            cols.append(c)
     solve_s = time.perf_counter() - t0
     y = np.maximum(y, 0.0)
     rates = y * 1e6
@@ -343,6 +545,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     summary: Dict[str, Any] = {
         "objective": objective,
         "routing": routing,
+        "backoff": backoff,
         "utility": log_utility(rates),
         "aggregate_bps": float(rates.sum()),
         "min_rate_bps": float(rates.min()),
@@ -351,61 +554,323 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         "columns": len(cols),
         "iterations": iterations,
         "solve_s": solve_s,
+        "solver_status": master.status,
     }
     return OracleResult(flows=flows, summary=summary, links=links,
                         columns=[tuple(p.links[i] for i in c) for c in cols])
 
 
-def compare_run(result: OracleResult, measured: pd.DataFrame,
-                optimal_utility: float, optimal_aggregate_bps: float) -> OracleResult:
-    """Adds a run's measured rates (a flows table: ``flow``, ``throughput_bps``) to ``result``:
-    per flow ``measured_bps`` and ``measured_over_optimal`` (against ``result``'s rates); in the
-    summary the measured utility and aggregate and their fractions of the bounds that hold for
-    them: the proportional-fair optimum's utility and the largest aggregate."""
+def measured_rates(m: Mapping[str, Any], measured: pd.DataFrame) -> Tuple[np.ndarray, str]:
+    """Each model flow's measured rate as the bounds hold for it (module doc): its throughput
+    when every flow has the same measured window, else its delivered bits over the span of all
+    windows; and which of the two (``window`` or ``span``)."""
     got = measured.set_index("flow")["throughput_bps"]
-    missing = [int(f) for f in result.flows["flow"] if f not in got.index]
+    missing = [int(f["flow"]) for f in m["flows"] if f["flow"] not in got.index]
     if missing:
         raise XlayerError(f"flows.csv: flows {missing} of the scenario are missing")
+    rates = np.asarray([float(got[f["flow"]]) for f in m["flows"]])
+    windows = np.asarray([f.get("window_s", (0.0, 1.0)) for f in m["flows"]], dtype=float)
+    if np.ptp(windows[:, 0]) <= 1e-9 and np.ptp(windows[:, 1]) <= 1e-9:
+        return rates, "window"
+    span = windows[:, 1].max() - windows[:, 0].min()
+    lengths = windows[:, 1] - windows[:, 0]
+    return rates * lengths / span if span > 0 else rates, "span"
+
+
+def compare_run(result: OracleResult, measured: pd.DataFrame, optimal_utility: float,
+                optimal_aggregate_bps: float, m: Optional[Mapping[str, Any]] = None,
+                optimal_rates_bps: Optional[Sequence[float]] = None) -> OracleResult:
+    """Adds a run's measured rates (a flows table: ``flow``, ``throughput_bps``) to ``result``:
+    per flow ``measured_bps`` and ``measured_over_optimal`` (against ``result``'s rates); in the
+    summary the measured utility and aggregate, the bounds they are held against (the
+    proportional-fair optimum's utility and the largest aggregate) and the fractions
+    ``fraction_utility`` (against ``optimal_rates_bps``, the proportional-fair rates; by
+    default ``result``'s) and ``fraction_aggregate`` (module doc). ``m``, the model, gives the
+    flows' windows; without it they are taken as equal."""
+    model_flows = m if m is not None else {"flows": [{"flow": f} for f in result.flows["flow"]]}
+    rates, basis = measured_rates(model_flows, measured)
+    got = measured.set_index("flow")["throughput_bps"]
     flows = result.flows.copy()
     flows["measured_bps"] = [float(got[f]) for f in flows["flow"]]
-    flows["measured_over_optimal"] = flows["measured_bps"] / flows["rate_bps"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        flows["measured_over_optimal"] = flows["measured_bps"] / flows["rate_bps"]
+    optimal = (np.asarray(optimal_rates_bps, dtype=float) if optimal_rates_bps is not None
+               else flows["rate_bps"].to_numpy(dtype=float))
     summary = dict(result.summary)
-    summary["measured_utility"] = log_utility(flows["measured_bps"])
-    summary["measured_aggregate_bps"] = float(flows["measured_bps"].sum())
+    summary["measured_basis"] = basis
+    summary["measured_utility"] = log_utility(rates)
+    summary["measured_aggregate_bps"] = float(rates.sum())
     summary["optimal_utility"] = optimal_utility
     summary["optimal_aggregate_bps"] = optimal_aggregate_bps
-    summary["fraction_utility"] = (summary["measured_utility"] / optimal_utility
-                                   if optimal_utility else float("nan"))
+    summary["fraction_utility"] = fraction_utility(rates, optimal)
     summary["fraction_aggregate"] = (summary["measured_aggregate_bps"] / optimal_aggregate_bps
                                      if optimal_aggregate_bps else float("nan"))
     return OracleResult(flows=flows, summary=summary, links=result.links, columns=result.columns)
 
 
-def oracle(source: Union[str, "Path", Mapping[str, Any], None] = None,
-           objective: str = "proportional", routing: str = "static",
-           overrides: Iterable[str] = (), seed: Optional[int] = None) -> OracleResult:
-    """The optimum of a scenario (TOML path, dict, None for the default) or, given a result
+def run_routing(scenario: Mapping[str, Any]) -> str:
+    """The routing whose optimum bounds a run of ``scenario`` (module doc): ``static`` when it
+    routes by the static table (``net.routing = "static"``, the default, and a stack that
+    follows it), else ``multipath``."""
+    from xlayer.scenario import normalize_scenario
+
+    full = normalize_scenario(scenario)
+    routing = str((full.get("net") or {}).get("routing", "static"))
+    preset = str((full.get("stack") or {}).get("preset", ""))
+    return "static" if routing == "static" and preset not in SELF_ROUTING_PRESETS else "multipath"
+
+
+def _bounds(m: Mapping[str, Any], objective: str, routing: str, backoff: str
+            ) -> Dict[str, OracleResult]:
+    """The optima a comparison needs: ``objective``'s, the proportional-fair one and the
+    largest aggregate, each solve warm-started with the columns of the ones before."""
+    out: Dict[str, OracleResult] = {}
+    start: List[Tuple[int, ...]] = []
+    for obj in dict.fromkeys([objective, "proportional", "aggregate"]):
+        out[obj] = solve(m, obj, routing, backoff=backoff, start=start)
+        start = out[obj].columns
+    return out
+
+
+def _compare(m: Mapping[str, Any], measured: pd.DataFrame, objective: str, routing: str,
+             backoff: str) -> OracleResult:
+    res = _bounds(m, objective, routing, backoff)
+    pf = res["proportional"]
+    return compare_run(res[objective], measured, pf.summary["utility"],
+                       res["aggregate"].summary["aggregate_bps"], m=m,
+                       optimal_rates_bps=pf.flows["rate_bps"].to_numpy())
+
+
+def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = None,
+           objective: str = "proportional", routing: Optional[str] = None,
+           overrides: Iterable[str] = (), seed: Optional[int] = None, backoff: str = "none"
+           ) -> Union[OracleResult, "OracleSweep"]:
+    """The optimum of a scenario (TOML path, dict, None for the default); given a run's result
     folder (``scenario.toml`` + ``flows.csv``), the optimum of the scenario it ran with the
     run's measured rates beside it and its fractions of the optimal utility and aggregate
-    (:func:`compare_run`). ``objective``: proportional (sum of log rates), aggregate or maxmin;
-    ``routing``: static (the scenario's routes) or multipath (free multi-commodity flow).
+    (:func:`compare_run`); given a sweep folder, the same for every finished run
+    (:func:`sweep_oracle`). ``objective``: proportional (sum of log rates), aggregate or maxmin;
+    ``routing``: static (the scenario's routes) or multipath (free multi-commodity flow);
+    default static for a scenario, :func:`run_routing` for a run. ``backoff``: see
+    :data:`BACKOFFS`.
 
     >>> o = xlayer.oracle("scenarios/chain.toml")
     >>> o.flows[["flow", "rate_bps"]]; o.summary["utility"], o.summary["aggregate_bps"]
     """
-    folder = Path(source) if isinstance(source, (str, Path)) else None
+    folder = Path(source) if isinstance(source, (str, os.PathLike)) else None
     if folder is not None and folder.is_dir():
+        if (folder / "sweep.json").is_file():
+            return sweep_oracle(folder, routing=routing, backoff=backoff)
         from xlayer.results import read_csv_table
-        from xlayer.scenario import load_toml_file
+        from xlayer.scenario import load_scenario, load_toml_file
 
         scen = folder / "scenario.toml"
         if not scen.is_file():
             raise XlayerError(f"{folder}: not a result folder (no scenario.toml)")
-        raw = load_toml_file(scen)
-        m = model(raw, overrides, seed)
-        res = {obj: solve(m, obj, routing) for obj in dict.fromkeys([objective, "proportional",
-                                                                     "aggregate"])}
+        full = load_scenario(load_toml_file(scen), overrides, seed)
+        m = _core.oracle_model(json.dumps(full, allow_nan=False))
         measured = read_csv_table(folder / "flows.csv", ("flow", "throughput_bps"))
-        return compare_run(res[objective], measured, res["proportional"].summary["utility"],
-                           res["aggregate"].summary["aggregate_bps"])
-    return solve(model(source, overrides, seed), objective, routing)
+        return _compare(m, measured, objective, routing or run_routing(full), backoff)
+    return solve(model(source, overrides, seed), objective, routing or "static", backoff=backoff)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sweeps
+
+
+@dataclass
+class OracleSweep:
+    """The oracle column of a sweep: ``runs`` (one row per finished run: run, stack, seed, the
+    swept paths, routing, optimal_utility, optimal_aggregate_bps, measured_utility,
+    measured_aggregate_bps, fraction_utility, fraction_aggregate; NaN with ``error`` set where
+    the oracle could not judge the run) and ``flows`` (one row per flow of those runs: run,
+    stack, seed, the swept paths, flow, hops, throughput_bps, optimal_bps,
+    measured_over_optimal)."""
+
+    runs: pd.DataFrame
+    flows: pd.DataFrame
+    folder: Optional[Path] = None
+
+
+def _hash(obj: Any) -> str:
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _read_cache(path: Path) -> Dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
+        return {}
+    entries = data.get("runs")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _write_cache(path: Path, entries: Mapping[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        tmp.write_text(json.dumps({"format": CACHE_FORMAT, "runs": entries}, sort_keys=True,
+                                  allow_nan=True))
+        os.replace(tmp, path)
+    except OSError:  # a read-only sweep folder: the answer is still returned
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def _judge_run(run_dir: Path, routing: Optional[str], backoff: str,
+               solved: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+    """What the oracle says of one run folder: bounds, fractions, each flow's optimal rate.
+    ``solved`` maps a model's hash to its bounds, so runs of one network share a solve."""
+    from xlayer.results import read_csv_table
+    from xlayer.scenario import load_scenario, load_toml_file
+
+    full = load_scenario(load_toml_file(run_dir / "scenario.toml"))
+    m = _core.oracle_model(json.dumps(full, allow_nan=False))
+    chosen = routing or run_routing(full)
+    key = _hash({"model": m, "routing": chosen, "backoff": backoff})
+    if key not in solved:
+        res = _bounds(m, "proportional", chosen, backoff)
+        solved[key] = {"utility": res["proportional"].summary["utility"],
+                       "aggregate_bps": res["aggregate"].summary["aggregate_bps"],
+                       "rates_bps": res["proportional"].flows["rate_bps"].tolist()}
+    b = solved[key]
+    measured = read_csv_table(run_dir / "flows.csv", ("flow", "throughput_bps"))
+    rates, basis = measured_rates(m, measured)
+    return {
+        "routing": chosen,
+        "optimal_utility": b["utility"],
+        "optimal_aggregate_bps": b["aggregate_bps"],
+        "measured_utility": log_utility(rates),
+        "measured_aggregate_bps": float(rates.sum()),
+        "measured_basis": basis,
+        "fraction_utility": fraction_utility(rates, b["rates_bps"]),
+        "fraction_aggregate": (float(rates.sum()) / b["aggregate_bps"]
+                               if b["aggregate_bps"] else float("nan")),
+        "flows": [int(f["flow"]) for f in m["flows"]],
+        "optimal_bps": list(b["rates_bps"]),
+    }
+
+
+def sweep_oracle(folder: PathLike, routing: Optional[str] = None, backoff: str = "none",
+                 progress: Optional[Callable[[int, int], None]] = None,
+                 cache: bool = True) -> OracleSweep:
+    """The oracle column of a sweep folder (:class:`OracleSweep`): every finished run against
+    the optimum of the scenario it ran (its own model: seeds and stacks may change the network
+    and the packets; runs of one network share a solve). ``routing`` None: each run's
+    :func:`run_routing`. The answers are cached in the folder's ``oracle.json`` by the hash of
+    each run's scenario, so a second call (``xlayer plot`` after ``xlayer compare``) solves
+    nothing. A run the oracle cannot judge (wired links, no route) gets NaN and its ``error``;
+    a missing solver is an :class:`XlayerError` (:func:`require_solver`). ``progress(done,
+    total)`` is called after each run."""
+    from xlayer.analysis import load
+
+    require_solver()
+    if routing is not None and routing not in ROUTINGS:
+        raise ScenarioError(f"routing: {routing!r} is not one of {', '.join(ROUTINGS)}")
+    if backoff not in BACKOFFS:
+        raise ScenarioError(f"backoff: {backoff!r} is not one of {', '.join(BACKOFFS)}")
+    folder = Path(folder)
+    sweep = load(folder)
+    ok = sweep.ok
+    keys = ["run", "stack", "seed"] + list(sweep.swept)
+    cache_path = folder / CACHE_FILE
+    entries = _read_cache(cache_path) if cache else {}
+    fresh: Dict[str, Any] = {}
+    solved: Dict[str, Dict[str, Any]] = {}
+    run_rows: List[Dict[str, Any]] = []
+    flow_rows: List[Dict[str, Any]] = []
+    measured_flows = sweep.flows.set_index(["run", "flow"]) if len(sweep.flows) else None
+    for i, r in enumerate(ok.to_dict(orient="records")):
+        run_dir = folder / "runs" / str(r["run"])
+        try:
+            text = (run_dir / "scenario.toml").read_text()
+        except OSError as e:
+            text = None
+            judged: Dict[str, Any] = {"error": f"{run_dir}: {e.strerror or e}"}
+        if text is not None:
+            ckey = _hash({"scenario": text, "routing": routing, "backoff": backoff})
+            if ckey in entries:
+                judged = entries[ckey]
+            else:
+                try:
+                    judged = _judge_run(run_dir, routing, backoff, solved)
+                except XlayerError as e:
+                    judged = {"error": str(e).splitlines()[0]}
+            fresh[ckey] = judged
+        base = {k: r[k] for k in keys if k in r}
+        run_rows.append(dict(base, **{k: judged.get(k, np.nan) for k in (
+            "routing", "optimal_utility", "optimal_aggregate_bps", "measured_utility",
+            "measured_aggregate_bps", "fraction_utility", "fraction_aggregate")},
+            error=judged.get("error", "")))
+        for flow, opt in zip(judged.get("flows", []), judged.get("optimal_bps", [])):
+            got = np.nan
+            hops = np.nan
+            if measured_flows is not None and (r["run"], flow) in measured_flows.index:
+                one = measured_flows.loc[(r["run"], flow)]
+                got = float(one["throughput_bps"])
+                hops = one["hops"] if "hops" in one else np.nan
+            flow_rows.append(dict(base, flow=flow, hops=hops, throughput_bps=got,
+                                  optimal_bps=opt,
+                                  measured_over_optimal=got / opt if opt else np.nan))
+        if progress is not None:
+            progress(i + 1, len(ok))
+    if cache and fresh != entries:
+        _write_cache(cache_path, fresh)
+    runs = pd.DataFrame(run_rows, columns=keys + [
+        "routing", "optimal_utility", "optimal_aggregate_bps", "measured_utility",
+        "measured_aggregate_bps", "fraction_utility", "fraction_aggregate", "error"])
+    flows = pd.DataFrame(flow_rows, columns=keys + [
+        "flow", "hops", "throughput_bps", "optimal_bps", "measured_over_optimal"])
+    return OracleSweep(runs=runs, flows=flows, folder=folder)
+
+
+def cached_sweep_oracle(folder: PathLike) -> Optional[OracleSweep]:
+    """The oracle column of a sweep folder if ``oracle.json`` holds it for every finished run
+    (as ``xlayer compare`` and ``xlayer sweep`` leave it), else None; solves nothing."""
+    folder = Path(folder)
+    entries = _read_cache(folder / CACHE_FILE)
+    if not entries:
+        return None
+    try:
+        require_solver()
+    except XlayerError:
+        return None
+    from xlayer.analysis import load
+
+    sweep = load(folder, rebuild=False)
+    for r in sweep.ok["run"]:
+        try:
+            text = (folder / "runs" / str(r) / "scenario.toml").read_text()
+        except OSError:
+            return None
+        if _hash({"scenario": text, "routing": None, "backoff": "none"}) not in entries:
+            return None
+    return sweep_oracle(folder)
+
+
+def summarize_sweep(o: OracleSweep, keys: Sequence[str]) -> pd.DataFrame:
+    """Per group of ``keys`` (e.g. stack and the swept paths, in the order the runs come):
+    ``fraction_utility`` and ``fraction_aggregate`` as mean, ci_low, ci_high (95 %, over the
+    group's runs; log-transformed intervals, never below 0: :func:`xlayer.analysis.mean_ci`),
+    ``runs`` judged and the ``routing`` of the bounds."""
+    from xlayer.analysis import mean_ci
+
+    judged = o.runs[o.runs["fraction_aggregate"].notna()]
+    rows: List[Dict[str, Any]] = []
+    if judged.empty:
+        return pd.DataFrame(columns=list(keys) + ["runs", "routing"])
+    for key, df in judged.groupby(list(keys), sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row: Dict[str, Any] = dict(zip(keys, key))
+        for metric in ("fraction_utility", "fraction_aggregate"):
+            ci = mean_ci(df[metric].tolist(), lower=0.0)
+            row.update({metric: ci["mean"], f"{metric}_low": ci["ci_low"],
+                        f"{metric}_high": ci["ci_high"]})
+        row["runs"] = len(df)
+        row["routing"] = "/".join(sorted(set(df["routing"].astype(str))))
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -31,6 +31,11 @@ resolution; ``--style`` for a matplotlib style):
     tcp_trace               run folder with tcp_trace.csv (output.tcp_trace): each TCP flow's
                             congestion window and slow-start threshold, smoothed RTT and RTO
                             over time, losses marked
+    measured_vs_optimal     with ``--oracle`` (``oracle=True``), or for a sweep whose oracle
+                            column ``xlayer compare``/``sweep`` left in oracle.json: each flow's
+                            measured throughput against its rate in the proportional-fair
+                            optimum (``xlayer.optimum``), one colour per stack, the diagonal
+                            where they are equal
 
 Stacks keep the order the sweep file (or ``--stacks``) gives them, and one colour each, in
 every plot. Axis labels name the quantity and its unit in the units of the command line
@@ -80,6 +85,7 @@ __all__ = [
     "topology",
     "throughput_timeseries",
     "tcp_trace",
+    "measured_vs_optimal",
     "FORMATS",
     "DEFAULT_DPI",
 ]
@@ -466,6 +472,41 @@ def tcp_trace(trace: pd.DataFrame, max_flows: int = 6) -> Figure:
     return fig
 
 
+def measured_vs_optimal(flows: pd.DataFrame, by: Optional[str] = "stack",
+                        order: Optional[Sequence[str]] = None) -> Figure:
+    """Each flow's measured throughput (``throughput_bps``, y) against its rate in the
+    proportional-fair optimum (``optimal_bps``, x): the oracle's view of a run or a sweep, one
+    colour per value of ``by``. The diagonal is the optimum's rate; a flow above it got more
+    than its fair-optimal share (a run may, at other flows' cost), none can be far above it
+    on both axes' sums (the aggregate is bounded)."""
+    pairs = flows[["optimal_bps", "throughput_bps"]].astype(float)
+    unit = display_unit("throughput_bps", pd.concat([pairs["optimal_bps"],
+                                                     pairs["throughput_bps"]]))
+    fig, ax = _figure(5.5, 5.5)
+    top = 0.0
+    for name, df, colour in _groups(flows, by, order):
+        x = df["optimal_bps"].astype(float).to_numpy() * unit[1]
+        y = df["throughput_bps"].astype(float).to_numpy() * unit[1]
+        keep = np.isfinite(x) & np.isfinite(y)
+        if not keep.any():
+            continue
+        top = max(top, float(x[keep].max()), float(y[keep].max()))
+        ax.scatter(x[keep], y[keep], s=16, alpha=0.7, color=_colour(colour),
+                   label=f"{name} ({_flows_word(int(keep.sum()))})"
+                   if by and by in flows.columns else _flows_word(int(keep.sum())))
+    top = top * 1.05 if top > 0 else 1.0
+    ax.plot([0, top], [0, top], color="grey", linewidth=1, linestyle="--",
+            label="measured = optimal")
+    ax.set_xlim(0, top)
+    ax.set_ylim(0, top)
+    ax.set_aspect("equal")
+    ax.set_xlabel(f"Flow rate in the proportional-fair optimum ({unit[0]})")
+    ax.set_ylabel(f"Measured flow throughput ({unit[0]})")
+    ax.set_title("Per-flow throughput against the optimum")
+    ax.legend(loc="upper left")
+    return fig
+
+
 # ----------------------------------------------------------------------------------------------
 # Topology
 
@@ -666,9 +707,14 @@ def _topology_spec(run_dir: Path, caption: str, title: str) -> PlotSpec:
 
 
 def plan_figures(folder: PathLike,
-                 on_load: Optional[Callable[[str], None]] = None) -> List[PlotSpec]:
+                 on_load: Optional[Callable[[str], None]] = None,
+                 oracle: Optional[bool] = None) -> List[PlotSpec]:
     """The plots of a sweep folder or a run folder, not yet drawn. ``on_load(what)`` is called
-    before a slow load (a sweep's tables) so that a caller can say what is going on."""
+    before a slow load (a sweep's tables, the oracle's solves) so that a caller can say what is
+    going on. ``oracle``: True adds ``measured_vs_optimal``, solving the optimum if need be (a
+    missing solver or a scenario the oracle refuses is an :class:`XlayerError`); None adds it
+    for a sweep whose oracle column is cached (``xlayer compare``, ``xlayer sweep``); False
+    never."""
     folder = Path(folder)
     out: List[PlotSpec] = []
     if (folder / "sweep.json").is_file():
@@ -709,6 +755,17 @@ def plan_figures(folder: PathLike,
                 folder / "runs" / str(first["run"]),
                 f"Topology, links, ranges and routes of run {first['run']} (stack "
                 f"{first['stack']}, seed {first['seed']})", str(sweep.plan.get("name", ""))))
+        if oracle is not False and len(sweep.ok):
+            from xlayer.optimum import cached_sweep_oracle, sweep_oracle
+
+            if oracle and on_load is not None:
+                on_load("solving the optimum")
+            judged = sweep_oracle(folder) if oracle else cached_sweep_oracle(folder)
+            if judged is not None and judged.flows["optimal_bps"].notna().any():
+                fl = judged.flows
+                out.append(PlotSpec("measured_vs_optimal", "Per-flow throughput against the "
+                                    "flow's rate in the proportional-fair optimum, every run",
+                                    lambda: measured_vs_optimal(fl, order=order)))
         return out
     if _is_run_folder(folder):
         flows = read_csv_table(folder / "flows.csv", FLOWS_NEEDED)
@@ -734,6 +791,17 @@ def plan_figures(folder: PathLike,
                 out.append(PlotSpec("tcp_trace", "TCP congestion window, slow-start threshold, "
                                     "smoothed RTT and RTO per flow (output.tcp_trace)",
                                     lambda: tcp_trace(trace)))
+        if oracle:
+            from xlayer.optimum import oracle as solve_oracle
+
+            if on_load is not None:
+                on_load("solving the optimum")
+            judged = solve_oracle(folder)
+            fl = judged.flows.rename(columns={"measured_bps": "throughput_bps",
+                                              "rate_bps": "optimal_bps"})
+            out.append(PlotSpec("measured_vs_optimal", "Per-flow throughput against the flow's "
+                                "rate in the proportional-fair optimum",
+                                lambda: measured_vs_optimal(fl, by=None)))
         return out
     raise FileNotFoundError(f"{folder}: neither a sweep folder (sweep.json) nor a result folder "
                             "(summary.json, flows.csv)")
@@ -788,13 +856,14 @@ PlotProgress = Callable[[int, int, str], None]
 def plot_folder(folder: PathLike, out: Optional[PathLike] = None,
                 formats: Sequence[str] = FORMATS, dpi: int = DEFAULT_DPI,
                 style: Optional[str] = None,
-                progress: Union[bool, PlotProgress, None] = None) -> List[Path]:
+                progress: Union[bool, PlotProgress, None] = None,
+                oracle: Optional[bool] = None) -> List[Path]:
     """Writes every plot of ``folder`` into ``out`` (default ``folder/plots``) in each of
     ``formats`` (PNG at ``dpi``; SVG and PDF are vector and carry no date, so the same plot
     gives the same file); returns the files written. ``style`` is a matplotlib style laid over
     xlayer's. ``progress`` is True (a bar on stderr once the work has taken a moment),
     a callable ``progress(done, total, what)``, or None. A folder whose files xlayer cannot
-    read raises :class:`XlayerError`."""
+    read raises :class:`XlayerError`. ``oracle``: as :func:`plan_figures`."""
     from xlayer._progress import StepProgress
 
     formats = check_formats(formats)
@@ -807,7 +876,7 @@ def plot_folder(folder: PathLike, out: Optional[PathLike] = None,
     try:
         with style_context(style), unreadable_results(folder):
             specs = plan_figures(folder, on_load=(lambda what: report(0, 0, what))
-                                 if report is not None else None)
+                                 if report is not None else None, oracle=oracle)
             total = len(specs)
             target.mkdir(parents=True, exist_ok=True)
             for k, spec in enumerate(specs):

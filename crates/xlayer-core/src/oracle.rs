@@ -5,7 +5,8 @@
 //! column generation) is Python's (`xlayer.oracle`); this module only describes the network.
 //!
 //! Reads the built world's `cfg`, `nodes` (MAC parameters), `links`, `neighbors` and `routes`,
-//! and, read-only, its `flows` (endpoints and packet sizes, random pairs included) and
+//! and, read-only, its `flows` (endpoints, packet sizes and measured windows, random pairs
+//! included) and
 //! `link_loss` (random losses included), so every draw the builder made is the one the oracle
 //! sees.
 //!
@@ -21,23 +22,38 @@
 //!   log-normal shadowing and Rayleigh fading when the scenario has them (the simulator draws
 //!   them per frame, `world` `phy.fading`), with the reception threshold applied to the faded
 //!   power; link losses hit every frame on the link, as in the simulator.
-//! - **Airtime of one attempt** `T = AIFS + (CWmin/2)·slot + [RTS + SIFS + CTS + SIFS] + DATA +
-//!   SIFS + ACK` (802.11-2016 §10.3.2.3, §10.22.2.4; mean backoff of a fresh contention window,
-//!   as in Bianchi's model without collisions), with the most favourable of the node's EDCA
-//!   levels (the lowest `AIFS + CWmin/2·slot`) and the frame sizes of `wire::frame` (MAC header
-//!   and FCS 28 bytes, LLC/SNAP 8). Retransmissions cost `T` each and succeed with `p`, so a
-//!   link delivers at most `p / T` packets per second whatever the retry limit (delivered
-//!   fraction `1−(1−p)^R` over `(1−(1−p)^R)/p` expected attempts). Growing contention windows
-//!   after failures, collisions, EIFS and the loss of packets dropped at the retry limit on
-//!   earlier hops are not charged: the capacity is an upper bound.
+//! - **Airtime of one attempt** `T = AIFS + [RTS + SIFS + CTS + SIFS] + DATA + SIFS + ACK`
+//!   (802.11-2016 §10.3.2.3, §10.22.2.4) with the node's shortest AIFS among its EDCA levels and
+//!   the frame sizes of `wire::frame` (MAC header and FCS 28 bytes, LLC/SNAP 8): the least
+//!   airtime any access method here (DCF, EDCA, Z-MAC, ZMAC+) spends on a frame exchange.
+//!   **No backoff is charged**: senders contending for one receiver or one carrier-sense area
+//!   count their backoff slots down together, so the idle time per packet falls with their
+//!   number — DCF with 2-3 saturated senders to one receiver delivers 6 % more than a lone
+//!   sender, which waits a mean `CWmin/2` slots before every frame (Bianchi's model and
+//!   `scenarios/bianchi.toml` alike), and a capacity charging that mean backoff is beaten.
+//!   `backoff_s` is the mean backoff of a fresh window, `(CWmin/2)·slot` at the level with the
+//!   shortest `AIFS + (CWmin/2)·slot` (`T + backoff_s` is that level's attempt), for a lone DCF
+//!   sender's capacity. Retransmissions cost `T` each and succeed with `p`, so a link delivers
+//!   at most `p / T` packets per second whatever the retry limit (delivered fraction
+//!   `1−(1−p)^R` over `(1−(1−p)^R)/p` expected attempts). Collisions, EIFS and the loss of
+//!   packets dropped at the retry limit on earlier hops are not charged: the capacity is an
+//!   upper bound.
 //! - **Conflicts.** Two links conflict (cannot both succeed at once) when (1) they share a node
 //!   (half duplex, one frame at a time); or (2) their senders carrier-sense each other (mean
 //!   power from one sender at the other at least the carrier-sense threshold: DCF defers,
-//!   802.11-2016 §10.3.2.1); or (3) with both on the air, a receiver's mean SINR falls below the
-//!   SINR threshold of its frame's rate — the DATA at each receiver with the other sender as
-//!   interferer, the ACK at each sender with the other receiver (the other ACK) as interferer.
+//!   802.11-2016 §10.3.2.1); or (3) with both on the air, a frame of either exchange all but
+//!   never survives: its success probability with the other link's frame on the air throughout
+//!   (that power added to the noise, by the scenario's error model, averaged over the fading and
+//!   shadowing of both signals) is below [`CONFLICT_SUCCESS`] — the DATA at each receiver with
+//!   the other sender as interferer, the ACK at each sender with the other receiver (the other
+//!   ACK). Under the threshold error model without fading that is the SINR falling below the
+//!   rate's threshold. A frame with a fair chance (the BER model's edge is steep, not
+//!   vertical: 2 Mbit/s DQPSK goes from 3 % to 91 % success between −0.5 and 1.5 dB) is no
+//!   conflict: both links then get their whole capacity, an optimistic bound, where calling
+//!   them conflicting would be beaten by two links that each get most frames through at once.
 //!   Asynchronous effects (a receiver locked on the other link's preamble, hidden terminals
 //!   colliding) are not conflicts here: the oracle's schedule is the ideal one.
+//!   `tests/test_oracle.py` checks the rule against the simulator on pairs of links.
 //! - **Packets.** A flow's packet is its payload plus UDP (8), TCP (20) or TFRC (8 + 16) and IPv4
 //!   (20) headers. TCP's ACK stream is not charged, again an upper bound.
 
@@ -60,6 +76,13 @@ use std::collections::HashMap;
 
 /// Quadrature points over the per-packet channel variation (quantile midpoints).
 const QUANTILES: usize = 256;
+/// The coarser quadrature of the conflict test, over the gains of two signals at once: points
+/// per kind of variation (fewer when a signal has both shadowing and fading).
+const CONFLICT_QUANTILES: usize = 24;
+const CONFLICT_QUANTILES_BOTH: usize = 6;
+/// A pair of links conflicts when a frame of either exchange, with the other link's frame on
+/// the air, succeeds with less than this probability (module doc, rule 3).
+pub const CONFLICT_SUCCESS: f64 = 0.01;
 
 /// One directed link that can carry data.
 #[derive(Debug, Clone)]
@@ -72,8 +95,11 @@ pub struct OracleLink {
     pub rx_dbm: f64,
     /// Probability that one attempt (DATA and its ACK) succeeds, for the first packet size.
     pub success: f64,
-    /// Airtime of one attempt for each of [`OracleModel::packet_bytes`], seconds.
+    /// Airtime of one attempt for each of [`OracleModel::packet_bytes`], seconds: AIFS,
+    /// [RTS/CTS], DATA, SIFS, ACK, no backoff (module doc).
     pub attempt_s: Vec<f64>,
+    /// The mean backoff a lone DCF sender adds to each attempt, seconds (module doc).
+    pub backoff_s: f64,
     /// Delivered packets per second for each of [`OracleModel::packet_bytes`] (`success / attempt_s`).
     pub capacity_pps: Vec<f64>,
 }
@@ -89,6 +115,9 @@ pub struct OracleFlow {
     /// Index into [`OracleModel::packet_bytes`].
     pub size: usize,
     pub route: Vec<usize>,
+    /// The flow's measured window (`metrics::window`: from `max(start, warmup)` to
+    /// `min(stop, duration)`), seconds: what its measured throughput is averaged over.
+    pub window_s: (f64, f64),
 }
 
 /// The network as the optimum oracle sees it.
@@ -185,12 +214,13 @@ fn normal_quantile(u: f64) -> f64 {
 }
 
 /// Power multipliers with equal weights over the per-packet variation the world draws
-/// (log-normal shadowing then an exponential Rayleigh power gain), or `[1]` without any.
-fn gains(fading: Fading, shadowing_sigma_db: f64) -> Vec<f64> {
+/// (log-normal shadowing then an exponential Rayleigh power gain), `points` quantiles of each,
+/// or `[1]` without any.
+fn gains(fading: Fading, shadowing_sigma_db: f64, points: usize) -> Vec<f64> {
     let shadow: Vec<f64> = if shadowing_sigma_db > 0.0 {
-        (0..QUANTILES)
+        (0..points)
             .map(|k| {
-                let z = normal_quantile((k as f64 + 0.5) / QUANTILES as f64);
+                let z = normal_quantile((k as f64 + 0.5) / points as f64);
                 10f64.powf(z * shadowing_sigma_db / 10.0)
             })
             .collect()
@@ -198,8 +228,8 @@ fn gains(fading: Fading, shadowing_sigma_db: f64) -> Vec<f64> {
         vec![1.0]
     };
     let rayleigh: Vec<f64> = if fading == Fading::Rayleigh {
-        (0..QUANTILES)
-            .map(|k| -(1.0 - (k as f64 + 0.5) / QUANTILES as f64).ln())
+        (0..points)
+            .map(|k| -(1.0 - (k as f64 + 0.5) / points as f64).ln())
             .collect()
     } else {
         vec![1.0]
@@ -216,36 +246,78 @@ fn gains(fading: Fading, shadowing_sigma_db: f64) -> Vec<f64> {
 /// Probability that a frame of `bytes` at `rate_mbps` received at mean power `mw` (no
 /// interference) is decoded, averaged over `gains`.
 fn frame_success(cfg: &PhyConfig, mw: f64, bytes: u32, rate_mbps: f64, gains: &[f64]) -> f64 {
-    let t = cfg.timing.frame(bytes, rate_mbps);
-    let threshold = sinr_threshold(cfg, rate_mbps);
-    let ok = |p: f64| -> f64 {
-        if p < cfg.rx_threshold_mw {
-            return 0.0;
-        }
-        let snr = p / cfg.noise_mw;
-        match cfg.error_model {
-            ErrorModelKind::Threshold => {
-                if snr >= threshold {
-                    1.0
-                } else {
-                    0.0
-                }
-            }
-            ErrorModelKind::Ber => (chunk_ln_success(t.header_modulation, snr, t.header_bits)
-                + chunk_ln_success(t.payload_modulation, snr, t.payload_bits))
-            .exp(),
-        }
-    };
-    gains.iter().map(|g| ok(mw * g)).sum::<f64>() / gains.len() as f64
+    gains
+        .iter()
+        .map(|g| decoded(cfg, mw * g, 0.0, bytes, rate_mbps))
+        .sum::<f64>()
+        / gains.len() as f64
 }
 
-/// Airtime of one DATA/ACK attempt of an IP packet of `ip_bytes` (module doc).
-fn attempt_time(mac: &MacParams, ip_bytes: u32) -> SimTime {
+/// Probability that a frame received at power `mw` is decoded with `interference_mw` on the
+/// air throughout, as the PHY decides it: the reception threshold on the frame's power, then
+/// the error model at the SINR.
+fn decoded(cfg: &PhyConfig, mw: f64, interference_mw: f64, bytes: u32, rate_mbps: f64) -> f64 {
+    if mw < cfg.rx_threshold_mw {
+        return 0.0;
+    }
+    let sinr = mw / (cfg.noise_mw + interference_mw);
+    match cfg.error_model {
+        ErrorModelKind::Threshold => {
+            if sinr >= sinr_threshold(cfg, rate_mbps) {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        ErrorModelKind::Ber => {
+            let t = cfg.timing.frame(bytes, rate_mbps);
+            (chunk_ln_success(t.header_modulation, sinr, t.header_bits)
+                + chunk_ln_success(t.payload_modulation, sinr, t.payload_bits))
+            .exp()
+        }
+    }
+}
+
+/// Probability that a frame at mean power `mw` is decoded with a frame of mean power
+/// `interference_mw` on the air throughout, both powers drawn per frame (independently) from
+/// `gains`.
+fn interfered_success(
+    cfg: &PhyConfig,
+    mw: f64,
+    interference_mw: f64,
+    bytes: u32,
+    rate_mbps: f64,
+    gains: &[f64],
+) -> f64 {
+    let mean = decoded(cfg, mw, interference_mw, bytes, rate_mbps);
+    if gains.len() == 1 || mean >= 0.5 {
+        // Without variation, the mean powers decide. With it, a frame decoded half the time at
+        // the mean powers is decoded at least that often whenever its own power is at or above
+        // its mean and the interference at or below its own, which happens with probability at
+        // least 0.37 × 0.5 × 0.5 (a Rayleigh gain is above 1 with probability 1/e, below it
+        // with 1 − 1/e; a log-normal one either way half the time; the two signals independent):
+        // the average is above 2 %, over any conflict threshold, without the quadrature.
+        return mean;
+    }
+    let mut sum = 0.0;
+    for g in gains {
+        for h in gains {
+            sum += decoded(cfg, mw * g, interference_mw * h, bytes, rate_mbps);
+        }
+    }
+    sum / (gains.len() * gains.len()) as f64
+}
+
+/// Airtime of one DATA/ACK attempt of an IP packet of `ip_bytes` without backoff, and the
+/// mean backoff a lone DCF sender adds to it (module doc).
+fn attempt_time(mac: &MacParams, ip_bytes: u32) -> (SimTime, SimTime) {
     let t = &mac.timing;
-    let access = mac
+    let aifs = |aifsn: u32| t.sifs.ns() + t.slot.ns() * aifsn as u64;
+    let access = mac.levels.iter().map(|l| aifs(l.aifsn)).min().unwrap_or(0);
+    let with_backoff = mac
         .levels
         .iter()
-        .map(|l| t.sifs.ns() + t.slot.ns() * l.aifsn as u64 + t.slot.ns() * l.cw_min as u64 / 2)
+        .map(|l| aifs(l.aifsn) + t.slot.ns() * l.cw_min as u64 / 2)
         .min()
         .unwrap_or(0);
     let mpdu = DATA_OVERHEAD_BYTES + LLC_SNAP_BYTES + ip_bytes;
@@ -258,7 +330,7 @@ fn attempt_time(mac: &MacParams, ip_bytes: u32) -> SimTime {
             + t.duration(CTS_BYTES, mac.basic_rate_mbps).ns()
             + 2 * t.sifs.ns();
     }
-    SimTime(ns)
+    (SimTime(ns), SimTime(with_backoff - access))
 }
 
 fn ip_bytes(payload: u32, transport: FlowTransport) -> u32 {
@@ -277,7 +349,15 @@ pub fn model_of(sc: &Scenario, world: &World) -> OracleModel {
     let cfg = &world.cfg;
     let pw = Powers::of(world);
     let power = |a: u32, b: u32| pw.get(a, b);
-    let gains = gains(sc.radio.fading, sc.radio.shadowing_sigma_db);
+    let gains_of = |points| gains(sc.radio.fading, sc.radio.shadowing_sigma_db, points);
+    let gains = gains_of(QUANTILES);
+    let coarse = gains_of(
+        if sc.radio.fading == Fading::Rayleigh && sc.radio.shadowing_sigma_db > 0.0 {
+            CONFLICT_QUANTILES_BOTH
+        } else {
+            CONFLICT_QUANTILES
+        },
+    );
     let mut packet_bytes: Vec<u32> = Vec::new();
     let mut flow_size = Vec::new();
     for f in &world.flows {
@@ -311,9 +391,12 @@ pub fn model_of(sc: &Scenario, world: &World) -> OracleModel {
                     let p = frame_success(cfg, forward, mpdu, mac.data_rate_mbps, &gains)
                         * ack_ok
                         * lossless;
-                    (p, attempt_time(mac, ip).as_secs_f64())
+                    (p, attempt_time(mac, ip).0.as_secs_f64())
                 })
                 .collect();
+            let backoff = packet_bytes
+                .first()
+                .map_or(SimTime::ZERO, |&ip| attempt_time(mac, ip).1);
             let success = per_size.first().map_or(ack_ok * lossless, |x| x.0);
             index.insert((a, b), links.len());
             links.push(OracleLink {
@@ -323,6 +406,7 @@ pub fn model_of(sc: &Scenario, world: &World) -> OracleModel {
                 rx_dbm: 10.0 * forward.log10(),
                 success,
                 attempt_s: per_size.iter().map(|x| x.1).collect(),
+                backoff_s: backoff.as_secs_f64(),
                 capacity_pps: per_size.iter().map(|x| x.0 / x.1).collect(),
             });
         }
@@ -330,9 +414,11 @@ pub fn model_of(sc: &Scenario, world: &World) -> OracleModel {
 
     // Conflicts: only links whose senders or receivers are within radio reach of each other can
     // interact (beyond it the builder lists no power), so candidates come from the link lists.
-    let data_threshold = |l: &OracleLink| sinr_threshold(cfg, l.rate_bps / 1e6);
-    let ack_threshold =
-        |l: &OracleLink| sinr_threshold(cfg, world.nodes[l.to as usize].mac.params.basic_rate_mbps);
+    // The frames of each exchange: DATA at the data rate, ACK at the receiver's basic rate.
+    // The smallest packet's frame, the likeliest to survive, so that a conflict holds for all.
+    let data_bytes =
+        DATA_OVERHEAD_BYTES + LLC_SNAP_BYTES + packet_bytes.iter().copied().min().unwrap_or(0);
+    let basic = |node: u32| world.nodes[node as usize].mac.params.basic_rate_mbps;
     let mut by_node: Vec<Vec<usize>> = vec![Vec::new(); world.neighbors.len()];
     for (k, l) in links.iter().enumerate() {
         by_node[l.from as usize].push(k);
@@ -348,11 +434,15 @@ pub fn model_of(sc: &Scenario, world: &World) -> OracleModel {
         if power(a, c) >= cfg.cs_threshold_mw || power(c, a) >= cfg.cs_threshold_mw {
             return true;
         }
-        let sinr = |s: u32, r: u32, i: u32| power(s, r) / (cfg.noise_mw + power(i, r));
-        sinr(a, b, c) < data_threshold(x)
-            || sinr(c, d, a) < data_threshold(y)
-            || sinr(b, a, d) < ack_threshold(x)
-            || sinr(d, c, b) < ack_threshold(y)
+        // Frame from s to r, received with i's frame on the air: all but lost?
+        let lost = |s: u32, r: u32, i: u32, bytes: u32, rate: f64| -> bool {
+            interfered_success(cfg, power(s, r), power(i, r), bytes, rate, &coarse)
+                < CONFLICT_SUCCESS
+        };
+        lost(a, b, c, data_bytes, x.rate_bps / 1e6)
+            || lost(c, d, a, data_bytes, y.rate_bps / 1e6)
+            || lost(b, a, d, ACK_BYTES, basic(b))
+            || lost(d, c, b, ACK_BYTES, basic(d))
     };
     let mut conflicts = Vec::new();
     for (i, x) in links.iter().enumerate() {
@@ -392,7 +482,9 @@ pub fn model_of(sc: &Scenario, world: &World) -> OracleModel {
                 }
                 at = next;
             }
+            let (from, to) = crate::metrics::window(f.start, f.stop, world.warmup, world.end);
             OracleFlow {
+                window_s: (from.as_secs_f64(), to.as_secs_f64()),
                 id: f.id,
                 src: f.src,
                 dst: f.dst,
@@ -425,7 +517,7 @@ mod tests {
 
     #[test]
     fn rayleigh_gains_average_one() {
-        let g = gains(Fading::Rayleigh, 0.0);
+        let g = gains(Fading::Rayleigh, 0.0, QUANTILES);
         let mean = g.iter().sum::<f64>() / g.len() as f64;
         assert!((mean - 1.0).abs() < 0.02, "{mean}");
     }

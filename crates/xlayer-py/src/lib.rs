@@ -139,8 +139,9 @@ fn scenario_to_toml(json_text: &str) -> PyResult<String> {
 
 /// The optimum oracle's model of a scenario (JSON text), `xlayer_core::oracle`: a dict with
 /// `nodes`, `packet_bytes`, `links` (dict of columns `from, to, rate_bps, rx_dbm, success`,
-/// and per packet size lists `attempt_s`, `capacity_pps`), `conflicts` (pairs of link indices)
-/// and `flows` (dicts `flow, src, dst, payload_bits, size, route`).
+/// `backoff_s`, and per packet size lists `attempt_s`, `capacity_pps`), `conflicts` (pairs of
+/// link indices)
+/// and `flows` (dicts `flow, src, dst, payload_bits, size, route, window_s`).
 #[pyfunction]
 fn oracle_model(py: Python<'_>, json_text: &str) -> PyResult<PyObject> {
     let text = json_text.to_owned();
@@ -168,6 +169,10 @@ fn oracle_model(py: Python<'_>, json_text: &str) -> PyResult<PyObject> {
             .collect::<Vec<_>>(),
     )?;
     links.set_item(
+        "backoff_s",
+        m.links.iter().map(|l| l.backoff_s).collect::<Vec<_>>(),
+    )?;
+    links.set_item(
         "capacity_pps",
         m.links
             .iter()
@@ -183,6 +188,7 @@ fn oracle_model(py: Python<'_>, json_text: &str) -> PyResult<PyObject> {
         d.set_item("payload_bits", f.payload_bits)?;
         d.set_item("size", f.size)?;
         d.set_item("route", f.route.clone())?;
+        d.set_item("window_s", f.window_s)?;
         flows.append(d)?;
     }
     let d = PyDict::new_bound(py);

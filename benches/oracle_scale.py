@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Benchmark: the optimum oracle's solve time and column count on the large shipped scenarios
+(issue 22 item 5): mesh-7x7 (49 nodes) and dpclo-fig9 (108 nodes), each objective, static
+routes and free multi-path routing. Prints a Markdown table (the README's): links and conflicts
+the master constrains, columns (independent sets) generated, iterations, wall time of the
+solve (the model's construction in the core is timed apart).
+
+    python benches/oracle_scale.py
+    python benches/oracle_scale.py --scenario scenarios/mesh-7x7.toml --routing static --limit 120
+
+``--limit S`` skips the remaining objectives of a (scenario, routing) once a solve took more than
+S seconds (the timing is still printed).
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SCENARIOS = ("mesh-7x7", "dpclo-fig9")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--scenario", action="append", help="scenario file (repeatable); default "
+                    "mesh-7x7 and dpclo-fig9")
+    ap.add_argument("--routing", default="static,multipath", help="comma-separated routings")
+    ap.add_argument("--objective", default="proportional,aggregate,maxmin")
+    ap.add_argument("--limit", type=float, default=300.0)
+    args = ap.parse_args()
+    from xlayer import optimum as xo
+
+    paths = args.scenario or [str(ROOT / "scenarios" / f"{s}.toml") for s in SCENARIOS]
+    print("| scenario | routing | objective | links | conflicts | columns | iterations "
+          "| model | solve |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for path in paths:
+        t = time.perf_counter()
+        m = xo.model(path)
+        model_s = time.perf_counter() - t
+        for routing in args.routing.split(","):
+            for objective in args.objective.split(","):
+                t = time.perf_counter()
+                r = xo.solve(m, objective, routing)
+                solve_s = time.perf_counter() - t
+                s = r.summary
+                print(f"| {pathlib.Path(path).stem} | {routing} | {objective} | {s['links']} "
+                      f"| {s['conflicts']} | {s['columns']} | {s['iterations']} "
+                      f"| {model_s:.1f} s | {solve_s:.1f} s |", flush=True)
+                if solve_s > args.limit:
+                    break
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
