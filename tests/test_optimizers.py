@@ -95,7 +95,8 @@ def with_optimizers(*specs):
 
 
 def data_path(r: xlayer.Result):
-    summary = {k: v for k, v in r.summary.items() if k != "wall_s" and not k.startswith("optimizer")}
+    summary = {k: v for k, v in r.summary.items()
+               if k != "wall_s" and not k.startswith(("optimizer", "eclair"))}
     return json.dumps(summary, sort_keys=True, default=str), r.flows, r.nodes
 
 

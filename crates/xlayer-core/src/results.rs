@@ -32,6 +32,9 @@ pub struct Results {
     pub optimizers: Vec<Row>,
     /// Conflicts and dependency cycles between optimizers.
     pub conflicts: Vec<Row>,
+    /// ECLAIR's core: every item optimizers read or tuning layers wrote, its score and whether
+    /// it is in the core (`tune::metrics::core_rows`); empty without optimizers.
+    pub core: Vec<Row>,
 }
 
 impl Results {
@@ -430,7 +433,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         .collect();
     let aggregate: f64 = rates.iter().sum();
     let holds = w.scheduler.holds();
-    let summary = vec![
+    let mut summary = vec![
         ("name", Str(sc.name.clone())),
         ("seed", Int(sc.seed as i64)),
         ("xlayer_version", Str(crate::VERSION.to_string())),
@@ -530,6 +533,12 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             }),
         ),
     ];
+    let packets: u64 = w.flow_stats.iter().map(|s| s.received).sum();
+    summary.extend(crate::tune::metrics::summary(
+        &w.optimizers,
+        w.queue.executed() - w.optimizers.engine_events,
+        packets,
+    ));
     let mut timeseries = Vec::new();
     if let Some(bin) = w.timeseries_bin {
         let bins = w.now().ns().div_ceil(bin.ns()) as usize;
@@ -579,6 +588,7 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
         tcp_trace,
         optimizers: optimizer_rows(w),
         conflicts: conflict_rows(w),
+        core: crate::tune::metrics::core_rows(&w.optimizers),
     }
 }
 
