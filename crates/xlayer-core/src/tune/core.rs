@@ -10,12 +10,15 @@
 //! (writes into the core per simulated second).
 //!
 //! **Costs, measured.** `c_r`, a read through the tuning layer (the item's optimizer reads
-//! that missed the cache, from the start of `Ctx::get` to its return); `c_c`, a read of a
-//! cached value (the same span on a hit; before the first hit, the item-table look-up a hit
-//! consists of, timed at selection); `c_w`, a write into the core (the refresh after a write:
-//! the re-read through the layer and the store; before the first, `c_r`). One operation in
-//! [`SAMPLE_EVERY`] is timed (the first of each item always), the clock's own overhead
-//! subtracted, so the timing costs little. Costs are wall-clock, so they and what depends on
+//! that missed the cache, from the start of `Ctx::get` to its return: the item's look-up by
+//! name, the layer's call); `c_c`, a read of a cached value (the same span on a hit: the
+//! look-up and the value; before the first hit, the look-up timed at selection); `c_w`, a
+//! write into the core (the refresh after a write: the re-read through the layer and the store;
+//! before the first, `c_r`). One read in [`SAMPLE_EVERY`] is timed (and an item's first read
+//! through the layer, so every item has a cost), every refresh, the clock's own overhead
+//! subtracted, so the timing costs little. `c_r` and `c_w` are pooled over the items of one
+//! parameter (every node's, every index's: the same code path), so that an item read rarely
+//! is not judged on one cold timing; `c_c` over all cached reads. Costs are wall-clock, so they and what depends on
 //! them (the scores, the chosen core, hits) vary from run to run; the simulated results do not
 //! (see coherence below).
 //!
@@ -240,7 +243,7 @@ pub struct Core {
     by_node: Vec<HashMap<Box<str>, usize>>,
     period_start: SimTime,
     cached_ns: Cost,
-    /// Hits counted globally, to pick the ones timed.
+    /// Optimizer reads counted globally, to pick the ones timed.
     ops: u64,
     /// What one `Instant::now()` pair costs, subtracted from timings.
     clock_ns: f64,
@@ -326,13 +329,25 @@ impl Core {
         i
     }
 
-    /// Counts a read of item `i`; returns a timing if this read is one of those timed.
+    /// A timing started at the beginning of an optimizer's read, for one read in
+    /// [`SAMPLE_EVERY`].
     #[inline]
-    pub(crate) fn count_read(&mut self, i: usize) -> Timing {
+    pub(crate) fn start_read(&mut self) -> Timing {
+        self.ops += 1;
+        (self.ops % SAMPLE_EVERY == 1).then(Instant::now)
+    }
+
+    /// Counts a read of item `i`; `t` the read's timing, started now if it has none and the
+    /// item has no read through the layer timed yet (so that every item gets a cost).
+    #[inline]
+    pub(crate) fn count_read(&mut self, i: usize, t: Timing) -> Timing {
         let it = &mut self.items[i];
         it.reads += 1;
         it.period_reads += 1;
-        ((it.reads - 1) % SAMPLE_EVERY == 0).then(Instant::now)
+        if t.is_none() && it.read_ns.n == 0 && it.value.is_none() {
+            return Some(Instant::now());
+        }
+        t
     }
 
     /// The cached value of item `i`, if it is in the core and filled.
@@ -350,7 +365,6 @@ impl Core {
     #[inline]
     pub(crate) fn hit(&mut self, i: usize, t: Timing) {
         self.items[i].hits += 1;
-        self.ops += 1;
         if let Some(t) = t {
             let ns = self.elapsed(t);
             self.cached_ns.add(ns);
@@ -408,9 +422,23 @@ impl Core {
         (ns - self.clock_overhead()).max(0.0)
     }
 
-    /// The measured costs of item `i`: (c_r, c_c, c_w), ns.
+    /// The measured costs of item `i`: (c_r, c_c, c_w), ns. `c_r` and `c_w` pool the timings
+    /// of every item of the same parameter (any node, any index: the same code path), since
+    /// an item read or written rarely has few timings of its own and one cold one would decide.
     pub fn costs(&mut self, i: usize) -> (f64, f64, f64) {
-        let c_r = self.items[i].read_ns.mean().unwrap_or(f64::NAN);
+        let spec = self.items[i].spec.name;
+        let (mut read, mut write) = (Cost::default(), Cost::default());
+        for it in self.items.iter().filter(|it| it.spec.name == spec) {
+            read.sum += it.read_ns.sum;
+            read.n += it.read_ns.n;
+            write.sum += it.write_ns.sum;
+            write.n += it.write_ns.n;
+        }
+        self.pooled_costs(i, read, write)
+    }
+
+    fn pooled_costs(&mut self, i: usize, read: Cost, write: Cost) -> (f64, f64, f64) {
+        let c_r = read.mean().unwrap_or(f64::NAN);
         let c_c = match self.cached_ns.mean() {
             Some(c) => c,
             None => {
@@ -425,7 +453,7 @@ impl Core {
                 (t.elapsed().as_nanos() as f64 / 32.0).max(0.0)
             }
         };
-        let c_w = self.items[i].write_ns.mean().unwrap_or(c_r);
+        let c_w = write.mean().unwrap_or(c_r);
         (c_r, c_c, c_w)
     }
 
@@ -445,8 +473,18 @@ impl Core {
         }
         self.selections += 1;
         let mut cands = Vec::with_capacity(self.items.len());
+        // Timings pooled by parameter (see `costs`).
+        let mut pool: HashMap<&'static str, (Cost, Cost)> = HashMap::new();
+        for it in &self.items {
+            let p = pool.entry(it.spec.name).or_default();
+            p.0.sum += it.read_ns.sum;
+            p.0.n += it.read_ns.n;
+            p.1.sum += it.write_ns.sum;
+            p.1.n += it.write_ns.n;
+        }
         for i in 0..self.items.len() {
-            let (c_r, c_c, c_w) = self.costs(i);
+            let (read, write) = pool[self.items[i].spec.name];
+            let (c_r, c_c, c_w) = self.pooled_costs(i, read, write);
             let it = &mut self.items[i];
             it.reads_per_s = it.period_reads as f64 / dt;
             it.writes_per_s = it.period_writes as f64 / dt;

@@ -323,6 +323,7 @@ impl Ctx<'_> {
         let now = self.world.now();
         let host = self.world.tuning().0;
         host.core.maybe_select(now);
+        let t = host.core.start_read();
         let i = match host.core.lookup(self.node, name) {
             Some(i) => i,
             None => {
@@ -330,7 +331,7 @@ impl Ctx<'_> {
                 host.core.register(self.node, name, spec, index)
             }
         };
-        let t = host.core.count_read(i);
+        let t = host.core.count_read(i, t);
         let (spec, index) = (host.core.items[i].spec, host.core.items[i].index);
         host.slots[self.slot].layers |= super::layer_bit(spec.layer);
         // A layer unloaded or a fault pending injection must see the call: no cached read then.
