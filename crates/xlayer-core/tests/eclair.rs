@@ -684,8 +684,10 @@ fn a_failing_tuning_layer_is_unloaded_with_the_optimizers_registered_with_it() {
     assert!(inject_layer_fault(&mut s.world, 99, "mac").is_err());
 }
 
-/// What a [`CoreReader`] read: (time, parameter, value or error).
-type ReadLog = Arc<Mutex<Vec<(SimTime, String, Result<u64, String>)>>>;
+/// One read of a [`CoreReader`]: (time, parameter, value's bits or error).
+type Read = (SimTime, String, Result<u64, String>);
+/// What a [`CoreReader`] read.
+type ReadLog = Arc<Mutex<Vec<Read>>>;
 
 /// Reads `params` at every delivery and every 10 ms, and sets `writes` = [(at, param, value)]
 /// when due, reading the parameter back right after its write.
@@ -742,11 +744,7 @@ impl Optimizer for CoreReader {
 
 /// Runs `toml` with a [`CoreReader`] at `node` (and the core in `mode`), returning the results
 /// and what it read.
-fn run_reading(
-    toml: &str,
-    node: u32,
-    mode: &str,
-) -> (Results, Vec<(SimTime, String, Result<u64, String>)>) {
+fn run_reading(toml: &str, node: u32, mode: &str) -> (Results, Vec<Read>) {
     let mut s = sim(&format!(
         "{toml}[eclair]\ncore = \"{mode}\"\ncore_period_s = 0.5\n"
     ));
@@ -821,11 +819,7 @@ fn a_cached_read_equals_a_read_through_the_layer_under_fusion() {
     assert!(cw.len() > 1, "Fusion never changed node 1's cw_min: {cw:?}");
 }
 
-fn check_coherence(
-    t: &str,
-    node: u32,
-    min_reads: usize,
-) -> Vec<(SimTime, String, Result<u64, String>)> {
+fn check_coherence(t: &str, node: u32, min_reads: usize) -> Vec<Read> {
     let (off, log_off) = run_reading(t, node, "off");
     let (auto, log_auto) = run_reading(t, node, "auto");
     let (verify, log_verify) = run_reading(t, node, "verify");

@@ -398,7 +398,7 @@ impl Core {
     pub(crate) fn refreshed(&mut self, i: usize, v: Option<f64>, t: Instant) {
         let ns = self.elapsed(t);
         let it = &mut self.items[i];
-        if (it.writes - 1) % SAMPLE_EVERY == 0 {
+        if (it.writes - 1).is_multiple_of(SAMPLE_EVERY) {
             it.write_ns.add(ns);
         }
         it.value = v;

@@ -883,7 +883,7 @@ fn per_packet_calls<H: Host>(w: &mut H, node: u32, flow: u32, bytes: u32) {
         s.events += 1;
         let latency = s.latency;
         let host = w.tuning().0;
-        host.hook_delay = host.hook_delay + latency;
+        host.hook_delay += latency;
         hooked = true;
         call(w, slot, |o, ctx| o.on_events(ctx, &ev));
     }
