@@ -994,3 +994,25 @@ fn the_eclair_metrics_are_in_the_summary_and_agree_with_other_counts() {
     assert!(r.summary_f64("eclair_core_memory_bytes") > 0.0);
     assert!(r.summary_f64("eclair_core_memory_bytes") < r.summary_f64("eclair_memory_bytes"));
 }
+
+#[test]
+fn the_wall_clock_eclair_keys_are_left_out_of_result_hashes_and_replays() {
+    for file in [
+        "../../scripts/result_hashes.py",
+        "../../python/xlayer/viewer.py",
+    ] {
+        let text =
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+                .unwrap();
+        for key in xlayer_core::ECLAIR_WALL_CLOCK_KEYS {
+            assert!(
+                text.contains(&format!("\"{key}\"")),
+                "{file} does not leave out {key}"
+            );
+        }
+    }
+    let r = run(BUSY);
+    for key in xlayer_core::ECLAIR_WALL_CLOCK_KEYS {
+        assert!(r.summary_value(key).is_some(), "{key}");
+    }
+}

@@ -26,7 +26,6 @@ use crate::sim::SimTime;
 pub mod core;
 pub mod flavor_link;
 pub mod layers;
-pub mod metrics;
 pub mod optimizer;
 pub mod rwc;
 
