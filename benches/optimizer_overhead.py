@@ -22,8 +22,22 @@ same as without optimizer (none of these optimizers sets anything, so they must 
                          the same read and --work iterations of the same arithmetic per wake-up
     python-per-packet    the same per received TCP segment, inside the receive path
 
+    rust-read-core       built-in `listen` on every node reading mac.short_retry_limit at every
+                         MAC transmission outcome (read-heavy, a parameter only tuning-layer
+                         writes change), with ECLAIR's core on (`[eclair] core = "auto"`)
+    rust-read-nocore     the same with the core off (every read through the tuning layer)
+    python-read-core     the same read-heavy work by a Python optimizer, core on
+    python-read-nocore   ... core off
+
 The Rust and Python variants do the same work (issue 21 item 4), so their difference is the
 language and the crossing; --work defaults to 0 (the read alone).
+
+ECLAIR's metrics come from the run's summary: time overhead per simulation event and per packet
+(`eclair_time_per_event_ns`, `eclair_time_per_packet_ns`), crossings between the core and Python
+(`eclair_crossings`), items in the core and cache hits. For each read-core/read-nocore pair the
+core's predicted saving (the core potential score's `Q − Y`, `eclair_core_gain_ns_per_s`, times
+the simulated duration) is printed next to the measured one (CPU time without the core less with
+it); the prediction counts the reads alone, the measurement the whole run, so it is noisy.
 
 Each variant runs --repeat times in a fresh process (for its peak RSS), the variants taking
 turns; the run with the least CPU time is reported. Timing lives here, never in the tests.
@@ -44,7 +58,10 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 VARIANTS = ("none", "rust-listen-all", "rust-eclair-timer", "rust-per-packet",
-            "python-listen-all", "python-eclair-timer", "python-per-packet")
+            "python-listen-all", "python-eclair-timer", "python-per-packet",
+            "rust-read-core", "rust-read-nocore", "python-read-core", "python-read-nocore")
+#: The read-heavy variants' parameter (cacheable: only tuning-layer writes change it).
+HEAVY_READ = "mac.short_retry_limit"
 
 
 def _python_classes():
@@ -90,7 +107,18 @@ def _python_classes():
                 ctx.get("mac.queue_len.0")
                 self.sink = spin(self.sink, self.work)
 
-    return ListenAll, TimerRead, PacketRead
+    class HeavyRead(Optimizer):
+        events = ("mac.tx_outcome",)
+
+        def __init__(self, work):
+            self.work, self.sink = work, 0
+
+        def on_events(self, ctx, events):
+            for _ in events:
+                ctx.get(HEAVY_READ)
+                self.sink = spin(self.sink, self.work)
+
+    return ListenAll, TimerRead, PacketRead, HeavyRead
 
 
 def run_one(args) -> dict:
@@ -111,9 +139,20 @@ def run_one(args) -> dict:
         scenario["optimizers"] = [{"rust": "listen", "nodes": receivers, "delivery": "per_packet",
                                    "args": {"events": ["transport.segment_rx"],
                                             "work": args.work, "read": "mac.queue_len.0"}}]
+    elif v.startswith("rust-read-"):
+        scenario["optimizers"] = [{"rust": "listen",
+                                   "args": {"events": ["mac.tx_outcome"], "work": args.work,
+                                            "read": HEAVY_READ}}]
+    if v.endswith("-core"):
+        scenario["eclair"] = {"core": "auto"}
+    elif v.endswith("-nocore"):
+        scenario["eclair"] = {"core": "off"}
     sim = xlayer.Simulation(scenario)
     if v.startswith("python-"):
-        ListenAll, TimerRead, PacketRead = _python_classes()
+        ListenAll, TimerRead, PacketRead, HeavyRead = _python_classes()
+        if v.startswith("python-read-"):
+            for node in range(sim.node_count()):
+                sim.add_optimizer(HeavyRead(args.work), node)
         if v == "python-listen-all":
             for node in range(sim.node_count()):
                 sim.add_optimizer(ListenAll(kinds), node)
@@ -146,6 +185,15 @@ def run_one(args) -> dict:
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "subsystem_kb": s.get("optimizer_memory_bytes", 0) / 1024.0,
         "fingerprint": fingerprint,
+        "ns_per_event": s.get("eclair_time_per_event_ns", 0.0),
+        "ns_per_packet": s.get("eclair_time_per_packet_ns", 0.0),
+        "crossings": int(s.get("eclair_crossings", 0)),
+        "core_items": int(s.get("eclair_core_items", 0)),
+        "core_hits": int(s.get("eclair_core_hits", 0)),
+        "reads": int(s.get("eclair_reads", 0)),
+        "cost_read_layer_ns": s.get("eclair_cost_read_layer_ns", 0.0),
+        "cost_read_core_ns": s.get("eclair_cost_read_core_ns", 0.0),
+        "predicted_saving_s": s.get("eclair_core_gain_ns_per_s", 0.0) * args.duration * 1e-9,
     }
 
 
@@ -194,9 +242,24 @@ def main() -> int:
     for row in rows:
         row["overhead_pct"] = 100.0 * (row["cpu_s"] / base["cpu_s"] - 1.0)
         row["same_results"] = row["fingerprint"] == base["fingerprint"]
+    core_checks = []
+    for lang in ("rust", "python"):
+        on, off = best.get(f"{lang}-read-core"), best.get(f"{lang}-read-nocore")
+        if on and off:
+            core_checks.append({
+                "language": lang,
+                "predicted_saving_s": on["predicted_saving_s"],
+                "measured_saving_s": off["cpu_s"] - on["cpu_s"],
+                "optimizer_wall_saving_s": off["optimizer_wall_s"] - on["optimizer_wall_s"],
+                "reads": on["reads"], "core_hits": on["core_hits"],
+                "cost_read_layer_ns": on["cost_read_layer_ns"],
+                "cost_read_core_ns": on["cost_read_core_ns"],
+                "same_results": on["fingerprint"] == off["fingerprint"],
+            })
     if args.json:
         print(json.dumps({"scenario": args.scenario, "duration_s": args.duration,
-                          "work": args.work, "hz": args.hz, "rows": rows}, indent=2))
+                          "work": args.work, "hz": args.hz, "rows": rows,
+                          "core": core_checks}, indent=2))
         return 0
     print(f"scenario {pathlib.Path(args.scenario).name}, {args.duration:g} simulated s, "
           f"work {args.work} iterations, timers at {args.hz:g} Hz, best of {args.repeat}")
@@ -209,6 +272,22 @@ def main() -> int:
         print(f"{r['variant']:<21}{r['cpu_s']:>8.3f}{r['overhead_pct']:>9.1f}%{r['total_wall_s']:>8.3f}"
               f"{r['optimizer_wall_s']:>17.3f}{r['invocations']:>13,}{r['events_delivered']:>11,}"
               f"{r['subsystem_kb']:>14.1f}{r['peak_rss_mb']:>13.1f}{'yes' if r['same_results'] else 'NO':>14}")
+    print()
+    head = (f"{'variant':<21}{'ns/event':>10}{'ns/packet':>11}{'crossings':>12}{'reads':>11}"
+            f"{'core items':>12}{'core hits':>11}")
+    print("ECLAIR metrics (from the summary's eclair_* keys)")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['variant']:<21}{r['ns_per_event']:>10.1f}{r['ns_per_packet']:>11.1f}"
+              f"{r['crossings']:>12,}{r['reads']:>11,}{r['core_items']:>12}{r['core_hits']:>11,}")
+    for c in core_checks:
+        print(f"\ncore, {c['language']}: {c['reads']:,} reads, {c['core_hits']:,} from the core; "
+              f"read through the layer {c['cost_read_layer_ns']:.0f} ns, from the core "
+              f"{c['cost_read_core_ns']:.0f} ns; predicted saving {c['predicted_saving_s']:.4f} s, "
+              f"measured {c['measured_saving_s']:.4f} s of CPU "
+              f"({c['optimizer_wall_saving_s']:.4f} s inside optimizers); same results: "
+              f"{'yes' if c['same_results'] else 'NO'}")
     return 0
 
 

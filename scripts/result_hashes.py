@@ -31,7 +31,10 @@ SCENARIOS = ROOT / "scenarios"
 RECORD = ROOT / "tests" / "data" / "result_hashes.json"
 SEEDS = (1, 2)
 #: Summary keys that measure the machine, not the model.
-WALL_CLOCK_KEYS = ("wall_s", "optimizer_wall_s")
+WALL_CLOCK_KEYS = ("wall_s", "optimizer_wall_s", "eclair_wall_s", "eclair_time_per_event_ns",
+                   "eclair_time_per_packet_ns", "eclair_cost_read_layer_ns",
+                   "eclair_cost_read_core_ns", "eclair_cost_write_core_ns", "eclair_core_items",
+                   "eclair_core_hits", "eclair_core_gain_ns_per_s")
 HASHED_FILES = ("flows.csv", "nodes.csv", "summary.json")
 
 

@@ -95,7 +95,8 @@ def with_optimizers(*specs):
 
 
 def data_path(r: xlayer.Result):
-    summary = {k: v for k, v in r.summary.items() if k != "wall_s" and not k.startswith("optimizer")}
+    summary = {k: v for k, v in r.summary.items()
+               if k != "wall_s" and not k.startswith(("optimizer", "eclair"))}
     return json.dumps(summary, sort_keys=True, default=str), r.flows, r.nodes
 
 
@@ -351,3 +352,53 @@ def test_xlayer_run_reports_a_failed_optimizer(tmp_path, capsys):
     assert "optimizer test_optimizers:Raising on node 1 failed" in out and "ValueError" in out
     table = pd.read_csv(tmp_path / "out" / "optimizers.csv")
     assert list(table["status"]) == ["failed"]
+
+
+class CountingCalls(Optimizer):
+    """Counts its own invocations and its calls into the core (each use of ``ctx``), reading a
+    parameter only tuning-layer writes change (a core item) at every MAC transmission outcome."""
+
+    def __init__(self):
+        self.invocations = 0
+        self.calls = 0
+
+    def start(self, ctx):
+        self.invocations += 1
+        ctx.subscribe("mac.tx_outcome")
+        self.calls += 1
+
+    def on_events(self, ctx, events):
+        self.invocations += 1
+        for _ in events:
+            ctx.get("mac.short_retry_limit")
+            self.calls += 1
+
+
+def test_eclair_crossings_and_core_are_in_the_result(tmp_path):
+    runs = {}
+    for core in ("off", "auto"):
+        scenario = copy.deepcopy(LOSSY)
+        scenario["eclair"] = {"core": core, "core_period_s": 0.5}
+        sim = xlayer.Simulation(scenario)
+        opts = [CountingCalls() for _ in range(sim.node_count())]
+        for node, o in enumerate(opts):
+            sim.add_optimizer(o, node)
+        r = sim.run()
+        invocations = sum(o.invocations for o in opts)
+        calls = sum(o.calls for o in opts)
+        assert invocations > 100
+        # Crossings: every Python callback invoked, every call it made into the core.
+        assert r.summary["eclair_python_invocations"] == invocations
+        assert r.summary["eclair_crossings"] == invocations + calls
+        assert r.summary["eclair_reads"] == calls - len(opts)
+        runs[core] = r
+    off, auto = runs["off"], runs["auto"]
+    # The core changes nothing simulated.
+    assert_same_data_path(off, auto)
+    assert off.summary["eclair_core_items"] == 0
+    assert auto.summary["eclair_core_items"] >= 1
+    assert auto.summary["eclair_core_hits"] > 0
+    assert set(auto.core["item"]) == {"mac.short_retry_limit"}
+    assert auto.core["in_core"].max() == 1
+    folder = auto.write(tmp_path / "out")
+    assert (folder / "core.csv").is_file()

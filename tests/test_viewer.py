@@ -14,9 +14,7 @@ import pytest
 import xlayer
 from conftest import SMALL_CHAIN, debian_tool
 from xlayer.scenario import load_toml
-from xlayer.viewer import VIEW_FILE, Recording, record, render, view_with_check
-
-WALL_CLOCK = ("wall_s", "optimizer_wall_s")
+from xlayer.viewer import VIEW_FILE, WALL_CLOCK_KEYS as WALL_CLOCK, Recording, record, render, view_with_check
 
 
 def _chain(**flow) -> dict:

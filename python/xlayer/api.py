@@ -25,6 +25,7 @@ from xlayer.errors import ScenarioError, SimulationError
 from xlayer.optimizers import attach_scenario_optimizers, check_python_allowed
 from xlayer.results import (
     CONFLICT_COLUMNS,
+    CORE_COLUMNS,
     FLOW_COLUMNS,
     OPTIMIZER_COLUMNS,
     NODE_COLUMNS,
@@ -176,6 +177,7 @@ class Simulation:
             tcp_trace=table(raw.get("tcp_trace", []), TCP_TRACE_COLUMNS),
             optimizers=table(raw.get("optimizers", []), OPTIMIZER_COLUMNS),
             conflicts=table(raw.get("conflicts", []), CONFLICT_COLUMNS),
+            core=table(raw.get("core", []), CORE_COLUMNS),
         )
 
     def pcap(self, node: int) -> bytes:

@@ -12,6 +12,8 @@ pcap captures when ``output.pcap`` is on. :meth:`Result.write` writes the result
     tcp_trace.csv   per-connection TCP cwnd/ssthresh/RTT/RTO trace, when output.tcp_trace is set
     optimizers.csv  one row per ECLAIR optimizer (status, failure, counts), when there are any
     conflicts.csv   conflicts and dependency cycles between optimizers, when there are optimizers
+    core.csv        ECLAIR's core: every item optimizers read or layers wrote, its score, whether
+                    cached, when optimizers read or wrote any
     node<N>.pcap    one capture per captured node, when output.pcap = true
 
 Writes are atomic: everything goes into a hidden temporary folder next to the target, which is
@@ -62,6 +64,7 @@ __all__ = [
     "NODE_COLUMNS",
     "OPTIMIZER_COLUMNS",
     "CONFLICT_COLUMNS",
+    "CORE_COLUMNS",
     "RESULT_FILES",
     "check_output_folder",
     "read_csv_table",
@@ -95,6 +98,11 @@ OPTIMIZER_COLUMNS = ("id", "name", "language", "node", "status", "ended_s", "err
 #: Columns of ``Result.conflicts`` / ``conflicts.csv``.
 CONFLICT_COLUMNS = ("kind", "t_s", "node", "param", "optimizer_id", "optimizer", "value",
                     "other_id", "other", "other_value", "other_t_s")
+#: Columns of ``Result.core`` / ``core.csv`` (ECLAIR's core: one row per item, a parameter of a
+#: node, that optimizers read or tuning layers wrote; ``score`` and ``in_core`` as of the last
+#: selection).
+CORE_COLUMNS = ("node", "item", "layer", "cacheable", "reads", "writes", "hits", "reads_per_s",
+                "writes_per_s", "cost_read_layer_ns", "cost_write_core_ns", "score", "in_core")
 #: Columns of ``Result.timeseries`` / ``timeseries.csv``.
 TIMESERIES_COLUMNS = ("flow", "t_s", "throughput_bps")
 #: The files every result folder has.
@@ -204,6 +212,8 @@ class Result:
     optimizers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(OPTIMIZER_COLUMNS)))
     #: Conflicts (two optimizers set one parameter to different values) and dependency cycles.
     conflicts: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(CONFLICT_COLUMNS)))
+    #: ECLAIR's core: per item, reads, writes, cache hits, measured costs, score, in the core.
+    core: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=list(CORE_COLUMNS)))
 
     def write(self, out: PathLike) -> Path:
         """Writes the result folder ``out`` atomically (see the module doc) and returns its path."""
@@ -282,6 +292,7 @@ def _json_safe(value: Any) -> Any:
 
 #: Files a run may write besides RESULT_FILES (``node<N>.pcap`` too).
 OPTIONAL_RESULT_FILES = ("timeseries.csv", "tcp_trace.csv", "optimizers.csv", "conflicts.csv",
+                         "core.csv",
                          "view.html")  # view.html: xlayer view / run --view (xlayer.viewer)
 _PCAP_NAME = re.compile(r"node[0-9]+\.pcap")
 
@@ -426,6 +437,8 @@ def _write_files(result: Result, folder: Path) -> None:
     if len(result.optimizers):
         result.optimizers.to_csv(folder / "optimizers.csv", index=False)
         result.conflicts.to_csv(folder / "conflicts.csv", index=False)
+    if len(result.core):
+        result.core.to_csv(folder / "core.csv", index=False)
     pcaps = result.pcaps
     for node in sorted(pcaps):
         dest = folder / f"node{node}.pcap"

@@ -56,7 +56,10 @@ MAX_FRAMES = 5000
 #: The page's name in a result folder.
 VIEW_FILE = "view.html"
 #: Summary keys that measure the machine, not the simulation (left out of the replay check).
-WALL_CLOCK_KEYS = ("wall_s", "optimizer_wall_s")
+WALL_CLOCK_KEYS = ("wall_s", "optimizer_wall_s", "eclair_wall_s", "eclair_time_per_event_ns",
+                   "eclair_time_per_packet_ns", "eclair_cost_read_layer_ns",
+                   "eclair_cost_read_core_ns", "eclair_cost_write_core_ns", "eclair_core_items",
+                   "eclair_core_hits", "eclair_core_gain_ns_per_s")
 #: At most this many MAC priority levels are probed per node.
 MAX_LEVELS = 16
 

@@ -918,6 +918,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         };
         world.queue.schedule(secs(first), Event::BackpressureTick);
     }
+    world.optimizers.core = crate::tune::core::Core::new(sc.eclair.config());
     attach_optimizers(&mut world, &sc.optimizers)?;
     if let Some(f) = &sc.stack.flavor_link {
         // Detection at the nodes; the optimizer there too unless detection only.

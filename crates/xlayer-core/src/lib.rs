@@ -31,7 +31,7 @@ pub mod xl;
 mod results;
 
 pub use error::XlError;
-pub use results::{cell_f64, Results, Row, Value};
+pub use results::{cell_f64, Results, Row, Value, ECLAIR_WALL_CLOCK_KEYS};
 pub use scenario::Scenario;
 
 use metrics::pcap::{CaptureError, PcapWriter, Sink};

@@ -27,7 +27,7 @@ fn data_path(r: &Results) -> String {
     let summary: Vec<_> = r
         .summary
         .iter()
-        .filter(|(k, _)| *k != "wall_s" && !k.starts_with("optimizer"))
+        .filter(|(k, _)| *k != "wall_s" && !k.starts_with("optimizer") && !k.starts_with("eclair"))
         .collect();
     format!(
         "{summary:?}\n{:?}\n{:?}\n{:?}",
@@ -682,4 +682,337 @@ fn a_failing_tuning_layer_is_unloaded_with_the_optimizers_registered_with_it() {
     assert_eq!(s.world.optimizers.failed_layers.len(), 1);
     assert!(inject_layer_fault(&mut s.world, 1, "link").is_err());
     assert!(inject_layer_fault(&mut s.world, 99, "mac").is_err());
+}
+
+/// One read of a [`CoreReader`]: (time, parameter, value's bits or error).
+type Read = (SimTime, String, Result<u64, String>);
+/// What a [`CoreReader`] read.
+type ReadLog = Arc<Mutex<Vec<Read>>>;
+
+/// Reads `params` at every delivery and every 10 ms, and sets `writes` = [(at, param, value)]
+/// when due, reading the parameter back right after its write.
+struct CoreReader {
+    params: Vec<String>,
+    writes: Vec<(f64, &'static str, f64)>,
+    log: ReadLog,
+}
+
+impl CoreReader {
+    fn read_all(&mut self, ctx: &mut Ctx<'_>) {
+        let now = ctx.now();
+        while self
+            .writes
+            .first()
+            .is_some_and(|w| now.as_secs_f64() >= w.0)
+        {
+            let (_, p, v) = self.writes.remove(0);
+            let set = ctx
+                .set(p, v)
+                .map(|_| v.to_bits())
+                .map_err(|e| e.to_string());
+            self.log
+                .lock()
+                .unwrap()
+                .push((now, format!("set {p}"), set));
+            let back = ctx.get(p).map(f64::to_bits).map_err(|e| e.to_string());
+            self.log.lock().unwrap().push((now, p.to_string(), back));
+        }
+        for p in &self.params {
+            let r = ctx.get(p).map(f64::to_bits).map_err(|e| e.to_string());
+            self.log.lock().unwrap().push((now, p.clone(), r));
+        }
+    }
+}
+
+impl Optimizer for CoreReader {
+    fn start(&mut self, ctx: &mut Ctx<'_>) -> Result<(), String> {
+        ctx.subscribe(TuneEventKind::MacTxOutcome);
+        ctx.subscribe(TuneEventKind::TcpWindow);
+        ctx.schedule(SimTime::from_secs_f64(0.01), 1)
+            .map_err(|e| e.to_string())
+    }
+    fn on_events(&mut self, ctx: &mut Ctx<'_>, _: &[TuneEvent]) -> Result<(), String> {
+        self.read_all(ctx);
+        Ok(())
+    }
+    fn on_timer(&mut self, ctx: &mut Ctx<'_>, _: u32) -> Result<(), String> {
+        self.read_all(ctx);
+        ctx.schedule(SimTime::from_secs_f64(0.01), 1)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Runs `toml` with a [`CoreReader`] at `node` (and the core in `mode`), returning the results
+/// and what it read.
+fn run_reading(toml: &str, node: u32, mode: &str) -> (Results, Vec<Read>) {
+    let mut s = sim(&format!(
+        "{toml}[eclair]\ncore = \"{mode}\"\ncore_period_s = 0.5\n"
+    ));
+    let log: ReadLog = Arc::default();
+    let params = [
+        // cacheable: only tuning-layer writes change them
+        "mac.short_retry_limit",
+        "mac.long_retry_limit",
+        "net.queue_capacity",
+        "phy.data_rate_mbps",
+        "phy.tx_power_offset_db",
+        "user.priority.0",
+        "user.shutdown",
+        // not cacheable: the data path changes them (measured, or written by the stack)
+        "mac.queue_len.0",
+        "mac.cw_min.0",
+        "mac.retries",
+        "tcp.rwnd.0",
+    ];
+    attach(
+        &mut s.world,
+        node,
+        Box::new(CoreReader {
+            params: params.iter().map(|p| p.to_string()).collect(),
+            writes: vec![
+                (1.0, "mac.short_retry_limit", 5.4), // rounds: the read back gives 5
+                (2.0, "user.priority.0", 3.0),
+                (2.5, "phy.tx_power_offset_db", -1.5),
+                (3.5, "mac.short_retry_limit", 7.0),
+                (4.0, "net.queue_capacity", 20.0),
+            ],
+            log: log.clone(),
+        }),
+        AttachOptions::new("reader"),
+    )
+    .unwrap();
+    s.run();
+    let r = s.results();
+    let log = log.lock().unwrap().clone();
+    (r, log)
+}
+
+/// A TCP download and a CBR flow over a lossy chain whose MAC Fusion drives (Fusion writes the
+/// MAC's contention windows on the data path).
+fn coherence_scenario() -> String {
+    "duration_s = 5.0\nseed = 3\n[radio]\nfading = \"rayleigh\"\n[mac]\nshort_retry_limit = 3\nqueue_packets = 10\n\
+     [topology]\nkind = \"chain\"\ncount = 4\nspacing_m = 150.0\n\
+     [[flows]]\nsrc = 0\ndst = 3\ntransport = \"tcp\"\n\
+     [[flows]]\nsrc = 1\ndst = 3\nrate_bps = 600000.0\nstart_s = 0.5\n"
+        .to_string()
+}
+
+#[test]
+fn a_cached_read_always_equals_a_read_through_the_layer() {
+    check_coherence(&coherence_scenario(), 3, 5000);
+}
+
+#[test]
+fn a_cached_read_equals_a_read_through_the_layer_under_fusion() {
+    // Fusion changes the MAC's contention windows on the data path: mac.cw_min is read at
+    // several values, never from the core.
+    let t = include_str!("../../../scenarios/fusion-funnel.toml")
+        .replace("duration_s = 30.0", "duration_s = 6.0");
+    let log = check_coherence(&t, 1, 1000);
+    let mut cw: Vec<&Result<u64, String>> = log
+        .iter()
+        .filter(|(_, p, _)| p == "mac.cw_min.0")
+        .map(|(_, _, v)| v)
+        .collect();
+    cw.sort_by_key(|v| format!("{v:?}"));
+    cw.dedup();
+    assert!(cw.len() > 1, "Fusion never changed node 1's cw_min: {cw:?}");
+}
+
+fn check_coherence(t: &str, node: u32, min_reads: usize) -> Vec<Read> {
+    let (off, log_off) = run_reading(t, node, "off");
+    let (auto, log_auto) = run_reading(t, node, "auto");
+    let (verify, log_verify) = run_reading(t, node, "verify");
+    assert!(
+        log_off.len() > min_reads,
+        "too few reads: {}",
+        log_off.len()
+    );
+    // The same simulation and the same values read, whether the core serves them or not.
+    assert_eq!(data_path(&off), data_path(&auto));
+    assert_eq!(data_path(&off), data_path(&verify));
+    assert_eq!(log_off, log_auto);
+    assert_eq!(log_off, log_verify);
+    // The write rounded and the read back saw it.
+    let back = log_off
+        .iter()
+        .find(|(t, p, _)| *p == "mac.short_retry_limit" && t.as_secs_f64() >= 1.0)
+        .unwrap();
+    assert_eq!(back.2, Ok(5f64.to_bits()));
+    // The core served reads, and every one of them matched the layer.
+    for r in [&auto, &verify] {
+        assert!(r.summary_f64("eclair_core_items") >= 5.0, "{:?}", r.core);
+        assert!(r.summary_f64("eclair_core_hits") > 1000.0);
+        assert_eq!(r.summary_f64("eclair_core_mismatches"), 0.0);
+    }
+    assert_eq!(off.summary_f64("eclair_core_hits"), 0.0);
+    assert_eq!(off.summary_f64("eclair_core_items"), 0.0);
+    // Measured quantities and what the data path writes are never in the core.
+    for row in &auto.core {
+        let item = match cell(row, "item") {
+            Value::Str(s) => s.clone(),
+            v => panic!("{v:?}"),
+        };
+        let cacheable = cell(row, "cacheable") == &Value::Int(1);
+        assert_eq!(
+            cacheable,
+            ![
+                "mac.queue_len.0",
+                "mac.cw_min.0",
+                "mac.retries",
+                "tcp.rwnd.0"
+            ]
+            .contains(&item.as_str()),
+            "{item}"
+        );
+        if !cacheable {
+            assert_eq!(cell(row, "in_core"), &Value::Int(0), "{item}");
+            assert_eq!(cell(row, "hits"), &Value::Int(0), "{item}");
+        }
+    }
+    // The deterministic eclair keys agree across modes.
+    for k in [
+        "eclair_reads",
+        "eclair_writes",
+        "eclair_items",
+        "eclair_core_selections",
+    ] {
+        assert_eq!(off.summary_f64(k), auto.summary_f64(k), "{k}");
+    }
+    assert_eq!(auto.summary_f64("eclair_writes"), 5.0);
+    let sets = log_auto.iter().filter(|l| l.1.starts_with("set ")).count();
+    assert_eq!(sets, 5);
+    assert!(
+        log_auto
+            .iter()
+            .all(|l| !l.1.starts_with("set ") || l.2.is_ok()),
+        "{log_auto:?}"
+    );
+    assert_eq!(
+        auto.summary_f64("eclair_reads"),
+        (log_auto.len() - sets) as f64
+    );
+    log_off
+}
+
+/// Counts its own invocations and the calls it makes into the core, as the Python binding
+/// counts them (attached as a "python" optimizer).
+struct FakePython {
+    calls: Arc<Mutex<(u64, u64)>>,
+}
+
+impl FakePython {
+    fn touch(&mut self, ctx: &mut Ctx<'_>) {
+        let mut c = self.calls.lock().unwrap();
+        c.0 += 1;
+        for _ in 0..2 {
+            ctx.count_crossing();
+            c.1 += 1;
+        }
+        let _ = ctx.get("mac.queue_len.0");
+    }
+}
+
+impl Optimizer for FakePython {
+    fn start(&mut self, ctx: &mut Ctx<'_>) -> Result<(), String> {
+        for k in TuneEventKind::ALL {
+            ctx.subscribe(k);
+        }
+        self.touch(ctx);
+        Ok(())
+    }
+    fn on_events(&mut self, ctx: &mut Ctx<'_>, _: &[TuneEvent]) -> Result<(), String> {
+        self.touch(ctx);
+        Ok(())
+    }
+}
+
+#[test]
+fn the_eclair_metrics_are_in_the_summary_and_agree_with_other_counts() {
+    let base = run(BUSY);
+    // No optimizer: no overhead at all.
+    for k in [
+        "eclair_time_per_event_ns",
+        "eclair_time_per_packet_ns",
+        "eclair_memory_bytes",
+        "eclair_crossings",
+        "eclair_data_path_delay_s",
+        "eclair_core_items",
+    ] {
+        assert_eq!(base.summary_f64(k), 0.0, "{k}");
+    }
+    let mut s = sim(&format!(
+        "{BUSY}[[optimizers]]\nrust = \"listen\"\nnodes = [4]\ndelivery = \"per_packet\"\nlatency_s = 0.002\n\
+         args = {{ events = [\"transport.segment_rx\"] }}\n\
+         [[optimizers]]\nrust = \"listen\"\nnodes = [4]\nlatency_s = 0.05\n\
+         args = {{ events = [\"transport.segment_rx\"] }}\n"
+    ));
+    let calls = Arc::new(Mutex::new((0u64, 0u64)));
+    let mut o = AttachOptions::new("fake_python");
+    o.language = "python";
+    attach(
+        &mut s.world,
+        0,
+        Box::new(FakePython {
+            calls: calls.clone(),
+        }),
+        o,
+    )
+    .unwrap();
+    s.run();
+    let r = s.results();
+    assert_eq!(data_path(&base), data_path(&r));
+    let (invocations, into_core) = *calls.lock().unwrap();
+    assert!(invocations > 100, "{invocations} {:?}", r.optimizers);
+    assert_eq!(
+        r.summary_f64("eclair_python_invocations"),
+        invocations as f64
+    );
+    assert_eq!(
+        r.summary_f64("eclair_crossings"),
+        (invocations + into_core) as f64
+    );
+    // The per-packet hook's latency is the delay each hooked packet incurs; the off-path
+    // listener adds none.
+    let hook = &r.optimizers[0];
+    assert!(matches!(cell(hook, "deliveries"), Value::Int(n) if *n > 100));
+    assert_eq!(
+        &Value::Int(r.summary_f64("eclair_hooked_packets") as i64),
+        cell(hook, "deliveries")
+    );
+    assert!((r.summary_f64("eclair_data_path_delay_s") - 0.002).abs() < 1e-12);
+    // Time and space overhead.
+    let wall = r.summary_f64("eclair_wall_s");
+    assert!(wall > 0.0);
+    let events = r.summary_f64("events");
+    assert!((r.summary_f64("eclair_time_per_event_ns") - wall * 1e9 / events).abs() < 1e-6);
+    assert!(r.summary_f64("eclair_time_per_packet_ns") > r.summary_f64("eclair_time_per_event_ns"));
+    assert_eq!(
+        r.summary_f64("eclair_memory_bytes"),
+        r.summary_f64("optimizer_memory_bytes")
+    );
+    assert!(r.summary_f64("eclair_core_memory_bytes") > 0.0);
+    assert!(r.summary_f64("eclair_core_memory_bytes") < r.summary_f64("eclair_memory_bytes"));
+}
+
+#[test]
+fn the_wall_clock_eclair_keys_are_left_out_of_result_hashes_and_replays() {
+    for file in [
+        "../../scripts/result_hashes.py",
+        "../../python/xlayer/viewer.py",
+    ] {
+        let text =
+            std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+                .unwrap();
+        for key in xlayer_core::ECLAIR_WALL_CLOCK_KEYS {
+            assert!(
+                text.contains(&format!("\"{key}\"")),
+                "{file} does not leave out {key}"
+            );
+        }
+    }
+    let r = run(BUSY);
+    for key in xlayer_core::ECLAIR_WALL_CLOCK_KEYS {
+        assert!(r.summary_value(key).is_some(), "{key}");
+    }
 }

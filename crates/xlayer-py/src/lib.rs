@@ -38,13 +38,14 @@ fn row_to_dict<'py>(
 fn results_to_py(py: Python<'_>, r: &Results) -> PyResult<PyObject> {
     let d = PyDict::new_bound(py);
     d.set_item("summary", row_to_dict(py, &r.summary)?)?;
-    let tables: [(&str, &[xlayer_core::Row]); 6] = [
+    let tables: [(&str, &[xlayer_core::Row]); 7] = [
         ("flows", &r.flows),
         ("nodes", &r.nodes),
         ("timeseries", &r.timeseries),
         ("tcp_trace", &r.tcp_trace),
         ("optimizers", &r.optimizers),
         ("conflicts", &r.conflicts),
+        ("core", &r.core),
     ];
     for (name, rows) in tables {
         d.set_item(name, table_to_py(py, rows)?)?;

@@ -31,7 +31,10 @@ impl OptimizerContext {
         }
         // SAFETY: the pointer is set for the duration of one callback, during which the core's
         // `Ctx` outlives this object's use; it is nulled before the callback returns.
-        Ok(unsafe { &mut *self.ctx })
+        let ctx = unsafe { &mut *self.ctx };
+        // Every use of the context is a call from Python into the core: a crossing.
+        ctx.count_crossing();
+        Ok(ctx)
     }
 }
 

@@ -115,3 +115,87 @@ pub(super) fn validate_optimizers(optimizers: &[OptimizerSpec], n: u32) -> Resul
     }
     Ok(())
 }
+
+/// The `[eclair]` section: ECLAIR's core (`crate::tune::core`), which caches the items the
+/// optimizers read often and that only tuning-layer writes change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EclairSpec {
+    /// "auto" (select and serve the core), "off" (count and score only) or "verify" (serve,
+    /// and check every cached read against a read through the layer).
+    #[serde(default = "EclairSpec::default_core")]
+    pub core: String,
+    /// Selection period (simulated s): the core is re-selected from the last period's counts.
+    #[serde(default = "EclairSpec::default_period")]
+    pub core_period_s: f64,
+    /// Design threshold t on the core's utility less its cost (ns of CPU per simulated
+    /// second); absent: no bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_threshold_ns_per_s: Option<f64>,
+    /// V: items read at most this often (per simulated s) are not candidates.
+    #[serde(default)]
+    pub core_min_reads_per_s: f64,
+}
+
+impl Default for EclairSpec {
+    fn default() -> Self {
+        EclairSpec {
+            core: EclairSpec::default_core(),
+            core_period_s: EclairSpec::default_period(),
+            core_threshold_ns_per_s: None,
+            core_min_reads_per_s: 0.0,
+        }
+    }
+}
+
+impl EclairSpec {
+    fn default_core() -> String {
+        "auto".to_string()
+    }
+    fn default_period() -> f64 {
+        1.0
+    }
+    pub fn is_default(&self) -> bool {
+        *self == EclairSpec::default()
+    }
+
+    pub(super) fn validate(&self) -> Result<(), XlError> {
+        if crate::tune::core::CoreMode::from_name(&self.core).is_none() {
+            return Err(bad(
+                "eclair.core",
+                format!(
+                    "must be \"auto\", \"off\" or \"verify\", found \"{}\"",
+                    self.core
+                ),
+            ));
+        }
+        if !(self.core_period_s.is_finite() && self.core_period_s >= 1e-6) {
+            return Err(bad(
+                "eclair.core_period_s",
+                format!("must be a time >= 1e-6 s, found {}", self.core_period_s),
+            ));
+        }
+        if let Some(t) = self.core_threshold_ns_per_s {
+            if t.is_nan() {
+                return Err(bad("eclair.core_threshold_ns_per_s", "must be a number"));
+            }
+        }
+        if !(self.core_min_reads_per_s.is_finite() && self.core_min_reads_per_s >= 0.0) {
+            return Err(bad(
+                "eclair.core_min_reads_per_s",
+                format!("must be >= 0, found {}", self.core_min_reads_per_s),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The core's settings.
+    pub fn config(&self) -> crate::tune::core::CoreConfig {
+        crate::tune::core::CoreConfig {
+            mode: crate::tune::core::CoreMode::from_name(&self.core).unwrap_or_default(),
+            period: crate::sim::SimTime::from_secs_f64(self.core_period_s),
+            threshold_ns_per_s: self.core_threshold_ns_per_s.unwrap_or(f64::INFINITY),
+            min_reads_per_s: self.core_min_reads_per_s,
+        }
+    }
+}

@@ -22,7 +22,7 @@ use super::flows::{validate_flows, FlowSpec, FlowsRandom};
 use super::mac::{EdcaLevel, MacConfig};
 use super::net::NetConfig;
 use super::noise::{validate_noise, NoiseSpec};
-use super::optimizers::{validate_optimizers, OptimizerSpec};
+use super::optimizers::{validate_optimizers, EclairSpec, OptimizerSpec};
 use super::output::Output;
 use super::radio::{Radio, Standard};
 use super::stack::Stack;
@@ -83,6 +83,9 @@ pub struct Scenario {
     /// ECLAIR optimizers attached to nodes (`[[optimizers]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub optimizers: Vec<OptimizerSpec>,
+    /// ECLAIR's core (`[eclair]`, `tune::core`).
+    #[serde(default, skip_serializing_if = "EclairSpec::is_default")]
+    pub eclair: EclairSpec,
 }
 
 impl Scenario {
@@ -186,6 +189,7 @@ impl Scenario {
             fr.validate(n, levels, self.duration_s)?;
         }
         validate_optimizers(&self.optimizers, n)?;
+        self.eclair.validate()?;
         self.validate_flavor_link(n)?;
         Ok(())
     }

@@ -23,6 +23,7 @@ use crate::error::XlError;
 pub use crate::sim::param::{EventSpec, ParamSpec, TuneEventKind};
 use crate::sim::SimTime;
 
+pub mod core;
 pub mod flavor_link;
 pub mod layers;
 pub mod optimizer;
@@ -343,7 +344,34 @@ pub(crate) fn set_spec(
     }
     through_layer(w, node, spec, name, |w| {
         w.param_set(node, spec, index, name, value)
-    })
+    })?;
+    refresh_core(w, node, spec, index, name);
+    Ok(())
+}
+
+/// A write through the tuning layer succeeded: counts it for the core and, if the item is in
+/// the core, refreshes the cached value by reading it back through the layer (a set may round:
+/// the cache holds what a read gives). Costs one branch when no optimizer is attached.
+fn refresh_core(
+    w: &mut dyn Host,
+    node: u32,
+    spec: &'static ParamSpec,
+    index: Option<usize>,
+    name: &str,
+) {
+    let host = w.tuning().0;
+    if host.slots.is_empty() {
+        return;
+    }
+    let now = w.now();
+    let core = &mut w.tuning().0.core;
+    core.maybe_select(now);
+    let i = core.register(node, name, spec, index);
+    if core.count_write(i) {
+        let t = std::time::Instant::now();
+        let v = get_spec(w, node, spec, index, name).ok();
+        w.tuning().0.core.refreshed(i, v, t);
+    }
 }
 
 #[cfg(test)]

@@ -166,6 +166,20 @@ pub struct OptimizerHost {
     shutdown_pending: Vec<u32>,
     /// Tuning layers unloaded after a fatal error.
     pub failed_layers: Vec<LayerFailure>,
+    /// ECLAIR's core: the items cached for the optimizers' reads.
+    pub core: super::core::Core,
+    /// Wall time the subsystem spends off the data path (deliveries, timers, their callbacks)
+    /// and in per-packet hooks: ECLAIR's time overhead.
+    pub subsystem_wall: std::time::Duration,
+    /// Calls of Python optimizers' callbacks (core to Python).
+    pub python_invocations: u64,
+    /// Crossings between the core and Python optimizers: their callbacks' invocations and
+    /// their calls into the core during them (the analogue of user-kernel crossings).
+    pub crossings: u64,
+    /// Packets that went through a per-packet hook, and the simulated processing latency the
+    /// hooks' optimizers added to them (the data-path delay; off-path optimizers add none).
+    pub hooked_packets: u64,
+    pub hook_delay: SimTime,
     /// Faults to inject into a node's tuning layer at its next call ([`inject_layer_fault`]).
     injected: Vec<(u32, &'static str)>,
 }
@@ -264,6 +278,7 @@ impl OptimizerHost {
             + self.conflicts.capacity() * size_of::<Conflict>()
             + self.edges.capacity() * size_of::<(usize, usize)>()
             + self.user_priority.capacity() * size_of::<f64>()
+            + self.core.memory_bytes()
     }
 
     fn refresh_active(&mut self) {
@@ -302,11 +317,52 @@ impl Ctx<'_> {
         self.world.tuning().0.slots[self.slot].layers |= super::layer_bit(layer);
     }
 
-    /// Reads a parameter of the node through its tuning layer.
+    /// Reads a parameter of the node: from the core ([`super::core`]) if the item is in it,
+    /// else through its tuning layer. Either way the read is counted for the core's selection.
     pub fn get(&mut self, name: &str) -> Result<f64, XlError> {
-        let (spec, index) = super::split(name)?;
-        self.uses(spec.layer);
-        super::get_spec(self.world, self.node, spec, index, name)
+        let now = self.world.now();
+        let host = self.world.tuning().0;
+        host.core.maybe_select(now);
+        let t = host.core.start_read();
+        let i = match host.core.lookup(self.node, name) {
+            Some(i) => i,
+            None => {
+                let (spec, index) = super::split(name)?;
+                host.core.register(self.node, name, spec, index)
+            }
+        };
+        let t = host.core.count_read(i, t);
+        let (spec, index) = (host.core.items[i].spec, host.core.items[i].index);
+        host.slots[self.slot].layers |= super::layer_bit(spec.layer);
+        // A layer unloaded or a fault pending injection must see the call: no cached read then.
+        if host.failed_layers.is_empty() && host.injected.is_empty() && host.core.serving() {
+            if let Some(v) = host.core.cached(i) {
+                if host.core.cfg.mode == super::core::CoreMode::Verify {
+                    let through = super::get_spec(self.world, self.node, spec, index, name);
+                    let host = self.world.tuning().0;
+                    if through.ok().map(f64::to_bits) != Some(v.to_bits()) {
+                        host.core.mismatches += 1;
+                    }
+                    host.core.hit(i, None);
+                } else {
+                    host.core.hit(i, t);
+                }
+                return Ok(v);
+            }
+        }
+        let r = super::get_spec(self.world, self.node, spec, index, name);
+        self.world
+            .tuning()
+            .0
+            .core
+            .missed(i, r.as_ref().ok().copied(), t);
+        r
+    }
+
+    /// Counts one call of a Python optimizer into the core (the binding calls it on every use
+    /// of its context): ECLAIR's user-kernel crossings.
+    pub fn count_crossing(&mut self) {
+        self.world.tuning().0.crossings += 1;
     }
 
     /// Sets a parameter of the node through its tuning layer (recorded for conflicts).
@@ -616,6 +672,11 @@ fn call<H: Host>(
         return;
     };
     let node = w.tuning().0.slots[slot].node;
+    if w.tuning().0.slots[slot].language == "python" {
+        let host = w.tuning().0;
+        host.python_invocations += 1;
+        host.crossings += 1;
+    }
     let before = w.tuning().1.pending_len();
     let started = std::time::Instant::now();
     let r = catch_unwind(AssertUnwindSafe(|| {
@@ -660,7 +721,9 @@ pub(crate) fn end_of_instant<H: Host>(w: &mut H) {
     {
         return;
     }
+    let started = std::time::Instant::now();
     deliver(w);
+    w.tuning().0.subsystem_wall += started.elapsed();
 }
 
 fn deliver<H: Host>(w: &mut H) {
@@ -779,8 +842,20 @@ fn deliver<H: Host>(w: &mut H) {
 }
 
 /// The per-packet hook (`Delivery::PerPacket`): called from the TCP receive path of `node`.
+///
+/// The hook runs synchronously in the receive path, so the processing latency of each
+/// per-packet optimizer it calls (`latency`) is delay the packet incurs on the data path; it is
+/// accounted (`hook_delay`, `eclair_data_path_delay_s`), the packet's simulated timing is not
+/// shifted by it.
 pub(crate) fn per_packet<H: Host>(w: &mut H, node: u32, flow: u32, bytes: u32) {
+    let started = std::time::Instant::now();
+    per_packet_calls(w, node, flow, bytes);
+    w.tuning().0.subsystem_wall += started.elapsed();
+}
+
+fn per_packet_calls<H: Host>(w: &mut H, node: u32, flow: u32, bytes: u32) {
     let now = w.now();
+    let mut hooked = false;
     let count = w
         .tuning()
         .0
@@ -806,7 +881,14 @@ pub(crate) fn per_packet<H: Host>(w: &mut H, node: u32, flow: u32, bytes: u32) {
         let s = &mut w.tuning().0.slots[slot];
         s.deliveries += 1;
         s.events += 1;
+        let latency = s.latency;
+        let host = w.tuning().0;
+        host.hook_delay += latency;
+        hooked = true;
         call(w, slot, |o, ctx| o.on_events(ctx, &ev));
+    }
+    if hooked {
+        w.tuning().0.hooked_packets += 1;
     }
 }
 
