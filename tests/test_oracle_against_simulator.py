@@ -159,8 +159,11 @@ def _shipped():
 #: meshes, 40 random nodes, 42- and 25-node grids under free multi-path routing): left to
 #: ``validation/oracle_shipped.py``, which holds every shipped scenario to the same bound (the
 #: suite's time budget does not cover them).
+#: more-testbed (46 nodes, 32 MORE flows, held to the multi-path bound) is there because its
+#: proportional-fair master problem is beyond the oracle today: Clarabel fails on it after about
+#: 2 minutes (README, Optimum oracle), which validation/oracle_shipped.py reports.
 LONG = {"dpclo-fig9", "random-200", "mesh-7x7", "mesh-7x7-tcp", "diffq-ablation", "dclo-dense",
-        "lossy-dsdv"}
+        "lossy-dsdv", "more-testbed"}
 
 
 def _params():
