@@ -732,7 +732,7 @@ impl Detector {
             Some(mut dip) => {
                 let lasted = (t - dip.start).as_secs_f64();
                 let longest = BBR_PROBE_RTT_DURATION.as_secs_f64() + DIP_MAX_ROUNDS * period;
-                if !quiet || (w <= DIP_MAX_SEGMENTS && w < DIP_MIN_SEGMENTS) {
+                if !quiet || w < DIP_MIN_SEGMENTS {
                     dip.valid = false;
                 }
                 if w <= DIP_MAX_SEGMENTS {

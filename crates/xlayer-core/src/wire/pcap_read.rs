@@ -306,7 +306,7 @@ impl<'a> PcapReader<'a> {
     }
 
     fn check_block_len(&self, len: usize, min: usize) -> Result<(), PcapError> {
-        if len < min || len % 4 != 0 || len > MAX_RECORD {
+        if len < min || !len.is_multiple_of(4) || len > MAX_RECORD {
             return Err(PcapError::Malformed {
                 what: format!(
                     "pcapng block length {len} (a multiple of 4, at least {min}, at most \
@@ -1201,7 +1201,7 @@ pub(crate) mod build {
         options: &[u8],
     ) -> Vec<u8> {
         let mut opts = options.to_vec();
-        while opts.len() % 4 != 0 {
+        while !opts.len().is_multiple_of(4) {
             opts.push(0);
         }
         let words = (20 + opts.len()) / 4;
