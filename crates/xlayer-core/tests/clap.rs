@@ -187,7 +187,10 @@ fn the_probe_overhead_matches_the_slides_expression_within_ten_percent() {
 #[test]
 fn a_long_lived_clap_flow_runs_until_its_stop_and_delivers_in_order() {
     // No size: CLAP sends until stop_s; everything delivered is checked, nothing completes.
-    let path = format!("{}/../../scenarios/clap-1hop.toml", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../scenarios/clap-1hop.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(&path)
         .unwrap()
         .replace("size_bytes = 1_000_000\n", "stop_s = 5.0\n")

@@ -525,7 +525,11 @@ mod tests {
                     format!("{:?}", full.routes),
                     "{metric:?}, step {step}"
                 );
-                assert_eq!(fast.trigger_at(), full.trigger_at(), "{metric:?}, step {step}");
+                assert_eq!(
+                    fast.trigger_at(),
+                    full.trigger_at(),
+                    "{metric:?}, step {step}"
+                );
             }
             assert_eq!(ticks, 150);
             assert!(fast.routes.len() > 5, "the run built routes");
