@@ -973,7 +973,8 @@ impl World {
         }
     }
 
-    /// `natives` packets of `flow` entered the network at its source now (a MORE batch).
+    /// `natives` packets of `flow` entered the network at its source now (one datagram, or a
+    /// MORE batch): counted as sent when now is within the flow's measured window.
     fn count_sent(&mut self, flow: u32, natives: u32) {
         let now = self.now();
         let f = &self.flows[flow as usize];
@@ -1420,13 +1421,8 @@ impl World {
     /// Hands data packet `p` of `flow` to the network at the flow's source, counting it as sent
     /// when it leaves within the flow's measured window.
     fn send_from_source(&mut self, flow: u32, p: Packet) {
-        let now = self.now();
-        let f = &self.flows[flow as usize];
-        let (a, b) = crate::metrics::window(f.start, f.stop, self.warmup, self.end);
-        if now >= a && now < b {
-            self.flow_stats[flow as usize].sent += 1;
-        }
-        let src = f.src;
+        self.count_sent(flow, 1);
+        let src = self.flows[flow as usize].src;
         self.nodes[src as usize].net.originated += 1;
         let h = self.packets.alloc(p);
         self.net_send(src, h);
