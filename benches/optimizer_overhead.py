@@ -39,11 +39,17 @@ core's predicted saving (the core potential score's `Q − Y`, `eclair_core_gain
 the simulated duration) is printed next to the measured one (CPU time without the core less with
 it); the prediction counts the reads alone, the measurement the whole run, so it is noisy.
 
+ECLAIR's data-path delay: with --latency-ms L the timer-driven and per-packet optimizers get a
+processing latency of L (`latency_s`). Off the data path it only delays their view of events;
+in the receive path it holds every TCP segment for L, so the per-packet rows' aggregate
+throughput and mean flow delay (`eclair_data_path_delay_s`, the last table) differ from the
+others'.
+
 Each variant runs --repeat times in a fresh process (for its peak RSS), the variants taking
 turns; the run with the least CPU time is reported. Timing lives here, never in the tests.
 
     python benches/optimizer_overhead.py [--scenario FILE] [--duration 60] [--repeat 3]
-                                         [--work 0] [--hz 10] [--json]
+                                         [--work 0] [--hz 10] [--latency-ms 0] [--json]
 """
 from __future__ import annotations
 
@@ -129,14 +135,16 @@ def run_one(args) -> dict:
     receivers = sorted({f["dst"] for f in scenario.get("flows", [])})
     kinds = [t["name"] for t in xlayer.tunables() if t["kind"] == "event"]
     v = args.one
+    latency = args.latency_ms / 1000.0
     if v == "rust-listen-all":
         scenario["optimizers"] = [{"rust": "listen"}]
     elif v == "rust-eclair-timer":
-        scenario["optimizers"] = [{"rust": "listen", "nodes": receivers,
+        scenario["optimizers"] = [{"rust": "listen", "nodes": receivers, "latency_s": latency,
                                    "args": {"events": [], "work": args.work, "timer_hz": args.hz,
                                             "read": "mac.queue_len.0"}}]
     elif v == "rust-per-packet":
         scenario["optimizers"] = [{"rust": "listen", "nodes": receivers, "delivery": "per_packet",
+                                   "latency_s": latency,
                                    "args": {"events": ["transport.segment_rx"],
                                             "work": args.work, "read": "mac.queue_len.0"}}]
     elif v.startswith("rust-read-"):
@@ -158,10 +166,11 @@ def run_one(args) -> dict:
                 sim.add_optimizer(ListenAll(kinds), node)
         elif v == "python-eclair-timer":
             for node in receivers:
-                sim.add_optimizer(TimerRead(1.0 / args.hz, args.work), node)
+                sim.add_optimizer(TimerRead(1.0 / args.hz, args.work), node, latency_s=latency)
         elif v == "python-per-packet":
             for node in receivers:
-                sim.add_optimizer(PacketRead(args.work), node, delivery="per_packet")
+                sim.add_optimizer(PacketRead(args.work), node, latency_s=latency,
+                                  delivery="per_packet")
     t0, c0 = time.perf_counter(), time.process_time()
     r = sim.run()
     total, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -188,6 +197,9 @@ def run_one(args) -> dict:
         "ns_per_event": s.get("eclair_time_per_event_ns", 0.0),
         "ns_per_packet": s.get("eclair_time_per_packet_ns", 0.0),
         "crossings": int(s.get("eclair_crossings", 0)),
+        "data_path_delay_ms": 1000.0 * s.get("eclair_data_path_delay_s", 0.0),
+        "aggregate_mbps": s["aggregate_throughput_bps"] / 1e6,
+        "mean_delay_ms": 1000.0 * float(r.flows["delay_mean_s"].mean()),
         "core_items": int(s.get("eclair_core_items", 0)),
         "core_hits": int(s.get("eclair_core_hits", 0)),
         "reads": int(s.get("eclair_reads", 0)),
@@ -208,6 +220,9 @@ def main() -> int:
                          "(default 0: the parameter read alone)")
     ap.add_argument("--hz", type=float, default=10.0,
                     help="wake-ups per second of the timer-driven (ECLAIR) variants (default 10)")
+    ap.add_argument("--latency-ms", type=float, default=0.0,
+                    help="processing latency of the timer-driven and per-packet optimizers "
+                         "(default 0)")
     ap.add_argument("--variants", default=",".join(VARIANTS[1:]),
                     help="comma-separated variants to run besides 'none'")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -232,7 +247,8 @@ def main() -> int:
     for _ in range(max(1, args.repeat)):
         for v in variants:
             cmd = [sys.executable, __file__, "--one", v, "--scenario", args.scenario,
-                   "--duration", str(args.duration), "--work", str(args.work), "--hz", str(args.hz)]
+                   "--duration", str(args.duration), "--work", str(args.work), "--hz", str(args.hz),
+                   "--latency-ms", str(args.latency_ms)]
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             row = json.loads(out.strip().splitlines()[-1])
             if v not in best or row["cpu_s"] < best[v]["cpu_s"]:
@@ -258,11 +274,13 @@ def main() -> int:
             })
     if args.json:
         print(json.dumps({"scenario": args.scenario, "duration_s": args.duration,
-                          "work": args.work, "hz": args.hz, "rows": rows,
+                          "work": args.work, "hz": args.hz, "latency_ms": args.latency_ms,
+                          "rows": rows,
                           "core": core_checks}, indent=2))
         return 0
     print(f"scenario {pathlib.Path(args.scenario).name}, {args.duration:g} simulated s, "
-          f"work {args.work} iterations, timers at {args.hz:g} Hz, best of {args.repeat}")
+          f"work {args.work} iterations, timers at {args.hz:g} Hz, latency {args.latency_ms:g} ms, "
+          f"best of {args.repeat}")
     head = (f"{'variant':<21}{'cpu s':>8}{'overhead':>10}{'wall s':>8}{'in optimizers s':>17}"
             f"{'invocations':>13}{'events in':>11}{'subsystem kB':>14}{'peak RSS MB':>13}"
             f"{'same results':>14}")
@@ -281,6 +299,14 @@ def main() -> int:
     for r in rows:
         print(f"{r['variant']:<21}{r['ns_per_event']:>10.1f}{r['ns_per_packet']:>11.1f}"
               f"{r['crossings']:>12,}{r['reads']:>11,}{r['core_items']:>12}{r['core_hits']:>11,}")
+    print()
+    head = f"{'variant':<21}{'data-path delay ms':>20}{'aggregate Mbit/s':>18}{'mean flow delay ms':>20}"
+    print("Data path (the simulated results)")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['variant']:<21}{r['data_path_delay_ms']:>20.2f}{r['aggregate_mbps']:>18.3f}"
+              f"{r['mean_delay_ms']:>20.2f}")
     for c in core_checks:
         print(f"\ncore, {c['language']}: {c['reads']:,} reads, {c['core_hits']:,} from the core; "
               f"read through the layer {c['cost_read_layer_ns']:.0f} ns, from the core "

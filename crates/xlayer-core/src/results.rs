@@ -751,8 +751,9 @@ fn conflict_rows(w: &World) -> Vec<Row> {
 //   Python callback and each call the callback makes into the core through its context; the
 //   analogue of ECLAIR's user-kernel crossings. `eclair_python_invocations` is the first part.
 // - Data-path delay (`eclair_data_path_delay_s`): the mean processing latency the per-packet
-//   hooks' optimizers add to a packet that went through a hook (`eclair_hooked_packets`); off
-//   the data path (ECLAIR) it is 0.
+//   hooks' optimizers add to a packet that went through a hook (`eclair_hooked_packets`); the
+//   packet is held that long before it reaches its transport (`World::sink`), so the delay is
+//   in the flow's measured delay too. Off the data path (ECLAIR) it is 0.
 
 use crate::tune::core::Core;
 use crate::tune::optimizer::OptimizerHost;

@@ -82,4 +82,7 @@ pub enum Event {
     WiredTxEnd { link: u32 },
     /// Packet `packet` reaches the far end of wired link direction `link`.
     WiredArrive { link: u32, packet: u32 },
+    /// A per-packet hook's optimizers are done with `packet` (ECLAIR's data-path delay): it
+    /// goes on up its destination's stack (`World::sink`).
+    HookRelease { packet: u32 },
 }

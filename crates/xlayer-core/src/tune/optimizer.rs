@@ -9,7 +9,8 @@
 //!   one batch per optimizer, or `latency` later when the optimizer has a reaction latency. An
 //!   optimizer therefore never runs inside a layer's call, and one that only listens cannot
 //!   change the simulated results. The one exception is the `per_packet` delivery mode, which
-//!   exists to measure the alternative ECLAIR argues against (a hook in the receive path).
+//!   exists to measure the alternative ECLAIR argues against (a hook in the receive path): its
+//!   optimizers' `latency` is processing time the packet waits in the receive path.
 //! - Optimizers may schedule their own timers ([`Ctx::schedule`]); a timer is an engine event
 //!   that does nothing on the data path, its callback runs at the end of the instant.
 //! - Fault isolation: an optimizer whose callback returns an error or panics is unloaded and
@@ -843,19 +844,24 @@ fn deliver<H: Host>(w: &mut H) {
 
 /// The per-packet hook (`Delivery::PerPacket`): called from the TCP receive path of `node`.
 ///
-/// The hook runs synchronously in the receive path, so the processing latency of each
-/// per-packet optimizer it calls (`latency`) is delay the packet incurs on the data path; it is
-/// accounted (`hook_delay`, `eclair_data_path_delay_s`), the packet's simulated timing is not
-/// shifted by it.
-pub(crate) fn per_packet<H: Host>(w: &mut H, node: u32, flow: u32, bytes: u32) {
+/// The hook runs synchronously in the receive path: the optimizers it calls process the packet
+/// one after the other, each for its `latency` (its processing time), before the packet goes on
+/// up the stack. The returned delay is their sum; the caller delivers the packet to its
+/// transport that much later (`World::sink`), so a TCP receiver acknowledges it later and the
+/// flow's measured delay includes it. It is also accounted (`hook_delay`,
+/// `eclair_data_path_delay_s`). Off the data path (every other delivery mode) a latency delays
+/// only the optimizer's view of events, never a packet.
+pub(crate) fn per_packet<H: Host>(w: &mut H, node: u32, flow: u32, bytes: u32) -> SimTime {
     let started = std::time::Instant::now();
-    per_packet_calls(w, node, flow, bytes);
+    let delay = per_packet_calls(w, node, flow, bytes);
     w.tuning().0.subsystem_wall += started.elapsed();
+    delay
 }
 
-fn per_packet_calls<H: Host>(w: &mut H, node: u32, flow: u32, bytes: u32) {
+fn per_packet_calls<H: Host>(w: &mut H, node: u32, flow: u32, bytes: u32) -> SimTime {
     let now = w.now();
     let mut hooked = false;
+    let mut delay = SimTime::ZERO;
     let count = w
         .tuning()
         .0
@@ -884,12 +890,14 @@ fn per_packet_calls<H: Host>(w: &mut H, node: u32, flow: u32, bytes: u32) {
         let latency = s.latency;
         let host = w.tuning().0;
         host.hook_delay += latency;
+        delay += latency;
         hooked = true;
         call(w, slot, |o, ctx| o.on_events(ctx, &ev));
     }
     if hooked {
         w.tuning().0.hooked_packets += 1;
     }
+    delay
 }
 
 /// A built-in optimizer by name (`[[optimizers]] rust = "..."`).

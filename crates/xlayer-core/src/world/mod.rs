@@ -527,6 +527,11 @@ impl World {
                 let to = self.wired.links[link as usize].to;
                 self.net_receive(to, packet);
             }
+            Event::HookRelease { packet } => {
+                let p = *self.packets.get(packet);
+                self.packets.release(packet);
+                self.sink_up(now, &p);
+            }
         }
     }
 
@@ -1361,10 +1366,24 @@ impl World {
                     );
                 }
                 if self.optimizers.per_packet {
-                    crate::tune::optimizer::per_packet(self, p.dst, p.flow, h.len);
+                    let delay = crate::tune::optimizer::per_packet(self, p.dst, p.flow, h.len);
+                    if delay > SimTime::ZERO {
+                        // The hook's optimizers hold the packet in the receive path for their
+                        // processing time; it reaches its transport when they are done.
+                        let h = self.packets.alloc(*p);
+                        self.queue
+                            .schedule(now + delay, Event::HookRelease { packet: h });
+                        return;
+                    }
                 }
             }
         }
+        self.sink_up(now, p);
+    }
+
+    /// The second half of [`Self::sink`]: packet `p` goes up to its connection or, a datagram,
+    /// is counted at its destination.
+    fn sink_up(&mut self, now: SimTime, p: &Packet) {
         if let Some(c) = self.flows[p.flow as usize].transport.conn() {
             if p.transport.is_clap_data() {
                 self.count_hops(p);
