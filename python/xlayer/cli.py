@@ -287,6 +287,36 @@ def _parser() -> argparse.ArgumentParser:
                           help="print a JSON list of objects with src, sport, dst, dport, "
                           "packets, flavor, sack, confidence")
     p_flavor.set_defaults(command_fn=_cmd_flavor)
+    p_rep = sub.add_parser(
+        "reproduce", help="run one of the documents' experiments and judge its claims",
+        description="Run a figure or table of the source documents as a sweep (on Dask), "
+        "print each of the document's claims beside the measured figure with 'holds' or "
+        "'does not hold', and draw the figure. The sweep folder (default "
+        "results/repro-NAME[-quick]) is resumed when run again; it gets claims.json and "
+        "NAME.png. Run from a checkout of the repository (the experiments use its scenarios/). "
+        "README: Reproducing the documents.")
+    p_rep.add_argument("name", nargs="?", metavar="NAME",
+                       help="the experiment (xlayer reproduce --list names them)")
+    p_rep.add_argument("--list", action="store_true",
+                       help="list the experiments with their documents and run counts")
+    p_rep.add_argument("--all", action="store_true", help="run every experiment in turn")
+    p_rep.add_argument("--quick", action="store_true",
+                       help="fewer seeds and grid points (and shorter runs where the "
+                       "experiment allows): minutes on a laptop")
+    p_rep.add_argument("--out", metavar="DIR",
+                       help="the sweep folder (with --all: the folder that holds one per "
+                       "experiment); default results/")
+    p_rep.add_argument("--json", action="store_true", help="print the judged claims as JSON")
+    p_rep.add_argument("--markdown", action="store_true",
+                       help="print the judged claims as a Markdown table (the README's form)")
+    p_rep.add_argument("--no-plot", action="store_true", help="do not draw the figure")
+    rep_where = p_rep.add_mutually_exclusive_group()
+    rep_where.add_argument("--workers", type=int, metavar="N",
+                           help="local Dask workers, one process each (default: one per core)")
+    rep_where.add_argument("--scheduler", metavar="ADDRESS",
+                           help="use the running Dask scheduler at ADDRESS (tcp://host:port)")
+    p_rep.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+    p_rep.set_defaults(command_fn=_cmd_reproduce)
     return parser
 
 
@@ -482,6 +512,88 @@ def _cmd_flavor(args: argparse.Namespace) -> int:
                   r["flavor"], "yes" if r["sack"] else "no", f"{r['confidence']:.2f}")
     console.print(t)
     return 0
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from xlayer import reproduce as rep
+
+    if args.list:
+        if args.json:
+            print(json.dumps([{"name": e.name, "document": e.document, "title": e.title,
+                               "runs": e.run_count(False), "quick_runs": e.run_count(True)}
+                              for e in rep.EXPERIMENTS.values()], indent=2))
+            return 0
+        console = _console()
+        table = _table("the documents' experiments (xlayer reproduce NAME [--quick])")
+        for col in ("name", "document", "what", "runs", "--quick"):
+            table.add_column(col, justify="right" if col in ("runs", "--quick") else "left")
+        for e in rep.EXPERIMENTS.values():
+            table.add_row(e.name, e.document, e.title, str(e.run_count(False)),
+                          str(e.run_count(True)))
+        console.print(table)
+        return 0
+    if args.all == (args.name is not None):
+        raise _CommandError("reproduce: name one experiment or give --all "
+                            "(xlayer reproduce --list names them)")
+    if args.workers is not None and args.workers < 1:
+        raise _CommandError(f"--workers: must be at least 1, found {args.workers}")
+    names = list(rep.EXPERIMENTS) if args.all else [args.name]
+    for name in names:
+        try:
+            rep.experiment(name)
+        except KeyError as e:
+            raise _CommandError(str(e.args[0])) from None
+    from xlayer._extras import require
+
+    require("sweep", "xlayer reproduce")
+    done = []
+    show_progress = not (args.quiet or args.json or args.markdown) and sys.stderr.isatty()
+    for name in names:
+        exp = rep.experiment(name)
+        if args.out is None:
+            out = None
+        elif args.all:
+            out = Path(args.out) / exp.sweep_spec(args.quick)["name"]
+        else:
+            out = Path(args.out)
+        try:
+            rep.scenario_path(exp.scenario)
+        except FileNotFoundError as e:
+            raise _CommandError(str(e)) from None
+        with _dask_client_logs_silenced():
+            r = rep.reproduce(name, out, quick=args.quick, workers=args.workers,
+                              scheduler=args.scheduler, progress=show_progress,
+                              plot=not args.no_plot)
+        done.append(r)
+        if not (args.quiet or args.json or args.markdown):
+            _print_reproduction(r)
+    if args.json:
+        print(json.dumps([{"experiment": r.experiment.name, "document": r.experiment.document,
+                           "folder": str(r.folder),
+                           "figure": str(r.figure) if r.figure else None,
+                           "claims": [v.as_dict() for v in r.verdicts]} for r in done],
+                         indent=2))
+    elif args.markdown:
+        print("| experiment | document's claim | holds when | measured | |")
+        print("|---|---|---|---|---|")
+        for r in done:
+            for v in r.verdicts:
+                print(f"| {r.experiment.name} | {v.claim} | {v.criterion} | {v.measured} | "
+                      f"{'holds' if v.holds else '**does not hold**'} |")
+    return 0
+
+
+def _print_reproduction(r: Any) -> None:
+    console = _console()
+    e = r.experiment
+    console.print(f"[bold]{e.document}[/bold] ({e.name}): {e.title}")
+    for v in r.verdicts:
+        mark = "[green]holds[/green]" if v.holds else "[red]does not hold[/red]"
+        console.print(f"  {mark}  {v.claim}")
+        console.print(f"         criterion: {v.criterion}")
+        console.print(f"         measured:  {v.measured}")
+    console.print(f"  {r.holds} of {len(r.verdicts)} claims hold; runs in [bold]{r.folder}[/bold]"
+                  + (f", figure {r.figure}" if r.figure else ""))
 
 
 def _cmd_params(args: argparse.Namespace) -> int:

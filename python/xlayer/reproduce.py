@@ -1,0 +1,538 @@
+"""The documents' experiments, one command each: ``xlayer reproduce``.
+
+Each :class:`Experiment` names a figure or table of a source document, the sweep that measures
+it (a shipped scenario under the stacks the document compares, over seeds; ``quick`` is a
+smaller version for a laptop), the document's claims about it, and the figure drawn in the
+document's form. A claim is judged on the sweep's results by a stated criterion — the claim's
+direction and rough size, never a bound fitted to xlayer's own output — and reported as
+*holds* or *does not hold* beside the measured figure, so a claim xlayer does not reproduce
+stays visible as such.
+
+    xlayer reproduce --list
+    xlayer reproduce clap-1hop --quick
+    xlayer reproduce dpclo-fig5a --out results/repro-fig5a --workers 2
+
+Runs go through :func:`xlayer.sweep` (on Dask; a finished folder is reused and a partial one
+resumed); the claims are written to ``claims.json`` in the sweep folder and the figure to
+``<name>.png``, each atomically.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+PathLike = Union[str, Path]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A claim judged on measured results."""
+
+    claim: str
+    criterion: str
+    measured: str
+    holds: bool
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "holds", bool(self.holds))  # numpy's bool_ is not JSON
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {"claim": self.claim, "criterion": self.criterion, "measured": self.measured,
+                "holds": bool(self.holds)}
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A document's figure or table, the sweep that measures it and the claims it makes."""
+
+    name: str
+    document: str
+    title: str
+    scenario: str
+    stacks: Dict[str, Dict[str, Any]]
+    seeds: Tuple[int, int]  # (full, quick)
+    overrides: Dict[str, Any] = field(default_factory=dict)
+    quick_overrides: Dict[str, Any] = field(default_factory=dict)
+    grid: Dict[str, List[Any]] = field(default_factory=dict)
+    quick_grid: Optional[Dict[str, List[Any]]] = None
+    judge: Callable[["Measured"], List[Verdict]] = field(default=lambda m: [], repr=False)
+    draw: Optional[Callable[["Measured", Any], None]] = field(default=None, repr=False)
+
+    def sweep_spec(self, quick: bool = False) -> Dict[str, Any]:
+        """The sweep (a dict of a sweep file's shape) that measures this experiment."""
+        overrides = dict(self.overrides)
+        if quick:
+            overrides.update(self.quick_overrides)
+        grid = self.quick_grid if quick and self.quick_grid is not None else self.grid
+        spec: Dict[str, Any] = {
+            "name": f"repro-{self.name}" + ("-quick" if quick else ""),
+            "scenario": str(scenario_path(self.scenario)),
+            "seeds": self.seeds[1] if quick else self.seeds[0],
+            "stacks": {k: dict(v) for k, v in self.stacks.items()},
+            "overrides": overrides,
+        }
+        if grid:
+            spec["grid"] = {k: list(v) for k, v in grid.items()}
+        return spec
+
+    def run_count(self, quick: bool = False) -> int:
+        grid = self.quick_grid if quick and self.quick_grid is not None else self.grid
+        points = 1
+        for values in grid.values():
+            points *= len(values)
+        return points * len(self.stacks) * (self.seeds[1] if quick else self.seeds[0])
+
+
+def scenario_path(name: str) -> Path:
+    """A shipped scenario by name, from ``scenarios/`` of the working directory or of the
+    source checkout this package was built from (the scenarios are not inside the wheel)."""
+    for folder in [Path.cwd() / "scenarios"] + _checkout_folders():
+        p = folder / f"{name}.toml"
+        if p.is_file():
+            return p
+    raise FileNotFoundError(
+        f"the shipped scenario {name}.toml was not found in ./scenarios: run xlayer reproduce "
+        "from a checkout of the xlayer repository (the scenarios are not installed with the "
+        "package)")
+
+
+def _checkout_folders() -> List[Path]:
+    """``scenarios/`` of the source tree this module lies in, when it is one (an editable
+    install or a checkout on ``PYTHONPATH``)."""
+    return [p / "scenarios" for p in Path(__file__).resolve().parents[1:4]]
+
+
+class Measured:
+    """An experiment's finished runs, with the per-flow figures the claims read."""
+
+    def __init__(self, sweep: Any):
+        self.sweep = sweep
+        runs = sweep.ok
+        if len(runs) == 0:
+            raise ValueError("no run of the sweep finished")
+        self.runs = runs
+        self.flows = sweep.flows[sweep.flows["run"].isin(runs["run"])]
+        self.seeds = sorted(int(s) for s in runs["seed"].unique())
+
+    def rates(self, stack: str, where: Optional[Dict[str, Any]] = None) -> Dict[int, List[float]]:
+        """Each seed's flow throughputs (bit/s, in flow order) under ``stack``."""
+        f = self.flows[self.flows["stack"] == stack]
+        for k, v in (where or {}).items():
+            f = f[f[k] == v]
+        out: Dict[int, List[float]] = {}
+        for seed, g in f.groupby("seed"):
+            out[int(seed)] = [float(x) for x in g.sort_values("flow")["throughput_bps"]]
+        return out
+
+    def summary(self, stack: str, key: str, where: Optional[Dict[str, Any]] = None) -> List[float]:
+        """A summary key of each run of ``stack`` (seed order)."""
+        r = self.runs[self.runs["stack"] == stack]
+        for k, v in (where or {}).items():
+            r = r[r[k] == v]
+        return [float(x) for x in r.sort_values("seed")[key]]
+
+
+def jain(x: Sequence[float]) -> float:
+    s, q = sum(x), sum(v * v for v in x)
+    return s * s / (len(x) * q) if q > 0 else 0.0
+
+
+def mean(x: Sequence[float]) -> float:
+    return statistics.fmean(x) if len(x) else math.nan
+
+
+def _kbps(x: float) -> str:
+    return f"{x / 1e3:.0f} kbit/s"
+
+
+def _per_seed(values: Sequence[float], fmt: str = "{:.2f}") -> str:
+    return " / ".join(fmt.format(v) for v in values)
+
+
+# --- the experiments ------------------------------------------------------------------------
+
+
+def _judge_diffq_fig2(m: Measured) -> List[Verdict]:
+    tcp = m.rates("tcp-sack")
+    starve = [r[0] / mean(r[1:]) for r in tcp.values() if mean(r[1:]) > 0]
+    out = [Verdict(
+        "Under TCP-SACK the 3-hop flow starves once the two 1-hop flows start beside its first "
+        "relay (DiffQ Fig. 2)",
+        "mean over seeds of the 3-hop flow's throughput below 20 % of the 1-hop flows' mean",
+        f"{mean(starve):.1%} (per seed {_per_seed(starve, '{:.1%}')})",
+        mean(starve) < 0.2)]
+    j_tcp = mean([jain(r) for r in tcp.values()])
+    for stack in ("diffq-tcp", "diffq-udp"):
+        j = [jain(r) for r in m.rates(stack).values()]
+        out.append(Verdict(
+            f"{stack.upper().replace('DIFFQ', 'DiffQ')} keeps the three flows' shares fair "
+            "(DiffQ Fig. 10)",
+            "mean Jain index of the three flows at least 0.8 and above TCP-SACK's",
+            f"Jain {mean(j):.2f} (per seed {_per_seed(j)}) against TCP-SACK's {j_tcp:.2f}",
+            mean(j) >= 0.8 and mean(j) > j_tcp))
+    return out
+
+
+def _bars(m: Measured, ax: Any, labels: Sequence[str], ylabel: str = "throughput (kbit/s)",
+          rates: Optional[Callable[[Measured, str], Dict[int, List[float]]]] = None) -> None:
+    """Grouped bars: each flow's mean rate over seeds (``rates``, default the throughput), one
+    group per stack."""
+    import numpy as np
+
+    stacks = list(m.sweep.stacks)
+    width = 0.8 / max(1, len(labels))
+    for i, label in enumerate(labels):
+        vals = []
+        for s in stacks:
+            by_seed = rates(m, s) if rates is not None else m.rates(s)
+            per_seed = [r[i] for r in by_seed.values() if len(r) > i]
+            vals.append(mean(per_seed) / 1e3 if per_seed else 0.0)
+        ax.bar(np.arange(len(stacks)) + i * width, vals, width, label=label)
+    ax.set_xticks(np.arange(len(stacks)) + width * (len(labels) - 1) / 2)
+    ax.set_xticklabels(stacks)
+    ax.set_ylabel(ylabel)
+    ax.legend()
+
+
+def _judge_fig5a(m: Measured) -> List[Verdict]:
+    def splits(stack: str) -> List[float]:
+        out = []
+        for a, c in (r[:2] for r in m.rates(stack).values()):
+            out.append(0.0 if a <= 0 or c <= 0 else min(a / c, c / a))
+        return out
+
+    e, z = splits("dpclo-80211e"), splits("dpclo-zmacplus")
+    me, mz = statistics.median(e), statistics.median(z)
+    closer = sum(zs > es for zs, es in zip(z, e))
+    return [
+        Verdict("Over CSMA (802.11e) one flow of the asymmetric pair starves long-term "
+                "(DPCLO Fig. 5 B)",
+                "median over seeds of min(a/c, c/a) below 0.1 (one flow under a tenth of the other)",
+                f"{me:.3f} (per seed {_per_seed(e, '{:.3f}')})", me < 0.1),
+        Verdict("Over ZMAC+ the ratio of the two throughputs is much closer to 1 (DPCLO Fig. 5 C)",
+                "median min(a/c, c/a) above 0.25 and ZMAC+ the more even on at least 80 % of seeds",
+                f"{mz:.3f} (per seed {_per_seed(z, '{:.3f}')}); more even on {closer} of {len(z)}",
+                mz > 0.25 and closer >= 0.8 * len(z)),
+    ]
+
+
+def _judge_fig3(m: Measured) -> List[Verdict]:
+    out = []
+    for mac in ("zmacplus", "80211e"):
+        single = [jain(r[:2]) for r in m.rates(f"single-{mac}").values()]
+        multi = [jain(r[:2]) for r in m.rates(f"multi-{mac}").values()]
+        wins = sum(b > a for a, b in zip(single, multi))
+        out.append(Verdict(
+            f"Multi-path DPCLO (adaptive K) shares the two flows more fairly than single-path "
+            f"(DPCLO Fig. 3, {'ZMAC+' if mac == 'zmacplus' else '802.11e'})",
+            "Jain's index higher with multi-path on every seed",
+            f"single {_per_seed(single)} → multi {_per_seed(multi)}",
+            wins == len(single) and len(single) > 0))
+    for mac in ("zmacplus", "80211e"):
+        name = "ZMAC+" if mac == "zmacplus" else "802.11e"
+        one, many = m.rates(f"single-{mac}"), m.rates(f"multi-{mac}")
+        agg_s = mean([sum(r[:2]) for r in one.values()])
+        agg_m = mean([sum(r[:2]) for r in many.values()])
+        d_s = mean([r[1] for r in one.values()])
+        d_m = mean([r[1] for r in many.values()])
+        out.append(Verdict(
+            f"Sending A's flow also over A-B-C-E unloads D, whose own flow D→F gains, at about "
+            f"half the aggregate ({name})",
+            "D→F's mean throughput higher with multi-path, and the aggregate below 3/4 of "
+            "single-path's",
+            f"D→F {_kbps(d_s)} → {_kbps(d_m)}; aggregate {_kbps(agg_s)} → {_kbps(agg_m)} "
+            f"({agg_m / agg_s:.2f}×)" if agg_s > 0 else "no single-path throughput",
+            d_m > d_s and agg_s > 0 and agg_m < 0.75 * agg_s))
+    return out
+
+
+def _transfer_rates(m: Measured, stack: str) -> Dict[int, List[float]]:
+    """Each seed's per-flow transfer rates (bit/s): a finished file's size over its completion
+    time; an unfinished one's delivered bits over the run (its throughput)."""
+    f = m.flows[m.flows["stack"] == stack]
+    out: Dict[int, List[float]] = {}
+    for seed, g in f.groupby("seed"):
+        rates = []
+        for row in g.sort_values("flow").itertuples(index=False):
+            done = float(getattr(row, "completion_s"))
+            size = float(getattr(row, "app_bytes"))
+            rates.append(8 * size / done if math.isfinite(done) and done > 0
+                         else float(getattr(row, "throughput_bps")))
+        out[int(seed)] = rates
+    return out
+
+
+def _clap_judge(ratio_claimed: float, slides: str, jain_too: bool = False) -> Callable[[Measured], List[Verdict]]:
+    def judge(m: Measured) -> List[Verdict]:
+        clap, tcp = _transfer_rates(m, "clap"), _transfer_rates(m, "tcp-sack")
+        ratios = [sum(clap[s]) / sum(tcp[s]) if sum(tcp[s]) > 0 else math.inf
+                  for s in clap if s in tcp]
+        r = mean(ratios)
+        out = [Verdict(
+            f"CLAP's goodput {ratio_claimed:g}× TCP-SACK's ({slides})",
+            f"at least {ratio_claimed / 2:g}× (half the slides' factor: the rough size)",
+            f"{r:.2f}× (per seed {_per_seed(ratios, '{:.2f}')}); CLAP "
+            f"{_kbps(mean([sum(v) for v in clap.values()]))}, TCP-SACK "
+            f"{_kbps(mean([sum(v) for v in tcp.values()]))}",
+            r >= ratio_claimed / 2)]
+        if jain_too:
+            j = [jain(v) for v in clap.values()]
+            out.append(Verdict("CLAP shares the channel fairly among its flows (CLAP slides)",
+                               "Jain's index of CLAP's flows above 0.95",
+                               f"{mean(j):.3f}", mean(j) > 0.95))
+        return out
+    return judge
+
+
+def _judge_more_path(m: Measured) -> List[Verdict]:
+    more = [r[0] for r in m.rates("more").values()]
+    single = [r[0] for r in m.rates("single-path").values()]
+    ratio = mean(more) / mean(single) if mean(single) > 0 else math.inf
+    return [Verdict(
+        "MORE's coded opportunistic forwarding beats single-path routing with link ACKs on a "
+        "lossy multi-hop path (MORE's premise, the DiffQ document's §6.2)",
+        "MORE's mean throughput above single-path's, and ahead on every seed",
+        f"{ratio:.2f}× ({_per_seed([x / 1e3 for x in more], '{:.0f}')} against "
+        f"{_per_seed([x / 1e3 for x in single], '{:.0f}')} kbit/s)",
+        ratio > 1.0 and all(a > b for a, b in zip(more, single)))]
+
+
+STARVED_BPS = 1.0  # a flow that delivered nothing in its window (validation/more_scale.py)
+
+
+def _judge_more_scale(m: Measured) -> List[Verdict]:
+    counts = sorted(int(c) for c in m.runs["flows_random.count"].unique())
+
+    def starved(stack: str, n: int) -> float:
+        f = m.flows[(m.flows["stack"] == stack) & (m.flows["flows_random.count"] == n)]
+        return float((f["throughput_bps"] < STARVED_BPS).mean()) if len(f) else math.nan
+
+    def agg(stack: str) -> List[float]:
+        return [mean(m.summary(stack, "aggregate_throughput_bps", {"flows_random.count": n}))
+                for n in counts]
+
+    def median(stack: str) -> float:
+        f = m.flows[(m.flows["stack"] == stack) & (m.flows["flows_random.count"] == counts[-1])]
+        return float(f["throughput_bps"].median())
+
+    top = counts[-1]
+    more = [starved("more", n) for n in counts]
+    dq = starved("diffq-more", top)
+    return [
+        Verdict("Without congestion control MORE starves more flows as flows are added, "
+                "about half at 32 (DiffQ §2 Fig. 1, §6.2)",
+                f"the starved share rises from {counts[0]} to {top} flows and is at least 0.4 at {top}",
+                "starved share " + " / ".join(f"{s:.2f}" for s in more) + " at "
+                + " / ".join(str(n) for n in counts) + " flows",
+                more[-1] > more[0] and more[-1] >= 0.4),
+        Verdict(f"DiffQ-MORE starves fewer flows than MORE at {top} flows "
+                "(the document: 18 % against almost 50 %)",
+                "DiffQ-MORE's starved share at most three quarters of MORE's",
+                f"{dq:.2f} against {more[-1]:.2f}", dq <= 0.75 * more[-1]),
+        Verdict("MORE's aggregate throughput substantially reduces as flows are added "
+                "(DiffQ §2, Fig. 1)",
+                f"the mean aggregate at {top} flows at most half that at {counts[0]}",
+                "aggregate " + " / ".join(f"{a / 1e3:.0f}" for a in agg("more"))
+                + " kbit/s at " + " / ".join(str(n) for n in counts) + " flows",
+                agg("more")[-1] <= 0.5 * agg("more")[0]),
+        Verdict(f"DiffQ improves MORE by 2 to 3 times under {top} flows (DiffQ §1), read as "
+                "the aggregate",
+                f"DiffQ-MORE's mean aggregate at {top} flows at least 1.5× MORE's",
+                f"{agg('diffq-more')[-1] / 1e3:.0f} against {agg('more')[-1] / 1e3:.0f} kbit/s",
+                agg("diffq-more")[-1] >= 1.5 * agg("more")[-1]),
+        Verdict(f"DiffQ improves MORE by 2 to 3 times under {top} flows (DiffQ §1), read as "
+                "the median flow (Figs. 6-7's CDFs)",
+                f"DiffQ-MORE's median flow at {top} flows at least 1.5× MORE's",
+                f"{median('diffq-more') / 1e3:.1f} against {median('more') / 1e3:.1f} kbit/s",
+                median("diffq-more") >= 1.5 * median("more")),
+    ]
+
+
+def _judge_fig9(m: Measured) -> List[Verdict]:
+    def ratio(stack: str) -> Tuple[float, float, float]:
+        f = m.flows[m.flows["stack"] == stack]
+        short = f[f["hops"] <= 2]["throughput_bps"].mean()
+        long = f[f["hops"] >= 4]["throughput_bps"].mean()
+        return (short / long if long > 0 else math.inf), short, long
+
+    t, d = ratio("tcp-sack"), ratio("dpclo-zmacplus")
+    return [Verdict(
+        "TCP's long flows starve while DPCLO's per-flow throughput is roughly equal across path "
+        "lengths (DPCLO Fig. 9)",
+        "mean throughput of 1-2-hop flows over 4+-hop flows: DPCLO-ZMAC+'s at most half "
+        "TCP-SACK's",
+        f"TCP-SACK {t[0]:.1f} ({_kbps(t[1])} / {_kbps(t[2])}), DPCLO-ZMAC+ {d[0]:.1f} "
+        f"({_kbps(d[1])} / {_kbps(d[2])})",
+        d[0] <= 0.5 * t[0])]
+
+
+def _draw_fig9(m: Measured, ax: Any) -> None:
+    for stack in m.sweep.stacks:
+        f = m.flows[m.flows["stack"] == stack]
+        g = f.groupby("hops")["throughput_bps"].mean() / 1e3
+        ax.plot(g.index, g.values, marker="o", label=stack)
+    ax.set_xlabel("path length (hops)")
+    ax.set_ylabel("mean throughput (kbit/s)")
+    ax.legend()
+
+
+def _draw_more_scale(m: Measured, ax: Any) -> None:
+    for stack in m.sweep.stacks:
+        counts, shares = [], []
+        for n, f in m.flows[m.flows["stack"] == stack].groupby("flows_random.count"):
+            counts.append(int(n))
+            shares.append(float((f["throughput_bps"] < STARVED_BPS).mean()))
+        ax.plot(counts, shares, marker="o", label=stack)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("flows")
+    ax.set_ylabel("share of starved flows")
+    ax.legend()
+
+
+def _clap(name: str, what: str, title: str, factor: float, slides: str, labels: List[str],
+          jain_too: bool = False) -> Experiment:
+    """A CLAP slide's experiment: CLAP against TCP-SACK on the shipped scenario ``name``."""
+    return Experiment(
+        name, f"CLAP slides, {what}", title, name,
+        {"clap": {"stack.preset": "clap"}, "tcp-sack": {"stack.preset": "tcp-sack"}},
+        seeds=(3, 1), judge=_clap_judge(factor, slides, jain_too),
+        draw=lambda m, ax: _bars(m, ax, labels, "transfer rate (kbit/s)", _transfer_rates))
+
+
+EXPERIMENTS: Dict[str, Experiment] = {e.name: e for e in [
+    Experiment(
+        "diffq-fig2", "DiffQ Figs. 2 and 10",
+        "a 3-hop TCP flow beside two 1-hop flows: starvation under TCP-SACK, fairness under DiffQ",
+        "diffq-fig2",
+        {"tcp-sack": {"stack.preset": "tcp-sack"}, "diffq-tcp": {"stack.preset": "diffq-tcp"},
+         "diffq-udp": {"stack.preset": "diffq-udp"}},
+        seeds=(5, 2), judge=_judge_diffq_fig2,
+        draw=lambda m, ax: _bars(m, ax, ["3-hop 0→3", "1-hop 4→5", "1-hop 6→7"])),
+    Experiment(
+        "dpclo-fig3", "DPCLO Fig. 3",
+        "single- against multi-path DPCLO (k_max = 1 against adaptive K) on the 6-node topology",
+        "dpclo-fig3",
+        {"single-zmacplus": {"stack.preset": "dpclo-zmacplus", "stack.dpclo.k_max": 1},
+         "multi-zmacplus": {"stack.preset": "dpclo-zmacplus"},
+         "single-80211e": {"stack.preset": "dpclo-80211e", "stack.dpclo.k_max": 1},
+         "multi-80211e": {"stack.preset": "dpclo-80211e"}},
+        seeds=(5, 2), judge=_judge_fig3,
+        draw=lambda m, ax: _bars(m, ax, ["flow 1 (A→E)", "flow 2 (D→F)"])),
+    Experiment(
+        "dpclo-fig5a", "DPCLO Fig. 5 (A)-(C)",
+        "information asymmetry: two one-hop flows, DPCLO over 802.11e against ZMAC+",
+        "dpclo-fig5a",
+        {"dpclo-80211e": {"stack.preset": "dpclo-80211e"},
+         "dpclo-zmacplus": {"stack.preset": "dpclo-zmacplus"}},
+        seeds=(10, 4), judge=_judge_fig5a,
+        draw=lambda m, ax: _bars(m, ax, ["A→B", "C→D"])),
+    Experiment(
+        "dpclo-fig9", "DPCLO Fig. 9",
+        "throughput by path length, 108 random nodes (many-to-many flows over DSDV-ETX)",
+        "dpclo-fig9",
+        {"tcp-sack": {"stack.preset": "tcp-sack"},
+         "dpclo-zmacplus": {"stack.preset": "dpclo-zmacplus"}},
+        seeds=(3, 1), quick_overrides={"duration_s": 40.0},
+        judge=_judge_fig9, draw=_draw_fig9),
+    _clap("clap-1hop", "one clean hop",
+          "a 1 MB transfer over one 802.11b hop: CLAP against TCP-SACK",
+          4.0, "the slides: +300 %", ["1 MB file"]),
+    _clap("clap-noise", "noisy hop",
+          "one hop with 1 s noise pulses: CLAP uses the good periods, TCP-SACK shuts down",
+          46.0, "the slides: +4500 %", ["1 MB file"]),
+    _clap("clap-multiflow", "three flows", "three 1 MB transfers on one hop: aggregate and fairness",
+          3.0, "the slides: about 3:1", ["flow 1", "flow 2", "flow 3"], jain_too=True),
+    Experiment(
+        "more-path", "MORE (Chachulski et al.), a lossy 4-hop path",
+        "coded opportunistic forwarding against single-path ETX routing with link ACKs",
+        "more-path",
+        {"more": {"stack.preset": "more"}, "single-path": {"stack.preset": "udp"}},
+        seeds=(3, 2), judge=_judge_more_path,
+        draw=lambda m, ax: _bars(m, ax, ["flow 9→35"])),
+    Experiment(
+        "more-scale", "DiffQ Fig. 1 and §6.2 (Figs. 6-7)",
+        "MORE and DiffQ-MORE with 1-32 random flows on the 46-node testbed",
+        "more-testbed",
+        {"more": {"stack.preset": "more"}, "diffq-more": {"stack.preset": "diffq-more"}},
+        seeds=(3, 1), grid={"flows_random.count": [1, 2, 4, 8, 16, 32]},
+        quick_grid={"flows_random.count": [1, 8, 32]},
+        judge=_judge_more_scale, draw=_draw_more_scale),
+]}
+
+
+def experiment(name: str) -> Experiment:
+    try:
+        return EXPERIMENTS[name]
+    except KeyError:
+        raise KeyError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)} "
+                       "(xlayer reproduce --list)") from None
+
+
+@dataclass
+class Reproduction:
+    """An experiment's outcome: its sweep folder, the judged claims and the figure's path."""
+
+    experiment: Experiment
+    folder: Path
+    verdicts: List[Verdict]
+    figure: Optional[Path]
+
+    @property
+    def holds(self) -> int:
+        return sum(v.holds for v in self.verdicts)
+
+
+def reproduce(name: str, out: Optional[PathLike] = None, *, quick: bool = False,
+              workers: Optional[int] = None, scheduler: Optional[str] = None,
+              progress: Any = False, plot: bool = True) -> Reproduction:
+    """Runs experiment ``name`` (resuming its folder), judges its claims and draws its figure."""
+    from xlayer.results import make_temp_file
+    from xlayer.sweeps import sweep
+
+    exp = experiment(name)
+    spec = exp.sweep_spec(quick)
+    folder = Path(out) if out is not None else Path("results") / spec["name"]
+    s = sweep(spec, out=folder, workers=workers, scheduler=scheduler, progress=progress)
+    verdicts = judge(exp, s)
+    doc = {"experiment": exp.name, "document": exp.document, "title": exp.title,
+           "quick": quick, "runs": int(len(s.runs)), "seeds": sorted(int(x) for x in s.ok["seed"].unique()),
+           "claims": [v.as_dict() for v in verdicts]}
+    tmp = make_temp_file(folder, "claims")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    tmp.replace(folder / "claims.json")
+    figure = draw(exp, s, folder / f"{exp.name}.png") if plot else None
+    return Reproduction(exp, folder, verdicts, figure)
+
+
+def judge(exp: Experiment, sweep: Any) -> List[Verdict]:
+    """The experiment's claims judged on a loaded sweep."""
+    return exp.judge(Measured(sweep))
+
+
+def draw(exp: Experiment, sweep: Any, path: Path) -> Optional[Path]:
+    """Draws the experiment's figure to ``path`` (PNG, written atomically); None without
+    matplotlib or a drawing."""
+    if exp.draw is None:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    from xlayer.results import make_temp_file
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    exp.draw(Measured(sweep), ax)
+    ax.set_title(f"{exp.document}: {exp.name}", fontsize=10)
+    fig.tight_layout()
+    tmp = make_temp_file(path.parent, path.stem)
+    fig.savefig(tmp, format="png", dpi=120)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
