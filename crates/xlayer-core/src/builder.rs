@@ -859,6 +859,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             l_highmark: d.l_highmark,
             beta: d.beta,
             k_max: d.k_max.unwrap_or(u32::MAX),
+            use_etx: d.etx,
             cap: sc.net.dest_queue_packets.unwrap_or(3),
             k: vec![Vec::new(); n],
             interval,

@@ -252,3 +252,51 @@ fn dpclo_k_max_1_keeps_k_at_one_and_adaptive_k_opens_the_second_path() {
         .to_string();
     assert!(err.contains("stack.dpclo.k_max"), "{err}");
 }
+
+#[test]
+fn dpclo_without_etx_routes_by_hop_count_and_prices_every_link_at_etx_1() {
+    // `stack.dpclo.etx = false` is Fig. 4's "without ETX": the preset makes DSDV count hops.
+    let text = include_str!("../../../scenarios/dpclo-fig4.toml");
+    let off = xlayer_core::scenario::Scenario::from_toml(
+        &text.replace("beta = 0.9", "beta = 0.9\netx = false"),
+    )
+    .unwrap();
+    assert_eq!(off.net.dsdv.as_ref().unwrap().metric, "hop_count");
+    let on = xlayer_core::scenario::Scenario::from_toml(text).unwrap();
+    assert_eq!(on.net.dsdv.as_ref().unwrap().metric, "etx");
+}
+
+#[test]
+#[ignore = "does not hold in xlayer: with ETX 178 kbit/s against 175 without (mean of 10 draws, \
+            80 s), ahead on 4 of 10 (README, Validation)"]
+fn dpclo_fig4_etx_raises_the_throughput_over_lossy_links() {
+    // §V-C.2, Fig. 4: every link of Fig. 2's topology loses a fraction drawn from U[0, 0.6];
+    // DPCLO-ZMAC+ with ETX (routing and eq. 7) gets more throughput than without. Seeds 1-10
+    // are ten loss draws; the claim's direction is checked on the mean aggregate and on most
+    // draws (a draw can leave one path so much better that both variants take it).
+    let text = include_str!("../../../scenarios/dpclo-fig4.toml")
+        .replace("duration_s = 220.0", "duration_s = 80.0");
+    let (mut with, mut without, mut ahead) = (0.0, 0.0, 0);
+    for seed in 1..=10 {
+        let text = text.replace("seed = 1", &format!("seed = {seed}"));
+        let agg = |t: &str| {
+            let r = run(t);
+            r.flow_f64(0, "throughput_bps") + r.flow_f64(1, "throughput_bps")
+        };
+        let (a, b) = (
+            agg(&text),
+            agg(&text.replace("beta = 0.9", "beta = 0.9\netx = false")),
+        );
+        eprintln!(
+            "seed {seed}: with ETX {:.0} kbit/s, without {:.0}",
+            a / 1e3,
+            b / 1e3
+        );
+        with += a / 10.0;
+        without += b / 10.0;
+        ahead += (a > b) as u32;
+    }
+    eprintln!("mean aggregate: with ETX {with:.0}, without {without:.0}; ahead on {ahead} of 10");
+    assert!(with > without, "{with:.0} against {without:.0}");
+    assert!(ahead >= 6, "ETX ahead on {ahead} of 10 draws");
+}

@@ -168,9 +168,17 @@ pub struct DpcloOptions {
     /// hop per destination (the "single path" variant of §V-C, Fig. 3); absent, no bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k_max: Option<u32>,
+    /// Link awareness (§V-C.2, Fig. 4): `true` routes by DSDV-ETX and divides the price by the
+    /// link's ETX (eq. 7); `false` is the document's comparison point, "without ETX": DSDV
+    /// counts hops and eq. 7 takes ETX = 1 for every link.
+    #[serde(default = "DpcloOptions::default_etx")]
+    pub etx: bool,
 }
 
 impl DpcloOptions {
+    fn default_etx() -> bool {
+        true
+    }
     fn default_mark() -> u32 {
         2
     }
@@ -609,9 +617,13 @@ impl Scenario {
                 } else {
                     "802.11e".into()
                 };
+                let etx = d.etx;
                 self.net.routing = "dsdv".into();
                 let dsdv = self.net.dsdv.get_or_insert_with(DsdvConfig::default);
                 dsdv.k_next_hops = dsdv.k_next_hops.max(DPCLO_DSDV_NEXT_HOPS);
+                if !etx {
+                    dsdv.metric = "hop_count".into();
+                }
                 self.net.queueing = Some("per_destination".into());
                 self.net.dest_queue_packets.get_or_insert(3);
                 ("udp", None, false)

@@ -122,6 +122,8 @@ pub struct DpcloScheduler {
     pub beta: f64,
     /// A bound on K besides `ceil(β·N)` (`stack.dpclo.k_max`; 1: single-path DPCLO).
     pub k_max: u32,
+    /// Whether eq. 7 divides by the link's ETX (`stack.dpclo.etx`); `false`: ETX = 1.
+    pub use_etx: bool,
     /// The per-destination queue size.
     pub cap: u32,
     /// K per node and destination, `(destination, k)` sorted by destination.
@@ -187,7 +189,7 @@ impl DpcloScheduler {
                 let Some(etx) = np.etx.etx(j) else {
                     continue;
                 };
-                let c = price(own, theirs(j, dst), etx);
+                let c = price(own, theirs(j, dst), if self.use_etx { etx } else { 1.0 });
                 if best.is_none_or(|b| c > b.2) {
                     best = Some((dst, j, c));
                 }
