@@ -136,6 +136,24 @@ class Measured:
         return [float(x) for x in r.sort_values("seed")[key]]
 
 
+    def capture(self, stack: str, after_s: float) -> List[float]:
+        """Each seed's share of 1-s bins (from ``after_s``) in which one of the first two flows
+        gets less than half of the other while they carry traffic (the run's timeseries.csv:
+        the scenario must set ``output.timeseries_bin_s``)."""
+        import pandas as pd  # type: ignore[import-untyped]
+
+        out = []
+        for run in self.runs[self.runs["stack"] == stack].sort_values("seed")["run"]:
+            ts = pd.read_csv(Path(self.sweep.folder) / "runs" / str(run) / "timeseries.csv")
+            ts = ts[ts["t_s"] >= after_s]
+            wide = ts.pivot_table(index="t_s", columns="flow", values="throughput_bps")
+            a, b = wide[0], wide[1]
+            busy = (a + b) > 0
+            lopsided = busy & ((a < 0.5 * b) | (b < 0.5 * a))
+            out.append(float(lopsided.sum() / max(1, busy.sum())))
+        return out
+
+
 def jain(x: Sequence[float]) -> float:
     s, q = sum(x), sum(v * v for v in x)
     return s * s / (len(x) * q) if q > 0 else 0.0
@@ -214,6 +232,51 @@ def _judge_fig4(m: Measured) -> List[Verdict]:
         f"{ahead} of {len(seeds)}; A→E {_kbps(flows[0][0])} against {_kbps(flows[0][1])}, "
         f"D→F {_kbps(flows[1][0])} against {_kbps(flows[1][1])}" if mean(b) > 0 else "no throughput",
         mean(a) > mean(b) and ahead > len(seeds) / 2)]
+
+
+def _fig5_pairs(m: Measured) -> Tuple[List[List[float]], List[List[float]], List[float], List[float]]:
+    z, e = m.rates("dpclo-zmacplus"), m.rates("dpclo-80211e")
+    return (list(z.values()), list(e.values()), m.capture("dpclo-zmacplus", 20.0),
+            m.capture("dpclo-80211e", 20.0))
+
+
+def _judge_fig5d(m: Measured) -> List[Verdict]:
+    z, e, zc, ec = _fig5_pairs(m)
+    jz, je = [jain(r[:2]) for r in z], [jain(r[:2]) for r in e]
+    return [
+        Verdict("On topology (D) ZMAC+ gives both flows the same throughput (DPCLO Fig. 5 E)",
+                "Jain's index above 0.95 and capture (a flow below half the other in a 1-s bin) "
+                "in at most 10 % of the bins, on every seed",
+                f"Jain {_per_seed(jz, '{:.3f}')}, capture {_per_seed(zc)}",
+                all(j > 0.95 for j in jz) and all(c <= 0.1 for c in zc)),
+        Verdict("Over 802.11e each flow captures the channel for significant periods of time "
+                "(DPCLO Fig. 5 F)",
+                "capture in at least a quarter of the 1-s bins (mean over seeds)",
+                f"{mean(ec):.2f} (per seed {_per_seed(ec)})", mean(ec) >= 0.25),
+        Verdict("... eventually they relegate access to the other flow, resulting in long-term "
+                "fairness (DPCLO Fig. 5 F)",
+                "mean Jain's index over the measured 100 s at least 0.9",
+                f"{mean(je):.2f} (per seed {_per_seed(je)})", mean(je) >= 0.9),
+    ]
+
+
+def _judge_fig5g(m: Measured) -> List[Verdict]:
+    z, e, _, ec = _fig5_pairs(m)
+    jz = [jain(r[:2]) for r in z]
+    az, ae = mean([sum(r[:2]) for r in z]), mean([sum(r[:2]) for r in e])
+    return [
+        Verdict("On topology (G) ZMAC+ gives both flows the same throughput (DPCLO Fig. 5 H)",
+                "Jain's index above 0.95 on every seed", f"Jain {_per_seed(jz, '{:.3f}')}",
+                all(j > 0.95 for j in jz)),
+        Verdict("802.11e (with RTS/CTS) shows better aggregate throughput than ZMAC+ "
+                "(DPCLO Fig. 5 I)",
+                "mean aggregate higher over 802.11e",
+                f"{_kbps(ae)} against {_kbps(az)} ({ae / az:.2f}×)" if az > 0 else "no throughput",
+                ae > az),
+        Verdict("RTS/CTS synchronizes A and C and prevents capture (DPCLO Fig. 5 I)",
+                "capture (a flow below half the other in a 1-s bin) in at most 10 % of the bins",
+                f"{mean(ec):.2f} (per seed {_per_seed(ec)})", mean(ec) <= 0.1),
+    ]
 
 
 def _judge_fig5a(m: Measured) -> List[Verdict]:
@@ -421,6 +484,11 @@ def _clap(name: str, what: str, title: str, factor: float, slides: str, labels: 
         draw=lambda m, ax: _bars(m, ax, labels, "transfer rate (kbit/s)", _transfer_rates))
 
 
+# DPCLO-802.11e as the document runs it on Fig. 5's topologies: with RTS/CTS.
+FIG5_STACKS: Dict[str, Dict[str, Any]] = {"dpclo-zmacplus": {"stack.preset": "dpclo-zmacplus"},
+                                           "dpclo-80211e": {"stack.preset": "dpclo-80211e",
+                                                            "radio.rts_cts": True}}
+
 EXPERIMENTS: Dict[str, Experiment] = {e.name: e for e in [
     Experiment(
         "diffq-fig2", "DiffQ Figs. 2 and 10",
@@ -455,6 +523,16 @@ EXPERIMENTS: Dict[str, Experiment] = {e.name: e for e in [
          "dpclo-zmacplus": {"stack.preset": "dpclo-zmacplus"}},
         seeds=(10, 4), judge=_judge_fig5a,
         draw=lambda m, ax: _bars(m, ax, ["A→B", "C→D"])),
+    Experiment(
+        "dpclo-fig5d", "DPCLO Fig. 5 (D)-(F)",
+        "symmetric flows A→B and D→C on a 4-node chain: capture over 802.11e, not over ZMAC+",
+        "dpclo-fig5d", FIG5_STACKS, seeds=(5, 2), judge=_judge_fig5d,
+        draw=lambda m, ax: _bars(m, ax, ["A→B", "D→C"])),
+    Experiment(
+        "dpclo-fig5g", "DPCLO Fig. 5 (G)-(I)",
+        "symmetric flows A→B and C→B (hidden senders): 802.11e with RTS/CTS against ZMAC+",
+        "dpclo-fig5g", FIG5_STACKS, seeds=(5, 2), judge=_judge_fig5g,
+        draw=lambda m, ax: _bars(m, ax, ["A→B", "C→B"])),
     Experiment(
         "dpclo-fig9", "DPCLO Fig. 9",
         "throughput by path length, 108 random nodes (many-to-many flows over DSDV-ETX)",
