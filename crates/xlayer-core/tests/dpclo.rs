@@ -398,3 +398,73 @@ fn dpclo_fig5g_rts_cts_prevents_capture() {
     let mean: f64 = (1..=3).map(|seed| fig5_both(FIG5G, seed).1 .1 / 3.0).sum();
     assert!(mean <= 0.1, "capture in {mean:.2} of the bins");
 }
+
+/// Fig. 5(A) under DPCLO at Table I's settings: 2 Mbit/s and 200-byte packets (the shipped
+/// scenario, which the MAC-only comparison of tests/zmac.rs also uses, runs 11 Mbit/s and
+/// 1000-byte packets). Returns each seed's (A -> B, C -> D) throughputs.
+fn fig5a_table_i(preset: &str) -> Vec<(f64, f64)> {
+    let text = include_str!("../../../scenarios/dpclo-fig5a.toml")
+        .replace("data_rate_mbps = 11.0", "data_rate_mbps = 2.0")
+        .replace("payload_bytes = 1000", "payload_bytes = 200");
+    (1..=10)
+        .map(|seed| {
+            let r = run(&with_preset(&text, preset, seed));
+            (
+                r.flow_f64(0, "throughput_bps"),
+                r.flow_f64(1, "throughput_bps"),
+            )
+        })
+        .collect()
+}
+
+fn split((a, c): (f64, f64)) -> f64 {
+    if a <= 0.0 || c <= 0.0 {
+        0.0
+    } else {
+        (a / c).min(c / a)
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
+}
+
+#[test]
+fn dpclo_fig5a_at_table_i_zmacplus_is_still_the_more_even() {
+    // The same claim as above, at Table I's 2 Mbit/s and 200-byte packets: ZMAC+ the more even
+    // on at least 8 of 10 seeds, its median split above 0.25.
+    let (e, z) = (
+        fig5a_table_i("dpclo-80211e"),
+        fig5a_table_i("dpclo-zmacplus"),
+    );
+    let closer = z
+        .iter()
+        .zip(&e)
+        .filter(|(z, e)| split(**z) > split(**e))
+        .count();
+    let (me, mz) = (
+        median(e.iter().copied().map(split).collect()),
+        median(z.iter().copied().map(split).collect()),
+    );
+    eprintln!("Table I: median split 802.11e {me:.3}, ZMAC+ {mz:.3}; ZMAC+ more even on {closer}");
+    eprintln!(
+        "802.11e (A->B, C->D) kbit/s: {:.0?}",
+        e.iter().map(|x| (x.0 / 1e3, x.1 / 1e3)).collect::<Vec<_>>()
+    );
+    assert!(closer >= 8, "ZMAC+ more even on {closer} of 10");
+    assert!(mz > 0.25, "ZMAC+ median split {mz:.3}");
+}
+
+#[test]
+#[ignore = "does not hold at Table I's settings: 802.11e's median split is 0.118, not below 0.1 \
+            (README, Validation)"]
+fn dpclo_fig5a_at_table_i_one_flow_starves_over_80211e() {
+    let m = median(
+        fig5a_table_i("dpclo-80211e")
+            .into_iter()
+            .map(split)
+            .collect(),
+    );
+    assert!(m < 0.1, "802.11e median split {m:.3}");
+}
