@@ -435,6 +435,89 @@ def _judge_more_scale(m: Measured) -> List[Verdict]:
     ]
 
 
+def _starved(rates: Sequence[float]) -> int:
+    """Flows below a tenth of the stack's best flow in the same run."""
+    best = max(rates) if rates else 0.0
+    return sum(r < 0.1 * best for r in rates)
+
+
+def _judge_fig6(m: Measured) -> List[Verdict]:
+    def per_flow(stack: str, key: str) -> List[List[float]]:
+        f = m.flows[m.flows["stack"] == stack]
+        return [[float(x) for x in g.sort_values("flow")[key]] for _, g in f.groupby("seed")]
+
+    rates = {s: per_flow(s, "throughput_bps") for s in m.sweep.stacks}
+    delays = {s: per_flow(s, "delay_mean_s") for s in m.sweep.stacks}
+    agg = {s: mean([sum(r) for r in v]) for s, v in rates.items()}
+    starved = {s: mean([_starved(r) for r in v]) for s, v in rates.items()}
+    # Far (the three farthest sources, 5-7 hops) over the nearest source, per seed.
+    bias = {s: mean([mean(r[:3]) / r[-1] if r[-1] > 0 else 0.0 for r in v])
+            for s, v in rates.items()}
+    # Flows that delivered nothing have no delay (NaN): the worst is over those that did.
+    worst = {s: mean([max((x for x in d if math.isfinite(x)), default=math.nan) for d in v])
+             for s, v in delays.items()}
+    silent = {s: mean([sum(not math.isfinite(x) for x in d) for d in v])
+              for s, v in delays.items()}
+    out = [
+        Verdict("TCP heavily favours short flows: the nearest source takes the channel and the "
+                "far ones starve (DPCLO Fig. 7 A)",
+                "under TCP-SACK at least one flow below a tenth of the best flow, and the three "
+                "farthest sources' mean below a tenth of the nearest's",
+                f"{starved['tcp-sack']:.1f} flows starved; far/near {bias['tcp-sack']:.3f}",
+                starved["tcp-sack"] >= 1 and bias["tcp-sack"] < 0.1),
+        Verdict("TCP-FeW reduces this bias (DPCLO Fig. 7 A)",
+                "far/near higher under TCP-FeW than under TCP-SACK",
+                f"{bias['tcp-few']:.3f} against {bias['tcp-sack']:.3f}",
+                bias["tcp-few"] > bias["tcp-sack"]),
+        Verdict("DPCLO-ZMAC+ does not starve any flow (DPCLO Fig. 7 A)",
+                "no flow below a tenth of the best flow (mean over seeds below 0.5 flows)",
+                f"{starved['dpclo-zmacplus']:.1f} flows starved; far/near "
+                f"{bias['dpclo-zmacplus']:.3f}", starved["dpclo-zmacplus"] < 0.5),
+        Verdict("DPCLO-ZMAC+ attains the highest aggregate throughput (DPCLO Fig. 7 A)",
+                "its mean aggregate above every other stack's",
+                ", ".join(f"{s} {_kbps(a)}" for s, a in agg.items()),
+                all(agg["dpclo-zmacplus"] > a for s, a in agg.items() if s != "dpclo-zmacplus")),
+        Verdict("DPCLO-ZMAC+'s worst flow delay is about 10× TCP's (DPCLO Fig. 7 B)",
+                "its worst flow's mean delay at least 5× TCP-SACK's worst",
+                f"{worst['dpclo-zmacplus']:.2f} s against {worst['tcp-sack']:.2f} s "
+                f"({worst['dpclo-zmacplus'] / worst['tcp-sack']:.1f}×)"
+                if worst["tcp-sack"] > 0 else "no TCP delay",
+                worst["dpclo-zmacplus"] >= 5 * worst["tcp-sack"]),
+        Verdict("A 1-packet per-destination queue cuts DPCLO's delay, at the expense of "
+                "aggregate throughput (DPCLO Fig. 7 B)",
+                "worst delay and aggregate both lower with 1-packet queues than with 3",
+                f"worst delay {worst['dpclo-queue1']:.2f} s against {worst['dpclo-zmacplus']:.2f} "
+                f"s; aggregate {_kbps(agg['dpclo-queue1'])} against "
+                f"{_kbps(agg['dpclo-zmacplus'])}",
+                worst["dpclo-queue1"] < worst["dpclo-zmacplus"]
+                and agg["dpclo-queue1"] < agg["dpclo-zmacplus"]),
+        Verdict("Fusion performs very similar to TCP (DPCLO Fig. 7)",
+                "Fusion's aggregate within 30 % of TCP-SACK's and its far/near ratio below 0.1 "
+                "like TCP's",
+                f"aggregate {_kbps(agg['fusion'])} against {_kbps(agg['tcp-sack'])}; far/near "
+                f"{bias['fusion']:.3f}",
+                abs(agg["fusion"] / agg["tcp-sack"] - 1) <= 0.3 and bias["fusion"] < 0.1
+                if agg["tcp-sack"] > 0 else False),
+        Verdict("DCLO's delays are of the order of a few tens of seconds (DPCLO §V-D.1)",
+                "DCLO's worst flow's mean delay at least 10 s",
+                f"{worst['dclo']:.2f} s over the flows that delivered anything; "
+                f"{silent['dclo']:.1f} of 8 flows delivered nothing; aggregate "
+                f"{_kbps(agg['dclo'])}", worst["dclo"] >= 10.0),
+    ]
+    return out
+
+
+def _draw_fig6(m: Measured, ax: Any) -> None:
+    for stack in m.sweep.stacks:
+        f = m.flows[m.flows["stack"] == stack]
+        g = f.groupby("flow")["throughput_bps"].mean() / 1e3
+        ax.plot(g.index, g.values, marker="o", label=stack)
+    ax.set_xlabel("source (0: farthest from the sink, 7: nearest)")
+    ax.set_ylabel("throughput (kbit/s)")
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.legend(fontsize=8)
+
+
 def _judge_fig9(m: Measured) -> List[Verdict]:
     def ratio(stack: str) -> Tuple[float, float, float]:
         f = m.flows[m.flows["stack"] == stack]
@@ -538,6 +621,17 @@ EXPERIMENTS: Dict[str, Experiment] = {e.name: e for e in [
         "symmetric flows A→B and C→B (hidden senders): 802.11e with RTS/CTS against ZMAC+",
         "dpclo-fig5g", FIG5_STACKS, seeds=(5, 2), judge=_judge_fig5g,
         draw=lambda m, ax: _bars(m, ax, ["A→B", "C→B"])),
+    Experiment(
+        "dpclo-fig6", "DPCLO Figs. 6-7",
+        "many-to-one on 108 nodes: 8 sources to a sink on the right edge, five stacks",
+        "dpclo-fig6",
+        {"dpclo-zmacplus": {"stack.preset": "dpclo-zmacplus"},
+         "dpclo-queue1": {"stack.preset": "dpclo-zmacplus", "net.dest_queue_packets": 1},
+         "tcp-sack": {"stack.preset": "tcp-sack"}, "tcp-few": {"stack.preset": "tcp-few"},
+         "fusion": {"stack.preset": "fusion"}, "dclo": {"stack.preset": "dclo"}},
+        seeds=(3, 1),
+        quick_overrides={"duration_s": 60.0, **{f"flows[{i}].stop_s": 60.0 for i in range(8)}},
+        judge=_judge_fig6, draw=_draw_fig6),
     Experiment(
         "dpclo-fig9", "DPCLO Fig. 9",
         "throughput by path length, 108 random nodes (many-to-many flows over DSDV-ETX)",

@@ -468,3 +468,94 @@ fn dpclo_fig5a_at_table_i_one_flow_starves_over_80211e() {
     );
     assert!(m < 0.1, "802.11e median split {m:.3}");
 }
+
+/// DPCLO Figs. 6-7 (`scenarios/dpclo-fig6.toml`), its flows shortened to 40 s (20-60 s), under
+/// `preset` (and `extra` lines after `[net]`): each source's (throughput, mean delay), source 0
+/// the farthest from the sink.
+fn fig6(preset: &str, extra: &str) -> Vec<(f64, f64)> {
+    let text = include_str!("../../../scenarios/dpclo-fig6.toml")
+        .replace("duration_s = 120.0", "duration_s = 60.0")
+        .replace("stop_s = 120.0", "stop_s = 60.0")
+        .replace(
+            "preset = \"dpclo-zmacplus\"",
+            &format!("preset = \"{preset}\""),
+        )
+        .replace(
+            "routing = \"dsdv\"",
+            &format!("routing = \"dsdv\"\n{extra}"),
+        );
+    let r = run(&text);
+    (0..8)
+        .map(|i| {
+            (
+                r.flow_f64(i, "throughput_bps"),
+                r.flow_f64(i, "delay_mean_s"),
+            )
+        })
+        .collect()
+}
+
+/// Flows below a tenth of the best, and the three farthest sources' mean over the nearest's.
+fn starved_and_bias(f: &[(f64, f64)]) -> (usize, f64) {
+    let best = f.iter().map(|x| x.0).fold(0.0, f64::max);
+    let starved = f.iter().filter(|x| x.0 < 0.1 * best).count();
+    (starved, (f[0].0 + f[1].0 + f[2].0) / 3.0 / f[7].0)
+}
+
+#[test]
+fn dpclo_fig7_tcp_starves_the_far_sources_and_dpclo_none() {
+    // §V-D.1, Fig. 7: TCP "heavily favors short flows" (the nearest source takes the channel);
+    // TCP-FeW reduces the bias; DPCLO-ZMAC+ "does not starve any flow"; a 1-packet queue per
+    // destination cuts DPCLO's delay at the expense of throughput. Starving: below a tenth of
+    // the stack's best flow.
+    let (tcp, few) = (fig6("tcp-sack", ""), fig6("tcp-few", ""));
+    let (dpclo, q1) = (
+        fig6("dpclo-zmacplus", ""),
+        fig6("dpclo-zmacplus", "dest_queue_packets = 1"),
+    );
+    let kbps = |f: &[(f64, f64)]| f.iter().map(|x| (x.0 / 1e3).round()).collect::<Vec<_>>();
+    let (ts, tb) = starved_and_bias(&tcp);
+    let (_, fb) = starved_and_bias(&few);
+    let (ds, db) = starved_and_bias(&dpclo);
+    eprintln!("TCP-SACK {:?} starved {ts} far/near {tb:.3}", kbps(&tcp));
+    eprintln!("TCP-FeW {:?} far/near {fb:.3}", kbps(&few));
+    eprintln!(
+        "DPCLO-ZMAC+ {:?} starved {ds} far/near {db:.3}",
+        kbps(&dpclo)
+    );
+    eprintln!("DPCLO-ZMAC+, 1-packet queues {:?}", kbps(&q1));
+    assert!(ts >= 1 && tb < 0.1, "TCP: {ts} starved, far/near {tb:.3}");
+    assert!(fb > tb, "TCP-FeW far/near {fb:.3} against TCP's {tb:.3}");
+    assert_eq!(ds, 0, "DPCLO starves {ds}");
+    let worst = |f: &[(f64, f64)]| f.iter().map(|x| x.1).fold(0.0, f64::max);
+    let agg = |f: &[(f64, f64)]| f.iter().map(|x| x.0).sum::<f64>();
+    eprintln!(
+        "worst delay {:.2} s with 3-packet queues, {:.2} s with 1; aggregate {:.0} against {:.0} kbit/s",
+        worst(&dpclo),
+        worst(&q1),
+        agg(&dpclo) / 1e3,
+        agg(&q1) / 1e3
+    );
+    assert!(worst(&q1) < worst(&dpclo) && agg(&q1) < agg(&dpclo));
+}
+
+#[test]
+#[ignore = "does not hold in xlayer: DPCLO-ZMAC+'s aggregate is about a third of TCP-SACK's, its \
+            worst delay about 4x TCP's, not 10x (README, Validation)"]
+fn dpclo_fig7_dpclo_has_the_highest_aggregate_and_ten_times_tcps_worst_delay() {
+    let (tcp, dpclo) = (fig6("tcp-sack", ""), fig6("dpclo-zmacplus", ""));
+    let agg = |f: &[(f64, f64)]| f.iter().map(|x| x.0).sum::<f64>();
+    let worst = |f: &[(f64, f64)]| f.iter().map(|x| x.1).fold(0.0, f64::max);
+    assert!(
+        agg(&dpclo) > agg(&tcp),
+        "{} against {}",
+        agg(&dpclo),
+        agg(&tcp)
+    );
+    assert!(
+        worst(&dpclo) >= 5.0 * worst(&tcp),
+        "{} against {}",
+        worst(&dpclo),
+        worst(&tcp)
+    );
+}
