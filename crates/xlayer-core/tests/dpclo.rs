@@ -559,3 +559,29 @@ fn dpclo_fig7_dpclo_has_the_highest_aggregate_and_ten_times_tcps_worst_delay() {
         worst(&tcp)
     );
 }
+
+#[test]
+fn a_zmac_table_stays_in_a_file_run_under_another_macs_preset_and_errs_as_written() {
+    // scenarios/dpclo-fig6.toml sets [mac.zmac] for ZMAC+ and is compared under TCP, Fusion and
+    // DCLO too: their presets drop the table; the file as written over DCF names the field.
+    use xlayer_core::Scenario;
+    let text = include_str!("../../../scenarios/dpclo-fig6.toml");
+    for preset in ["tcp-sack", "fusion", "dclo", "dpclo-80211e"] {
+        let sc = Scenario::from_toml(&text.replace(
+            "preset = \"dpclo-zmacplus\"",
+            &format!("preset = \"{preset}\""),
+        ))
+        .unwrap_or_else(|e| panic!("{preset}: {e}"));
+        assert!(
+            sc.mac.zmac.is_none() || sc.mac.access.starts_with("zmac"),
+            "{preset}"
+        );
+    }
+    let zmac = Scenario::from_toml(text).unwrap();
+    assert_eq!(zmac.mac.zmac.as_ref().unwrap().setup_s, 8.0);
+    let err =
+        Scenario::from_toml(&text.replace("preset = \"dpclo-zmacplus\"", "preset = \"udp-dcf\""))
+            .unwrap_err()
+            .to_string();
+    assert!(err.contains("mac.zmac"), "{err}");
+}

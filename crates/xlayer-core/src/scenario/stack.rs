@@ -741,6 +741,12 @@ impl Scenario {
                 ))
             }
         };
+        // Like `[stack.*]`, a `[mac.zmac]` table may stay in a scenario run under a preset whose
+        // MAC is not Z-MAC (so one file serves `xlayer compare` across MACs); only Z-MAC reads
+        // it. Under `udp-dcf` (the scenario as written) it stays an error.
+        if !matches!(self.mac.access.as_str(), "zmac" | "zmacplus") {
+            self.mac.zmac = None;
+        }
         let apply = |transport: &mut String,
                      cc: &mut Option<String>,
                      sack: &mut bool,
