@@ -133,6 +133,7 @@ impl EventQueue {
         match self.free.pop() {
             Some(s) => {
                 self.events[s as usize] = event;
+                self.timer_slot[s as usize] = timer;
                 s
             }
             None => {
@@ -378,7 +379,9 @@ mod tests {
         let mut reference: BinaryHeap<Reverse<(u64, u64, u32, u64)>> = BinaryHeap::new();
         let mut ref_seq = 0u64;
         const TIMERS: usize = 8;
-        let timers: Vec<TimerId> = (0..TIMERS).map(|_| q.new_timer()).collect();
+        // Timers are created on first use, in the middle of the run: their slots may be ones
+        // that popped events freed.
+        let mut timers: Vec<Option<TimerId>> = vec![None; TIMERS];
         // The reference's current generation of each timer (a firing is live if it matches).
         let mut generation = [0u64; TIMERS];
         let mut live = [false; TIMERS];
@@ -397,7 +400,8 @@ mod tests {
                     let t = rng.gen_range(0..TIMERS);
                     generation[t] += 1;
                     live[t] = true;
-                    q.set_timer(timers[t], SimTime(at), Event::AppSend { flow: step });
+                    let id = *timers[t].get_or_insert_with(|| q.new_timer());
+                    q.set_timer(id, SimTime(at), Event::AppSend { flow: step });
                     reference.push(Reverse((
                         at,
                         ref_seq,
@@ -410,7 +414,9 @@ mod tests {
                     let t = rng.gen_range(0..TIMERS);
                     generation[t] += 1;
                     live[t] = false;
-                    q.cancel_timer(timers[t]);
+                    if let Some(id) = timers[t] {
+                        q.cancel_timer(id);
+                    }
                 }
                 _ => {
                     let until = now + rng.gen_range(0..3u64);
@@ -437,8 +443,8 @@ mod tests {
                     });
                     assert_eq!(got, expected, "seed {seed}, step {step}");
                     popped += got.is_some() as u32;
-                    for (t, &id) in timers.iter().enumerate() {
-                        assert_eq!(q.timer_armed(id), live[t]);
+                    for (t, id) in timers.iter().enumerate() {
+                        assert_eq!(id.is_some_and(|id| q.timer_armed(id)), live[t]);
                     }
                 }
             }
