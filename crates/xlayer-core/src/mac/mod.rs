@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::phy::fec::CodeRate;
 use crate::phy::PhyTiming;
 use crate::sim::rng::Stream;
-use crate::sim::{Event, EventQueue, SimTime, TimerKind};
+use crate::sim::{Event, EventQueue, SimTime, TimerId, TimerKind};
 pub use crate::wire::frame;
 pub use crate::wire::frame::{Frame, FrameKind};
 pub use crate::wire::BROADCAST;
@@ -302,6 +302,9 @@ pub struct Mac {
     /// the access due at that boundary still happens (see [`Mac::cca_latency`]).
     commit: Option<Commit>,
     generation: [u32; 6],
+    /// Each timer kind's slot in the event queue, taken when first armed: re-arming moves the
+    /// pending firing and cancelling removes it, so no cancelled timer is ever popped.
+    timers: [Option<TimerId>; 6],
     pending: Option<Frame>,
     pending_after: After,
     /// The DATA frame that follows a successful RTS/CTS handshake.
@@ -371,6 +374,7 @@ impl Mac {
             dirty: false,
             commit: None,
             generation: [0; 6],
+            timers: [None; 6],
             pending: None,
             pending_after: After::Nothing,
             after_cts: None,
@@ -486,7 +490,9 @@ impl Mac {
     fn timer(&mut self, q: &mut EventQueue, kind: TimerKind, at: SimTime) {
         let i = kind_index(kind);
         self.generation[i] = self.generation[i].wrapping_add(1);
-        q.schedule(
+        let id = *self.timers[i].get_or_insert_with(|| q.new_timer());
+        q.set_timer(
+            id,
             at,
             Event::MacTimer {
                 node: self.id,
@@ -496,9 +502,12 @@ impl Mac {
         );
     }
 
-    fn cancel(&mut self, kind: TimerKind) {
+    fn cancel(&mut self, q: &mut EventQueue, kind: TimerKind) {
         let i = kind_index(kind);
         self.generation[i] = self.generation[i].wrapping_add(1);
+        if let Some(id) = self.timers[i] {
+            q.cancel_timer(id);
+        }
     }
 
     fn draw_backoff(&mut self, level: usize, rng: &mut Stream) {
@@ -629,7 +638,7 @@ impl Mac {
                     self.commit = Some(Commit { t0, busy_at: now });
                 } else {
                     self.freeze(t0, now);
-                    self.cancel(TimerKind::Access);
+                    self.cancel(q, TimerKind::Access);
                 }
                 self.idle_since = None;
             }
@@ -657,7 +666,7 @@ impl Mac {
             .min();
         match next {
             Some(at) => self.timer(q, TimerKind::Access, at.max(now)),
-            None => self.cancel(TimerKind::Access),
+            None => self.cancel(q, TimerKind::Access),
         }
     }
 
@@ -776,7 +785,7 @@ impl Mac {
         self.levels[w].backoff = None;
         self.idle_since = None;
         self.eifs = false;
-        self.cancel(TimerKind::Access);
+        self.cancel(q, TimerKind::Access);
         self.transmit_head(w, out);
     }
 
@@ -1015,14 +1024,14 @@ impl Mac {
             match f.kind {
                 FrameKind::Ack => {
                     if self.state == State::WaitAck && self.head_next_hop() == Some(f.src) {
-                        self.cancel(TimerKind::ResponseTimeout);
+                        self.cancel(q, TimerKind::ResponseTimeout);
                         self.state = State::Idle;
                         self.success(now, rng, out);
                     }
                 }
                 FrameKind::Cts => {
                     if self.state == State::WaitCts && self.head_next_hop() == Some(f.src) {
-                        self.cancel(TimerKind::ResponseTimeout);
+                        self.cancel(q, TimerKind::ResponseTimeout);
                         // A CTS answers the RTS: the short retry count starts over (§10.3.4.4).
                         self.levels[self.active].short_retries = 0;
                         if let Some(data) = self.after_cts.take() {
@@ -1047,7 +1056,7 @@ impl Mac {
                     if matches!(self.state, State::WaitAck | State::WaitCts) {
                         // A frame for us arrived where our response was due: our exchange failed.
                         let long = self.state == State::WaitAck && self.active_rts;
-                        self.cancel(TimerKind::ResponseTimeout);
+                        self.cancel(q, TimerKind::ResponseTimeout);
                         self.state = State::Idle;
                         self.failure(now, self.active, long, true, rng, out);
                     }

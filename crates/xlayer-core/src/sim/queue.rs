@@ -1,50 +1,80 @@
-//! The future event list: a binary heap ordered by `(time, sequence)`.
+//! The future event list: a 4-ary min-heap of compact `(time, sequence)` keys, with the events
+//! themselves in a side array.
 //!
 //! The sequence number makes equal-time events first-in first-out, so a run is reproducible
 //! whatever the heap's internal order (SimPy and ns-3 order their schedulers the same way).
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//!
+//! A heap entry is one `u128`: the time in the high 64 bits, then the sequence number (32 bits)
+//! and the slot of the event in the side array (32 bits). Sequence numbers are unique, so
+//! comparing entries as integers orders them by `(time, sequence)` and the slot never decides.
+//! Four children share one or two cache lines, which is what the sift-down of a large queue pays
+//! for. When the 32-bit sequence would overflow, the pending entries are renumbered in their
+//! order ([`EventQueue::renumber`]), which keeps every future comparison what it would have been.
+//!
+//! Timers ([`TimerId`]) own a permanent slot: re-arming one moves its entry (with a fresh
+//! sequence number, exactly as a new event would get) and cancelling one removes it, so a
+//! cancelled timer is never popped. Nothing on the hot path allocates once the vectors have
+//! reached the run's peak size.
 
 use super::{Event, SimTime};
 
-struct Entry {
-    time: SimTime,
-    seq: u64,
-    event: Event,
+/// Sequence numbers above this are renumbered first (`u32::MAX`; lowered by tests).
+const SEQ_MAX: u64 = u32::MAX as u64;
+/// `pos` of a slot that is not in the heap.
+const NOT_QUEUED: u32 = u32::MAX;
+
+/// A timer's permanent slot in the queue ([`EventQueue::new_timer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimerId(u32);
+
+#[inline]
+fn key(time: SimTime, seq: u64, slot: u32) -> u128 {
+    ((time.ns() as u128) << 64) | ((seq as u128) << 32) | slot as u128
 }
 
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) on top.
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.time.cmp(&self.time).then_with(|| o.seq.cmp(&self.seq))
-    }
+#[inline]
+fn slot_of(k: u128) -> usize {
+    k as u32 as usize
 }
 
-#[derive(Default)]
+#[inline]
+fn time_of(k: u128) -> SimTime {
+    SimTime((k >> 64) as u64)
+}
+
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
+    /// The 4-ary heap: the children of entry `i` are `4i + 1 ..= 4i + 4`.
+    heap: Vec<u128>,
+    /// The event of each slot.
+    events: Vec<Event>,
+    /// Where each slot's entry is in `heap` (`NOT_QUEUED` when it is not).
+    pos: Vec<u32>,
+    /// Whether a slot belongs to a timer (kept when its entry pops) or to one event (freed).
+    timer_slot: Vec<bool>,
+    /// Slots of popped one-off events, reused last-in first-out.
+    free: Vec<u32>,
     next_seq: u64,
+    seq_max: u64,
     now: SimTime,
     executed: u64,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue::new()
+    }
 }
 
 impl EventQueue {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(1024),
+            heap: Vec::with_capacity(1024),
+            events: Vec::with_capacity(1024),
+            pos: Vec::with_capacity(1024),
+            timer_slot: Vec::with_capacity(1024),
+            free: Vec::with_capacity(1024),
             next_seq: 0,
+            seq_max: SEQ_MAX,
             now: SimTime::ZERO,
             executed: 0,
         }
@@ -61,6 +91,7 @@ impl EventQueue {
         self.executed
     }
 
+    /// Events pending (armed timers included).
     pub fn len(&self) -> usize {
         self.heap.len()
     }
@@ -69,17 +100,60 @@ impl EventQueue {
         self.heap.is_empty()
     }
 
+    #[inline]
+    fn take_seq(&mut self) -> u64 {
+        if self.next_seq > self.seq_max {
+            self.renumber();
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
+    /// Gives the pending entries the sequence numbers `0..len` in their order, and continues
+    /// from `len`: every comparison between entries, pending or future, comes out as before.
+    #[cold]
+    fn renumber(&mut self) {
+        self.heap.sort_unstable();
+        for (i, k) in self.heap.iter_mut().enumerate() {
+            let slot = slot_of(*k) as u32;
+            *k = key(time_of(*k), i as u64, slot);
+            self.pos[slot as usize] = i as u32;
+        }
+        // A sorted array is a heap.
+        self.next_seq = self.heap.len() as u64;
+        assert!(
+            self.next_seq <= self.seq_max,
+            "more pending events than sequence numbers"
+        );
+    }
+
+    #[inline]
+    fn alloc_slot(&mut self, event: Event, timer: bool) -> u32 {
+        match self.free.pop() {
+            Some(s) => {
+                self.events[s as usize] = event;
+                self.timer_slot[s as usize] = timer;
+                s
+            }
+            None => {
+                let s = self.events.len();
+                assert!(s < NOT_QUEUED as usize, "too many pending events");
+                self.events.push(event);
+                self.pos.push(NOT_QUEUED);
+                self.timer_slot.push(timer);
+                s as u32
+            }
+        }
+    }
+
     /// Schedules `event` at absolute time `at` (never in the past).
     #[inline]
     pub fn schedule(&mut self, at: SimTime, event: Event) {
         debug_assert!(at >= self.now, "event scheduled in the past");
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.heap.push(Entry {
-            time: at.max(self.now),
-            seq,
-            event,
-        });
+        let seq = self.take_seq();
+        let slot = self.alloc_slot(event, false);
+        self.push(key(at.max(self.now), seq, slot));
     }
 
     /// Schedules `event` after `delay` from now.
@@ -88,24 +162,87 @@ impl EventQueue {
         self.schedule(self.now + delay, event)
     }
 
+    /// A new timer, not armed. Its slot stays its own for the rest of the run.
+    pub fn new_timer(&mut self) -> TimerId {
+        // The placeholder event is replaced when the timer is armed.
+        TimerId(self.alloc_slot(Event::BackpressureTick, true))
+    }
+
+    /// Arms `timer` to deliver `event` at `at`, replacing its pending firing if it has one. It
+    /// takes the next sequence number, as [`EventQueue::schedule`] would: among equal-time
+    /// events it runs where a newly scheduled event would.
+    #[inline]
+    pub fn set_timer(&mut self, timer: TimerId, at: SimTime, event: Event) {
+        debug_assert!(at >= self.now, "timer set in the past");
+        let seq = self.take_seq();
+        let slot = timer.0;
+        self.events[slot as usize] = event;
+        let k = key(at.max(self.now), seq, slot);
+        match self.pos[slot as usize] {
+            NOT_QUEUED => self.push(k),
+            p => {
+                let p = p as usize;
+                if k < self.heap[p] {
+                    self.sift_up(p, k);
+                } else {
+                    self.sift_down(p, k);
+                }
+            }
+        }
+    }
+
+    /// Disarms `timer`: its pending firing, if any, leaves the queue.
+    #[inline]
+    pub fn cancel_timer(&mut self, timer: TimerId) {
+        let slot = timer.0 as usize;
+        let p = self.pos[slot];
+        if p == NOT_QUEUED {
+            return;
+        }
+        self.pos[slot] = NOT_QUEUED;
+        let last = self.heap.pop().expect("a queued timer is in the heap");
+        let p = p as usize;
+        if p < self.heap.len() {
+            let removed = self.heap[p];
+            if last < removed {
+                self.sift_up(p, last);
+            } else {
+                self.sift_down(p, last);
+            }
+        }
+    }
+
+    /// Whether `timer` has a pending firing.
+    pub fn timer_armed(&self, timer: TimerId) -> bool {
+        self.pos[timer.0 as usize] != NOT_QUEUED
+    }
+
     /// Time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.first().map(|&k| time_of(k))
     }
 
     /// Pops the next event if it is due at or before `until`, advancing the clock to it.
     #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<Event> {
-        match self.heap.peek() {
-            Some(e) if e.time <= until => {
-                let e = self.heap.pop().expect("peeked");
-                self.now = e.time;
-                self.executed += 1;
-                Some(e.event)
-            }
-            _ => None,
+        let &top = self.heap.first()?;
+        let time = time_of(top);
+        if time > until {
+            return None;
         }
+        let slot = slot_of(top);
+        let last = self.heap.pop().expect("peeked");
+        if !self.heap.is_empty() {
+            self.sift_down(0, last);
+        }
+        self.pos[slot] = NOT_QUEUED;
+        if !self.timer_slot[slot] {
+            self.free.push(slot as u32);
+        }
+        self.now = time;
+        self.executed += 1;
+        Some(self.events[slot])
     }
 
     /// Moves the clock forward to `t` when no event is left before it.
@@ -114,11 +251,78 @@ impl EventQueue {
             self.now = t;
         }
     }
+
+    #[inline]
+    fn push(&mut self, k: u128) {
+        let hole = self.heap.len();
+        self.heap.push(k);
+        self.sift_up(hole, k);
+    }
+
+    /// Puts `k` at `hole` or above it, moving larger parents down.
+    #[inline]
+    fn sift_up(&mut self, mut hole: usize, k: u128) {
+        while hole > 0 {
+            let parent = (hole - 1) / 4;
+            let pk = self.heap[parent];
+            if pk < k {
+                break;
+            }
+            self.heap[hole] = pk;
+            self.pos[slot_of(pk)] = hole as u32;
+            hole = parent;
+        }
+        self.heap[hole] = k;
+        self.pos[slot_of(k)] = hole as u32;
+    }
+
+    /// Puts `k` at `hole` or below it, moving smaller children up.
+    #[inline]
+    fn sift_down(&mut self, mut hole: usize, k: u128) {
+        let n = self.heap.len();
+        loop {
+            let first = 4 * hole + 1;
+            let (best, bk) = if first + 3 < n {
+                // All four children: a tournament, without a loop's bounds checks.
+                let c = &self.heap[first..first + 4];
+                let (a, ka) = if c[1] < c[0] { (1, c[1]) } else { (0, c[0]) };
+                let (b, kb) = if c[3] < c[2] { (3, c[3]) } else { (2, c[2]) };
+                if kb < ka {
+                    (first + b, kb)
+                } else {
+                    (first + a, ka)
+                }
+            } else if first < n {
+                let mut best = first;
+                let mut bk = self.heap[first];
+                for c in first + 1..n {
+                    if self.heap[c] < bk {
+                        best = c;
+                        bk = self.heap[c];
+                    }
+                }
+                (best, bk)
+            } else {
+                break;
+            };
+            if k < bk {
+                break;
+            }
+            self.heap[hole] = bk;
+            self.pos[slot_of(bk)] = hole as u32;
+            hole = best;
+        }
+        self.heap[hole] = k;
+        self.pos[slot_of(k)] = hole as u32;
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     #[test]
     fn equal_time_events_run_in_scheduling_order() {
@@ -142,5 +346,145 @@ mod tests {
         q.schedule(SimTime(100), Event::FlowStart { flow: 0 });
         assert!(q.pop_until(SimTime(99)).is_none());
         assert!(q.pop_until(SimTime(100)).is_some());
+    }
+
+    #[test]
+    fn a_rearmed_timer_runs_where_a_new_event_would_and_a_cancelled_one_never() {
+        let mut q = EventQueue::new();
+        let t = q.new_timer();
+        q.set_timer(t, SimTime(10), Event::AppSend { flow: 9 });
+        q.schedule(SimTime(10), Event::AppSend { flow: 0 });
+        // Re-armed at the same instant: now behind flow 0, as a fresh event would be.
+        q.set_timer(t, SimTime(10), Event::AppSend { flow: 1 });
+        q.schedule(SimTime(10), Event::AppSend { flow: 2 });
+        let u = q.new_timer();
+        q.set_timer(u, SimTime(5), Event::AppSend { flow: 7 });
+        q.cancel_timer(u);
+        assert!(!q.timer_armed(u));
+        let mut order = vec![];
+        while let Some(Event::AppSend { flow }) = q.pop_until(SimTime::MAX) {
+            order.push(flow);
+        }
+        assert_eq!(order, vec![0, 1, 2]);
+        assert!(!q.timer_armed(t));
+    }
+
+    /// The reference: a binary heap of `(time, seq)` with lazily cancelled timers, the queue
+    /// this one replaced. Random schedules, timer re-arms and cancels, and pops must give the
+    /// same sequence of live events, equal times included.
+    fn against_reference(seed: u64, seq_max: u64) {
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut q = EventQueue::new();
+        q.seq_max = seq_max;
+        let mut reference: BinaryHeap<Reverse<(u64, u64, u32, u64)>> = BinaryHeap::new();
+        let mut ref_seq = 0u64;
+        const TIMERS: usize = 8;
+        // Timers are created on first use, in the middle of the run: their slots may be ones
+        // that popped events freed.
+        let mut timers: Vec<Option<TimerId>> = vec![None; TIMERS];
+        // The reference's current generation of each timer (a firing is live if it matches).
+        let mut generation = [0u64; TIMERS];
+        let mut live = [false; TIMERS];
+        let mut popped = 0;
+        for step in 0..20_000u32 {
+            let now = q.now().ns();
+            // Small time offsets: many equal times.
+            let at = now + rng.gen_range(0..4u64);
+            match rng.gen_range(0..10) {
+                0..=2 => {
+                    q.schedule(SimTime(at), Event::AppSend { flow: step });
+                    reference.push(Reverse((at, ref_seq, step, u64::MAX)));
+                    ref_seq += 1;
+                }
+                3..=4 => {
+                    let t = rng.gen_range(0..TIMERS);
+                    generation[t] += 1;
+                    live[t] = true;
+                    let id = *timers[t].get_or_insert_with(|| q.new_timer());
+                    q.set_timer(id, SimTime(at), Event::AppSend { flow: step });
+                    reference.push(Reverse((
+                        at,
+                        ref_seq,
+                        step,
+                        (t as u64) << 32 | generation[t],
+                    )));
+                    ref_seq += 1;
+                }
+                5 => {
+                    let t = rng.gen_range(0..TIMERS);
+                    generation[t] += 1;
+                    live[t] = false;
+                    if let Some(id) = timers[t] {
+                        q.cancel_timer(id);
+                    }
+                }
+                _ => {
+                    let until = now + rng.gen_range(0..3u64);
+                    // The reference pops stale timers silently.
+                    let expected = loop {
+                        match reference.peek() {
+                            Some(&Reverse((t, _, flow, tag))) if t <= until => {
+                                reference.pop();
+                                if tag == u64::MAX {
+                                    break Some((t, flow));
+                                }
+                                let (timer, g) = ((tag >> 32) as usize, tag & 0xffff_ffff);
+                                if g == generation[timer] && live[timer] {
+                                    live[timer] = false;
+                                    break Some((t, flow));
+                                }
+                            }
+                            _ => break None,
+                        }
+                    };
+                    let got = q.pop_until(SimTime(until)).map(|e| match e {
+                        Event::AppSend { flow } => (q.now().ns(), flow),
+                        _ => unreachable!(),
+                    });
+                    assert_eq!(got, expected, "seed {seed}, step {step}");
+                    popped += got.is_some() as u32;
+                    for (t, id) in timers.iter().enumerate() {
+                        assert_eq!(id.is_some_and(|id| q.timer_armed(id)), live[t]);
+                    }
+                }
+            }
+        }
+        assert!(popped > 1000);
+        // Drain both.
+        while let Some(e) = q.pop_until(SimTime::MAX) {
+            let Event::AppSend { flow } = e else {
+                unreachable!()
+            };
+            let expected = loop {
+                let Reverse((t, _, flow, tag)) = reference.pop().expect("reference not empty");
+                if tag == u64::MAX {
+                    break (t, flow);
+                }
+                let (timer, g) = ((tag >> 32) as usize, tag & 0xffff_ffff);
+                if g == generation[timer] && live[timer] {
+                    live[timer] = false;
+                    break (t, flow);
+                }
+            };
+            assert_eq!((q.now().ns(), flow), expected);
+        }
+        assert!(reference
+            .iter()
+            .all(|Reverse((_, _, _, tag))| *tag != u64::MAX));
+    }
+
+    #[test]
+    fn pops_in_the_order_of_a_binary_heap_with_lazily_cancelled_timers() {
+        for seed in 0..8 {
+            against_reference(seed, SEQ_MAX);
+        }
+    }
+
+    #[test]
+    fn renumbering_the_sequence_keeps_the_order() {
+        // Sequence numbers run out every few hundred schedules.
+        for seed in 0..4 {
+            against_reference(seed, 300);
+        }
     }
 }
