@@ -1,34 +1,42 @@
 #!/usr/bin/env bash
-# Build validation/ns3/mesh7x7.cc against the ns-3 that PyPI ships (`pip install ns3`).
+# Build the ns-3 programs of validation/ns3 (mesh7x7.cc, saturation.cc) against the ns-3 that
+# PyPI ships (`pip install ns3`).
 #
 # The `ns3` wheel (3.44.post0 for CPython 3.11 / manylinux_2_28 at the time of writing) carries
 # the C++ headers (site-packages/ns3/include/ns3/*.h) and the shared libraries
 # (site-packages/ns3/lib64/libns3.44-<module>.so), next to its Python bindings. We compile our
 # own program against those; nothing from ns-3 is copied into this repository.
 #
-# Usage:  bash validation/ns3/build.sh [--force]
+# Usage:  bash validation/ns3/build.sh [--force] [PROGRAM ...]   (default: every program)
 # Env:    PYTHON        interpreter whose site-packages holds (or will hold) ns3 (default: python3)
 #         NS3_PIP_SPEC  requirement to install when ns3 is missing (default: "ns3==3.44.*")
 #         CXX           C++ compiler (default: g++)
-# Output: validation/ns3/build/mesh7x7 (git-ignored), validation/ns3/build/ns3-version.txt
+# Output: validation/ns3/build/<program> (git-ignored), validation/ns3/build/ns3-version.txt
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BUILD="$HERE/build"
-SRC="$HERE/mesh7x7.cc"
-OUT="$BUILD/mesh7x7"
 PYTHON="${PYTHON:-$(command -v python3 || command -v python || true)}"
 NS3_PIP_SPEC="${NS3_PIP_SPEC:-ns3==3.44.*}"
 CXX="${CXX:-g++}"
 FORCE=0
-[[ "${1:-}" == "--force" ]] && FORCE=1
+PROGRAMS=()
+for arg in "$@"; do
+    case "$arg" in
+        --force) FORCE=1;;
+        *) PROGRAMS+=("$arg");;
+    esac
+done
+[[ ${#PROGRAMS[@]} -gt 0 ]] || PROGRAMS=(mesh7x7 saturation)
 
 die() { echo "build.sh: error: $*" >&2; exit 1; }
 say() { echo "build.sh: $*" >&2; }
 
 [[ -n "$PYTHON" ]] || die "no python3/python on PATH (set PYTHON=/path/to/python)"
 command -v "$CXX" >/dev/null || die "C++ compiler '$CXX' not found (Debian: apt-get install g++)"
-[[ -f "$SRC" ]] || die "source $SRC not found"
+for prog in "${PROGRAMS[@]}"; do
+    [[ -f "$HERE/$prog.cc" ]] || die "source $HERE/$prog.cc not found"
+done
 
 # --- 1. make sure the ns3 wheel is installed in this Python ------------------------------------
 ns3_version() {
@@ -107,18 +115,22 @@ fi
 
 # --- 3. compile ---------------------------------------------------------------------------------
 mkdir -p "$BUILD"
-STAMP="$BUILD/build-flags.txt"
 FLAGS="$CXX -std=c++20 -O2 ${DEFS[*]} -isystem $INC -L$LIBDIR ${LIBS[*]} rpath=$LIBDIR ns3=$VER"
-if [[ $FORCE -eq 0 && -x "$OUT" && "$OUT" -nt "$SRC" && -f "$STAMP" && "$(cat "$STAMP")" == "$FLAGS" ]]; then
-    say "up to date: $OUT"
-    exit 0
-fi
-say "compiling $SRC (ns-3 headers are heavy: 10-60 s)"
-"$CXX" -std=c++20 -O2 -Wall "${DEFS[@]}" "-DXL_NS3_VERSION=\"$VER\"" -isystem "$INC" "$SRC" -o "$OUT.tmp" \
-    -L"$LIBDIR" "${LIBS[@]}" -Wl,-rpath,"$LIBDIR" -Wl,-rpath-link,"$LIBDIR" -lpthread \
-    || die "compilation failed (command above); the wheel's libraries were built with the \
+for prog in "${PROGRAMS[@]}"; do
+    SRC="$HERE/$prog.cc"
+    OUT="$BUILD/$prog"
+    STAMP="$BUILD/$prog-build-flags.txt"
+    if [[ $FORCE -eq 0 && -x "$OUT" && "$OUT" -nt "$SRC" && -f "$STAMP" && "$(cat "$STAMP")" == "$FLAGS" ]]; then
+        say "up to date: $OUT"
+        continue
+    fi
+    say "compiling $SRC (ns-3 headers are heavy: 10-60 s)"
+    "$CXX" -std=c++20 -O2 -Wall "${DEFS[@]}" "-DXL_NS3_VERSION=\"$VER\"" -isystem "$INC" "$SRC" -o "$OUT.tmp" \
+        -L"$LIBDIR" "${LIBS[@]}" -Wl,-rpath,"$LIBDIR" -Wl,-rpath-link,"$LIBDIR" -lpthread \
+        || die "compilation failed (command above); the wheel's libraries were built with the \
 new libstdc++ ABI and C++20, so an old g++ (< 10) will not do"
-mv -f "$OUT.tmp" "$OUT"
-echo "$FLAGS" >"$STAMP"
+    mv -f "$OUT.tmp" "$OUT"
+    echo "$FLAGS" >"$STAMP"
+    say "built $OUT against ns3 $VER"
+done
 echo "$VER" >"$BUILD/ns3-version.txt"
-say "built $OUT against ns3 $VER"

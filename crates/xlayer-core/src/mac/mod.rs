@@ -11,10 +11,16 @@
 //! optional. Broadcast frames are sent once at the basic rate with no ACK. Receivers filter
 //! duplicates by (source, sequence number, retry bit).
 //!
-//! Timeouts follow ns-2 `Mac/802_11`: the ACK (CTS) timeout is `SIFS + ACK (CTS) airtime + one
-//! slot + the round trip to the farthest neighbour` after the frame's end, so a sender that
-//! collided defers about as long as the bystanders that apply EIFS (`SIFS + ACK at the basic
-//! rate + DIFS`), and a long link still gets its ACK in time.
+//! Response timeouts follow 802.11-2016 §10.3.2.9 (ACK) and §10.3.2.7 (CTS), as ns-3 3.44's
+//! `FrameExchangeManager` does: the timeout is `aSIFSTime + aSlotTime + aRxPHYStartDelay` after
+//! the frame's end (plus the round trip to the farthest neighbour, so a long link still gets its
+//! response). If the medium is busy when it expires — a response has begun arriving
+//! (PHY-RXSTART; the MAC sees carrier sense, which stands for it) — the sender waits for it, up
+//! to `SIFS + response airtime + slot + round trip`;
+//! otherwise the attempt failed and the backoff starts from the timeout. A sender that collided
+//! thus resumes before the bystanders, which defer EIFS from the collided frames' end. The
+//! `ns2-2mbps` radio keeps ns-2 `Mac/802_11`'s timeout, `SIFS + response airtime + slot + round
+//! trip` in one piece.
 //!
 //! Sequence numbers count per priority level (802.11e numbers each TID apart) and are fixed at a
 //! packet's first attempt; the Retry bit is set only once its DATA frame has been on the air, and
@@ -316,6 +322,9 @@ pub struct Mac {
     max_propagation: SimTime,
     ack_time: SimTime,
     cts_time: SimTime,
+    /// While waiting for an ACK or CTS: when the response, if one has begun arriving by the
+    /// timeout, is due to have ended ([`Mac::response_timeout`]).
+    response_deadline: SimTime,
     pub stats: MacStats,
     /// The smoothed sending rate of delivered frames ([`SendRate`]).
     pub send_rate: SendRate,
@@ -382,6 +391,7 @@ impl Mac {
             max_propagation: SimTime::ZERO,
             ack_time,
             cts_time,
+            response_deadline: SimTime::ZERO,
             stats: MacStats::default(),
             send_rate: SendRate::default(),
             flow_retry_limits: PerFlow::default(),
@@ -466,6 +476,38 @@ impl Mac {
 
     fn round_trip(&self) -> SimTime {
         SimTime(2 * self.max_propagation.ns())
+    }
+
+    /// aRxPHYStartDelay: from the start of a frame on the air to PHY-RXSTART, the PLCP preamble
+    /// and header — 192 µs for the long DSSS preamble and 96 µs for the short one (the PHY
+    /// characteristics of 802.11-2016 Clauses 15 and 16), 25 µs for 20 MHz OFDM (Clause 17;
+    /// ns-3 takes the 20 µs OFDM preamble and SIGNAL field).
+    fn rx_phy_start_delay(&self) -> SimTime {
+        match self.params.timing.standard {
+            crate::phy::radio::Standard::Dot11a => SimTime::from_us(25),
+            _ => {
+                self.params
+                    .timing
+                    .frame(ACK_BYTES, self.params.basic_rate_mbps)
+                    .header
+            }
+        }
+    }
+
+    /// Arms the response timeout at the end of our frame, for a response of `airtime`: ACKTimeout
+    /// (CTSTimeout) = aSIFSTime + aSlotTime + aRxPHYStartDelay (802.11-2016 §10.3.2.9,
+    /// §10.3.2.7; ns-3 3.44 `FrameExchangeManager`) plus the round trip, and up to the
+    /// response's end when it has begun arriving by then (`ResponseTimeout` in
+    /// [`Mac::on_timer`]). The `ns2-2mbps` radio keeps ns-2 `Mac/802_11`'s single timeout,
+    /// SIFS + response airtime + slot + round trip.
+    fn response_timeout(&mut self, now: SimTime, airtime: SimTime, q: &mut EventQueue) {
+        let rtt = self.round_trip();
+        self.response_deadline = now + self.sifs() + airtime + self.slot() + rtt;
+        let at = match self.params.timing.standard {
+            crate::phy::radio::Standard::Ns2 => self.response_deadline,
+            _ => now + self.sifs() + self.slot() + self.rx_phy_start_delay() + rtt,
+        };
+        self.timer(q, TimerKind::ResponseTimeout, at);
     }
 
     fn slot(&self) -> SimTime {
@@ -687,6 +729,15 @@ impl Mac {
             TimerKind::Access => self.on_access(now, q, rng, out),
             TimerKind::ResponseTimeout => {
                 match self.state {
+                    State::WaitAck | State::WaitCts
+                        if self.phy_busy && now < self.response_deadline =>
+                    {
+                        // A frame began arriving within the timeout (PHY-RXSTART): wait for
+                        // its end before judging the attempt (802.11-2016 §10.3.2.9).
+                        let at = self.response_deadline;
+                        self.timer(q, TimerKind::ResponseTimeout, at);
+                        return;
+                    }
                     State::WaitAck | State::WaitCts => {
                         if self.access.is_zmac() {
                             self.zmac_outcome(now, true);
@@ -974,13 +1025,11 @@ impl Mac {
         match after {
             After::WaitAck => {
                 self.state = State::WaitAck;
-                let at = now + self.sifs() + self.ack_time + self.slot() + self.round_trip();
-                self.timer(q, TimerKind::ResponseTimeout, at);
+                self.response_timeout(now, self.ack_time, q);
             }
             After::WaitCts => {
                 self.state = State::WaitCts;
-                let at = now + self.sifs() + self.cts_time + self.slot() + self.round_trip();
-                self.timer(q, TimerKind::ResponseTimeout, at);
+                self.response_timeout(now, self.cts_time, q);
             }
             After::BroadcastDone => {
                 self.state = State::Idle;
@@ -1294,6 +1343,92 @@ mod tests {
         )));
         assert_eq!(mac.stats.drops_retry_limit, 1);
         assert_eq!(mac.levels[0].cw, 31);
+    }
+
+    /// Sends one DATA frame of 1064 bytes (966 µs at 11 Mbit/s) and returns when it ended.
+    fn send_one_frame(
+        mac: &mut Mac,
+        q: &mut EventQueue,
+        rng: &mut Stream,
+        out: &mut Vec<MacAction>,
+    ) -> SimTime {
+        mac.enqueue(SimTime::ZERO, 0, pkt(5, 1028, 1), q, rng);
+        run_timers(mac, q, rng, out);
+        q.schedule_in(SimTime::from_us(966), Event::TxEnd { node: 0 });
+        let _ = q.pop_until(SimTime::MAX);
+        out.clear();
+        mac.on_tx_end(q.now(), q, rng, out);
+        q.now()
+    }
+
+    /// The next ResponseTimeout that fires (stale generations are skipped): its time.
+    fn next_response_timeout(
+        mac: &mut Mac,
+        q: &mut EventQueue,
+        rng: &mut Stream,
+        out: &mut Vec<MacAction>,
+    ) -> SimTime {
+        while let Some(ev) = q.pop_until(SimTime::MAX) {
+            if let Event::MacTimer {
+                kind: TimerKind::ResponseTimeout,
+                generation,
+                ..
+            } = ev
+            {
+                if mac.generation[kind_index(TimerKind::ResponseTimeout)] == generation {
+                    mac.on_timer(q.now(), TimerKind::ResponseTimeout, generation, q, rng, out);
+                    return q.now();
+                }
+            }
+        }
+        panic!("no response timeout");
+    }
+
+    #[test]
+    fn unanswered_frame_times_out_after_sifs_slot_and_rx_phy_start_delay() {
+        // 802.11-2016 §10.3.2.9: ACKTimeout = aSIFSTime + aSlotTime + aRxPHYStartDelay,
+        // 10 + 20 + 192 µs on 802.11b with the long preamble (ns-3 3.44 waits the same).
+        let mut mac = Mac::new(0, params(dcf()));
+        let mut q = EventQueue::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let mut out = vec![];
+        let end = send_one_frame(&mut mac, &mut q, &mut rng, &mut out);
+        let at = next_response_timeout(&mut mac, &mut q, &mut rng, &mut out);
+        assert_eq!(at - end, SimTime::from_us(10 + 20 + 192));
+        assert_eq!(mac.stats.retries, 1);
+        assert_eq!(mac.levels[0].cw, 63);
+    }
+
+    #[test]
+    fn a_response_arriving_at_the_timeout_is_waited_for() {
+        // The medium turned busy within the timeout (the ACK's preamble): the sender waits up to
+        // the ACK's end plus a slot, SIFS + 304 + 20 µs, and the ACK then completes the exchange.
+        let mut mac = Mac::new(0, params(dcf()));
+        let mut q = EventQueue::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let mut out = vec![];
+        let end = send_one_frame(&mut mac, &mut q, &mut rng, &mut out);
+        mac.phy_changed(end + SimTime::from_us(10), true, &mut q);
+        let at = next_response_timeout(&mut mac, &mut q, &mut rng, &mut out);
+        assert_eq!(at - end, SimTime::from_us(10 + 20 + 192));
+        assert_eq!(mac.stats.retries, 0, "still waiting");
+        let ack = Frame::control(FrameKind::Ack, 1, 0, SimTime::ZERO, 1.0);
+        mac.set_phy_busy(false);
+        mac.on_rx(
+            end + SimTime::from_us(10 + 304),
+            Some(&ack),
+            &mut q,
+            &mut rng,
+            &mut out,
+        );
+        assert!(out.iter().any(|a| matches!(
+            a,
+            MacAction::Dequeued {
+                delivered: true,
+                ..
+            }
+        )));
+        assert_eq!(mac.stats.retries, 0);
     }
 
     #[test]
