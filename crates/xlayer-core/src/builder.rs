@@ -17,7 +17,7 @@ use crate::phy::propagation::{dbm_to_mw, delay_ns, mw_to_dbm, Propagation};
 use crate::phy::{thermal_noise_mw, PhyConfig, PhyTiming};
 use crate::scenario::{
     rate_set, ClapOptions, ErrorModelKind, Fading, PropagationKind, RateSpec, Scenario, Standard,
-    TcpOptions, TopologyKind,
+    TcpOptions, TopologyKind, WeakInterference,
 };
 use crate::sim::rng::{stream, GLOBAL};
 use crate::sim::Event;
@@ -279,6 +279,11 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         noise_mw,
         capture_ratio: r.capture_db.map(|db| 10f64.powf(db / 10.0)),
         sinr_thresholds,
+        // Below both thresholds a signal can neither be decoded nor sensed alone: in bulk.
+        weak_below_mw: match r.weak_interference {
+            WeakInterference::Bulk => dbm_to_mw(th.rx_dbm.min(th.cs_dbm)),
+            WeakInterference::Events => 0.0,
+        },
     };
 
     // A link carries traffic when its mean power reaches the reception threshold and its mean

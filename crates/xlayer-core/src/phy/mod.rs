@@ -12,6 +12,32 @@
 //! carrier-sense threshold — a threshold apart from the reception one, so a 550 m carrier-sense
 //! range can surround a 250 m reception range as in ns-2.
 //!
+//! # Weak interference
+//!
+//! A signal below both the reception and the carrier-sense threshold at a receiver (after fading)
+//! can neither be decoded nor, alone, make the medium busy; in a dense network such signals are
+//! most of what a transmission delivers (`scenarios/random-200.toml`: 190 receivers per frame, 14
+//! that can decode it). With [`WeakInterference::Bulk`] they get no events of their own: the
+//! sender hands each weak receiver the signal's arrival, end and power ([`Phy::add_weak`]), and
+//! the receiver keeps it in a short list until it is over. What it changes is kept exactly:
+//!
+//! - **SINR.** When a reception's chunk closes (at the next event of the receiver), the span is
+//!   cut at every weak arrival and end inside it and each piece integrated with the weak power
+//!   then on the air — the same pieces and SINRs as one event per arrival and end would make. The
+//!   sums are taken in another order, so a result may differ in the last bits of a probability.
+//! - **Carrier sense** is energy detection on the total power. A node not transmitting nor
+//!   receiving whose event-driven energy is below the threshold, but would reach it with every
+//!   weak signal of its list added, is *ambiguous*: the weak signals may tip it either way. Only
+//!   then does it schedule a wake-up ([`Event::WeakWake`](crate::sim::Event)) at its next weak
+//!   arrival or end, where the MAC learns the medium state as it would have at that signal's
+//!   event. Outside that band weak signals cannot change carrier sense, and the MAC is not told of
+//!   them (with events it is, but nothing changes for it).
+//!
+//! Equal-time order is the one thing that moves: a weak arrival or end at the instant of another
+//! event counts as already there. [`WeakInterference::Events`] keeps one start and one end event
+//! per receiver for every signal, the reference `validation/weak_interference.py` holds the bulk
+//! path against.
+//!
 //! Thermal noise: `−174 dBm/Hz + 10 log10(bandwidth) + noise figure` (ns-3 `YansWifiPhy`, noise
 //! figure default 7 dB). Injected noise ([`noise`], the scenario's `[[noise]]`) adds to it while
 //! a source is on; carrier sense counts it only for sources that ask.
@@ -29,6 +55,7 @@ use rand::Rng;
 use crate::sim::rng::Stream;
 use crate::sim::SimTime;
 use error_model::{chunk_ln_success, Modulation};
+pub use radio::WeakInterference;
 use radio::{ErrorModelKind, Standard};
 pub use timing::{FrameTiming, PhyTiming};
 
@@ -45,6 +72,10 @@ pub struct PhyConfig {
     pub capture_ratio: Option<f64>,
     /// Linear SINR thresholds of the threshold model, per rate of the standard.
     pub sinr_thresholds: Vec<(f64, f64)>,
+    /// A signal arriving with less power than this is weak interference, delivered in bulk (see
+    /// the module documentation): the lower of the two thresholds under
+    /// [`WeakInterference::Bulk`], 0 mW (nothing is weak) under [`WeakInterference::Events`].
+    pub weak_below_mw: f64,
 }
 
 impl PhyConfig {
@@ -72,6 +103,14 @@ struct Signal {
     power_mw: f64,
 }
 
+/// A weak signal at a receiver: on the air here over `[start, end)`.
+#[derive(Debug, Clone, Copy)]
+struct WeakSignal {
+    start: SimTime,
+    end: SimTime,
+    power_mw: f64,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Reception {
     tx: u32,
@@ -84,6 +123,7 @@ struct Reception {
     header_bits_per_ns: f64,
     payload_bits_per_ns: f64,
     chunk_start: SimTime,
+    /// Interference of the signals with events (the weak ones are added piece by piece).
     interference_mw: f64,
     min_sinr: f64,
     ln_ok: f64,
@@ -143,12 +183,26 @@ pub struct Phy {
     pub rx_errors_noise: u64,
     /// The last frame received to its end.
     last_rx: RxReport,
+    /// Weak signals delivered in bulk that are, or will be, on the air here and have not yet been
+    /// integrated into the reception (see the module documentation). Short: the weak signals of
+    /// the transmissions under way.
+    weak: Vec<WeakSignal>,
+    /// The sum of `weak`'s powers: more than the weak energy at any time until the list grows.
+    weak_bound_mw: f64,
+    /// The earliest end in `weak` (`SimTime::MAX` when empty): nothing to prune before it.
+    weak_first_end: SimTime,
+    /// When the scheduled wake-up is due (`None`: none scheduled), and the generation of the
+    /// latest one (an older one firing is stale).
+    wake_at: Option<SimTime>,
+    wake_generation: u32,
 }
 
 impl Phy {
     pub fn new() -> Phy {
         Phy {
             signals: Vec::with_capacity(16),
+            weak: Vec::with_capacity(16),
+            weak_first_end: SimTime::MAX,
             tx_power_factor: 1.0,
             ..Default::default()
         }
@@ -166,12 +220,104 @@ impl Phy {
         self.tx_power_factor
     }
 
-    /// Physical carrier sense.
+    /// Physical carrier sense at `now`: energy detection on the total power, weak signals
+    /// included (summed only when they could tip it).
     #[inline]
-    pub fn busy(&self, cfg: &PhyConfig) -> bool {
-        self.transmitting
-            || self.rx.is_some()
-            || self.total_mw() + self.injected_cs_mw >= cfg.cs_threshold_mw
+    pub fn busy(&self, now: SimTime, cfg: &PhyConfig) -> bool {
+        if self.transmitting || self.rx.is_some() {
+            return true;
+        }
+        let energy = self.total_mw() + self.injected_cs_mw;
+        if energy >= cfg.cs_threshold_mw {
+            return true;
+        }
+        if self.weak.is_empty() || energy + self.weak_bound_mw < cfg.cs_threshold_mw {
+            return false;
+        }
+        energy + self.weak_mw_at(now) >= cfg.cs_threshold_mw
+    }
+
+    /// The weak power on the air at `t` (a signal starting at `t` counts, one ending does not).
+    fn weak_mw_at(&self, t: SimTime) -> f64 {
+        self.weak
+            .iter()
+            .filter(|w| w.start <= t && t < w.end)
+            .map(|w| w.power_mw)
+            .sum()
+    }
+
+    /// Weak interference in bulk: a signal of `power_mw` (below [`PhyConfig::weak_below_mw`])
+    /// will be on the air here over `[start, end)`; `now` (before `start`) is when it is sent.
+    pub fn add_weak(&mut self, now: SimTime, start: SimTime, end: SimTime, power_mw: f64) {
+        debug_assert!(now < start && start < end);
+        self.prune_weak(now);
+        self.weak.push(WeakSignal {
+            start,
+            end,
+            power_mw,
+        });
+        self.weak_bound_mw += power_mw;
+        self.weak_first_end = self.weak_first_end.min(end);
+    }
+
+    /// Drops the weak signals that are over and integrated: ended by `now`, and by the start
+    /// of the reception's open chunk. The bound is summed afresh (no drift).
+    fn prune_weak(&mut self, now: SimTime) {
+        let horizon = self.rx.as_ref().map_or(now, |rx| rx.chunk_start.min(now));
+        if horizon < self.weak_first_end {
+            return;
+        }
+        self.weak.retain(|w| w.end > horizon);
+        self.weak_bound_mw = self.weak.iter().map(|w| w.power_mw).sum();
+        self.weak_first_end = self
+            .weak
+            .iter()
+            .map(|w| w.end)
+            .min()
+            .unwrap_or(SimTime::MAX);
+    }
+
+    /// Whether weak signals can change carrier sense from `now` on: the node neither transmits
+    /// nor receives, its other energy is below the threshold, and with every weak signal of its
+    /// list added it would not be.
+    fn ambiguous(&self, cfg: &PhyConfig) -> bool {
+        if self.transmitting || self.rx.is_some() || self.weak.is_empty() {
+            return false;
+        }
+        let energy = self.total_mw() + self.injected_cs_mw;
+        energy < cfg.cs_threshold_mw && energy + self.weak_bound_mw >= cfg.cs_threshold_mw
+    }
+
+    /// A wake-up to schedule after this node's state changed at `now`: while the node is
+    /// ambiguous, at its next weak arrival or end after `now`, unless one is due by then.
+    /// Returns its time and generation; the caller schedules `Event::WeakWake`.
+    pub fn weak_wake(&mut self, now: SimTime, cfg: &PhyConfig) -> Option<(SimTime, u32)> {
+        if !self.ambiguous(cfg) {
+            return None;
+        }
+        let next = self
+            .weak
+            .iter()
+            .map(|w| if w.start > now { w.start } else { w.end })
+            .filter(|&t| t > now)
+            .min()?;
+        if self.wake_at.is_some_and(|at| at <= next) {
+            return None;
+        }
+        self.wake_generation = self.wake_generation.wrapping_add(1);
+        self.wake_at = Some(next);
+        Some((next, self.wake_generation))
+    }
+
+    /// A wake-up fires at `now`: true if it is the current one (the caller then tells the MAC
+    /// the medium state and asks for the next one).
+    pub fn wake(&mut self, now: SimTime, generation: u32) -> bool {
+        if generation != self.wake_generation {
+            return false;
+        }
+        self.wake_at = None;
+        self.prune_weak(now);
+        true
     }
 
     /// Injected noise power at the antenna now, mW.
@@ -196,7 +342,7 @@ impl Phy {
     ) {
         let injected = self.injected_mw;
         if let Some(rx) = self.rx.as_mut() {
-            Self::close_chunk(rx, now, cfg, injected);
+            Self::close_chunk(rx, now, cfg, injected, &self.weak);
         }
         if on {
             self.injected_sources += 1;
@@ -240,16 +386,49 @@ impl Phy {
     }
 
     /// Integrates the reception's SINR from its chunk start to `now`, with `injected_mw` of
-    /// injected noise over the chunk.
-    fn close_chunk(rx: &mut Reception, now: SimTime, cfg: &PhyConfig, injected_mw: f64) {
-        if now <= rx.chunk_start {
-            return;
+    /// injected noise over the chunk: piece by piece between the weak signals' arrivals and
+    /// ends, each piece with the weak power then on the air.
+    fn close_chunk(
+        rx: &mut Reception,
+        now: SimTime,
+        cfg: &PhyConfig,
+        injected_mw: f64,
+        weak: &[WeakSignal],
+    ) {
+        let mut a = rx.chunk_start;
+        while a < now {
+            // The weak power over [a, b), b the next weak arrival or end (or now).
+            let (mut weak_mw, mut b) = (0.0, now);
+            for w in weak {
+                if w.start <= a {
+                    if w.end > a {
+                        weak_mw += w.power_mw;
+                        b = b.min(w.end);
+                    }
+                } else {
+                    b = b.min(w.start);
+                }
+            }
+            let interference_mw = rx.interference_mw + weak_mw;
+            Self::integrate(rx, a, b, cfg, injected_mw, interference_mw);
+            a = b;
         }
-        let sinr = rx.power_mw / (cfg.noise_mw + injected_mw + rx.interference_mw);
+        rx.chunk_start = rx.chunk_start.max(now);
+    }
+
+    /// Integrates `[a, b)` at constant interference `interference_mw`.
+    fn integrate(
+        rx: &mut Reception,
+        a: SimTime,
+        b: SimTime,
+        cfg: &PhyConfig,
+        injected_mw: f64,
+        interference_mw: f64,
+    ) {
+        let sinr = rx.power_mw / (cfg.noise_mw + injected_mw + interference_mw);
         rx.min_sinr = rx.min_sinr.min(sinr);
         rx.noise_mw = rx.noise_mw.max(cfg.noise_mw + injected_mw);
         if cfg.error_model == ErrorModelKind::Ber {
-            let (a, b) = (rx.chunk_start, now);
             let header_ns = b.min(rx.header_end).ns().saturating_sub(a.ns());
             let payload_ns = b.ns().saturating_sub(a.max(rx.header_end).ns());
             if header_ns > 0 {
@@ -267,7 +446,6 @@ impl Phy {
                 );
             }
         }
-        rx.chunk_start = now;
     }
 
     fn lock(&mut self, now: SimTime, tx: u32, power_mw: f64, info: &PhyTx) {
@@ -331,7 +509,7 @@ impl Phy {
                     self.lock(now, tx, power_mw, info);
                     true
                 } else {
-                    Self::close_chunk(rx, now, cfg, self.injected_mw);
+                    Self::close_chunk(rx, now, cfg, self.injected_mw, &self.weak);
                     rx.interference_mw += power_mw;
                     false
                 }
@@ -356,9 +534,10 @@ impl Phy {
             };
         }
         let rx = self.rx.as_mut()?;
-        Self::close_chunk(rx, now, cfg, self.injected_mw);
+        Self::close_chunk(rx, now, cfg, self.injected_mw, &self.weak);
         if rx.tx != tx {
             rx.interference_mw = (self.energy_mw - rx.power_mw).max(0.0);
+            self.prune_weak(now);
             return None;
         }
         debug_assert_eq!(rx.end, now);
@@ -373,6 +552,7 @@ impl Phy {
             min_sinr: rx.min_sinr,
         };
         self.rx = None;
+        self.prune_weak(now);
         if ok {
             self.rx_ok += 1;
             Some(RxOutcome::Ok { tx })
@@ -422,6 +602,7 @@ mod tests {
             noise_mw: thermal_noise_mw(22e6, 7.0),
             capture_ratio: capture,
             sinr_thresholds: vec![(11.0, 10f64.powf(0.8))],
+            weak_below_mw: 1e-10,
         }
     }
 
@@ -442,12 +623,12 @@ mod tests {
         let mut rng = crate::sim::rng::stream(1, 0, "t");
         let t = tx(0);
         assert!(p.signal_start(SimTime(0), 7, 1e-6, &t, &c));
-        assert!(p.busy(&c));
+        assert!(p.busy(SimTime(0), &c));
         assert_eq!(
             p.signal_end(SimTime(0) + t.timing.total, 7, &c, &mut rng),
             Some(RxOutcome::Ok { tx: 7 })
         );
-        assert!(!p.busy(&c));
+        assert!(!p.busy(SimTime(0) + t.timing.total, &c));
     }
 
     #[test]
@@ -508,6 +689,141 @@ mod tests {
         let c = cfg(ErrorModelKind::Ber, None);
         let mut p = Phy::new();
         assert!(!p.signal_start(SimTime(0), 1, 5e-10, &tx(0), &c));
-        assert!(p.busy(&c));
+        assert!(p.busy(SimTime(0), &c));
+    }
+
+    fn tx_of(start: u64, bytes: u32) -> PhyTx {
+        let timing = PhyTiming::new(Standard::Dot11b, Preamble::Long);
+        PhyTx {
+            src: 0,
+            start: SimTime(start),
+            rate_mbps: 11.0,
+            timing: timing.frame(bytes, 11.0),
+        }
+    }
+
+    /// The reception's SINR record (lowest SINR, log of the success probability) closed at
+    /// `now`, without ending it.
+    fn sinr_record(p: &Phy, now: SimTime, c: &PhyConfig) -> (f64, f64) {
+        let mut rx = p.rx.expect("receiving");
+        Phy::close_chunk(&mut rx, now, c, p.injected_mw, &p.weak);
+        (rx.min_sinr, rx.ln_ok)
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        a == b || (a - b).abs() <= 1e-12 * a.abs().max(b.abs())
+    }
+
+    #[test]
+    fn weak_interference_in_bulk_gives_the_sinr_of_events() {
+        // Frame A (strong, locked) from 0; weak W1 and W2 (below both thresholds) and strong S
+        // overlap it, W2 and S ending inside it: the chunks are [0, W1), [W1, W2), [W2, S),
+        // [S, W2 end), [W2 end, S end), [S end, A end).
+        for model in [ErrorModelKind::Ber, ErrorModelKind::Threshold] {
+            let c = cfg(model, None);
+            let a = tx_of(0, 1064);
+            let a_end = SimTime(0) + a.timing.total;
+            let (w1, w2, s) = (
+                tx_of(150_000, 1064),
+                tx_of(250_000, 100),
+                tx_of(300_000, 200),
+            );
+            let (p_a, p_w1, p_w2, p_s) = (2e-9, 6e-11, 9e-11, 1e-10);
+            assert!(p_w1 < c.weak_below_mw && p_w2 < c.weak_below_mw && p_s >= c.weak_below_mw);
+            let span = |t: &PhyTx| (t.start, t.start + t.timing.total);
+
+            // Every signal with its events, in time order.
+            let mut ev = Phy::new();
+            let mut rng = crate::sim::rng::stream(1, 0, "t");
+            let mut list = vec![
+                (span(&a).0, true, 1, p_a, a),
+                (span(&w1).0, true, 2, p_w1, w1),
+                (span(&w2).0, true, 3, p_w2, w2),
+                (span(&s).0, true, 4, p_s, s),
+                (span(&w2).1, false, 3, 0.0, w2),
+                (span(&s).1, false, 4, 0.0, s),
+            ];
+            list.sort_by_key(|e| e.0);
+            for (t, start, id, power, info) in list {
+                if start {
+                    ev.signal_start(t, id, power, &info, &c);
+                } else {
+                    assert_eq!(ev.signal_end(t, id, &c, &mut rng), None);
+                }
+            }
+
+            // The weak ones in bulk, handed over when sent (before they arrive).
+            let mut bulk = Phy::new();
+            let mut rng_b = crate::sim::rng::stream(1, 0, "t");
+            bulk.signal_start(SimTime(0), 1, p_a, &a, &c);
+            bulk.add_weak(SimTime(100_000), span(&w1).0, span(&w1).1, p_w1);
+            bulk.add_weak(SimTime(200_000), span(&w2).0, span(&w2).1, p_w2);
+            bulk.signal_start(span(&s).0, 4, p_s, &s, &c);
+            assert_eq!(bulk.signal_end(span(&s).1, 4, &c, &mut rng_b), None);
+
+            let (min_ev, ln_ev) = sinr_record(&ev, a_end, &c);
+            let (min_bulk, ln_bulk) = sinr_record(&bulk, a_end, &c);
+            assert!(close(min_ev, min_bulk), "{model:?}: {min_ev} vs {min_bulk}");
+            assert!(close(ln_ev, ln_bulk), "{model:?}: {ln_ev} vs {ln_bulk}");
+            // The lowest SINR is the piece under A's three interferers.
+            let three = p_a / (c.noise_mw + p_w1 + p_w2 + p_s);
+            assert!(close(min_bulk, three), "{min_bulk} vs {three}");
+            assert_eq!(
+                ev.signal_end(a_end, 1, &c, &mut rng),
+                bulk.signal_end(a_end, 1, &c, &mut rng_b)
+            );
+            assert!(close(ev.last_rx().min_sinr, bulk.last_rx().min_sinr));
+        }
+    }
+
+    #[test]
+    fn weak_signals_summing_past_the_threshold_sense_busy_on_time() {
+        // Two weak signals, each below the carrier-sense threshold (1e-10 mW), together above.
+        let c = cfg(ErrorModelKind::Ber, None);
+        let (w1, w2) = (tx_of(1_000, 100), tx_of(50_000, 100));
+        let (e1, e2) = (w1.start + w1.timing.total, w2.start + w2.timing.total);
+        let mut p = Phy::new();
+        p.add_weak(SimTime(0), w1.start, e1, 6e-11);
+        p.add_weak(SimTime(0), w2.start, e2, 6e-11);
+        assert!(!p.busy(SimTime(0), &c));
+        // Ambiguous: a wake-up at every weak arrival and end, each telling the carrier sense
+        // that one event per signal would have told.
+        let mut now = SimTime(0);
+        let mut seen = Vec::new();
+        while let Some((at, generation)) = p.weak_wake(now, &c) {
+            assert!(p.wake(at, generation));
+            now = at;
+            seen.push((at, p.busy(at, &c)));
+        }
+        assert_eq!(
+            seen,
+            vec![(w1.start, false), (w2.start, true), (e1, false)],
+            "after e1 one weak signal is left, below the threshold alone: no more wake-ups"
+        );
+        // A stale wake-up is refused.
+        let mut q = Phy::new();
+        q.add_weak(SimTime(0), w1.start, e1, 6e-11);
+        q.add_weak(SimTime(0), w2.start, e2, 6e-11);
+        let (_, old) = q.weak_wake(SimTime(0), &c).unwrap();
+        q.add_weak(SimTime(500), SimTime(600), SimTime(900), 1e-12);
+        let (at, new) = q.weak_wake(SimTime(500), &c).unwrap();
+        assert_eq!(at, SimTime(600));
+        assert!(!q.wake(w1.start, old) && q.wake(at, new));
+    }
+
+    #[test]
+    fn weak_signals_that_cannot_tip_carrier_sense_ask_for_no_wake_up() {
+        let c = cfg(ErrorModelKind::Ber, None);
+        let mut p = Phy::new();
+        p.add_weak(SimTime(0), SimTime(1_000), SimTime(9_000), 1e-11);
+        p.add_weak(SimTime(0), SimTime(2_000), SimTime(8_000), 2e-11);
+        assert_eq!(p.weak_wake(SimTime(0), &c), None);
+        // Already busy on strong energy alone: nothing weak can change it.
+        p.signal_start(SimTime(500), 9, 5e-10, &tx_of(500, 100), &c);
+        assert!(p.busy(SimTime(500), &c));
+        assert_eq!(p.weak_wake(SimTime(500), &c), None);
+        // Over and integrated, they leave the list.
+        p.add_weak(SimTime(20_000), SimTime(21_000), SimTime(22_000), 1e-11);
+        assert_eq!(p.weak.len(), 1);
     }
 }

@@ -42,6 +42,21 @@ pub enum ErrorModelKind {
     Threshold,
 }
 
+/// How a signal too weak to be decoded or carrier-sensed on its own (below both the reception
+/// and the carrier-sense thresholds) reaches a receiver (`crate::phy`, "Weak interference").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WeakInterference {
+    /// Without events of its own: the receiver integrates it when its reception's SINR chunks
+    /// close, and counts it in carrier sense when the sum of the signals could cross the
+    /// threshold.
+    #[default]
+    Bulk,
+    /// Two events per receiver (start and end), as every other signal: the reference the bulk
+    /// path is checked against.
+    Events,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Fading {

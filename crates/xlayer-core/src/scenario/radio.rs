@@ -9,7 +9,7 @@ use super::check::{bad, default_from_serde, positive};
 use crate::error::XlError;
 use crate::phy::propagation::{friis_loss_db, Propagation, SPEED_OF_LIGHT};
 pub use crate::phy::radio::{
-    rate_set, ErrorModelKind, Fading, Preamble, PropagationKind, Standard,
+    rate_set, ErrorModelKind, Fading, Preamble, PropagationKind, Standard, WeakInterference,
 };
 
 default_from_serde!(Radio);
@@ -61,6 +61,9 @@ pub struct Radio {
     pub rts_cts: bool,
     #[serde(default)]
     pub rts_threshold_bytes: u32,
+    /// How signals below both thresholds reach receivers: in bulk (default) or as events.
+    #[serde(default)]
+    pub weak_interference: WeakInterference,
 }
 
 impl Radio {

@@ -45,12 +45,15 @@ pub enum NetTimerKind {
 pub enum Event {
     /// `node` finishes transmitting its current frame.
     TxEnd { node: u32 },
-    /// The first bit of transmission `tx` reaches its `index`-th receiver (receivers are in
-    /// order of propagation delay; each arrival schedules the next, so a transmission keeps one
+    /// The first bit of transmission `tx` reaches its `index`-th receiver (those that can decode
+    /// or carrier-sense it, in order of propagation delay; each arrival schedules the next, so a transmission keeps one
     /// pending arrival in the queue however many nodes hear it).
     SignalStart { tx: u32, index: u32 },
     /// The last bit of transmission `tx` reaches its `index`-th receiver.
     SignalEnd { tx: u32, index: u32 },
+    /// A weak signal (delivered in bulk, `crate::phy`) arrives at or leaves `node` while it may
+    /// tip the node's carrier sense; stale if `generation` is not the PHY's current one.
+    WeakWake { node: u32, generation: u32 },
     /// A MAC timer of `node`; stale if `generation` is not the timer's current one.
     MacTimer {
         node: u32,

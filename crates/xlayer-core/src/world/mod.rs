@@ -5,7 +5,9 @@
 //! transmissions on the air, the flows and their statistics. Events are dispatched by `match`;
 //! a transmission schedules signal start/end events only at the nodes in its neighbour list
 //! (those whose mean received power can matter), so the cost of a frame grows with the local
-//! density, not the network size. Steady state allocates nothing per event: packet and
+//! density, not the network size; and among those only where the frame arrives strong enough to
+//! be decoded or carrier-sensed — weaker ones get it in bulk (`crate::phy`, "Weak interference";
+//! `radio.weak_interference`), with a wake-up only where their sum may tip carrier sense. Steady state allocates nothing per event: packet and
 //! transmission slots are recycled and the MAC's action list is reused.
 //!
 //! The protocols are components the scenario chooses, each an enum the data path calls through
@@ -146,8 +148,12 @@ struct TxSlot {
     packet: Option<Packet>,
     /// Fusion: the congestion bit of the carried data packet.
     congestion_bit: bool,
-    /// Received power at each receiver of the sender's link list (fading drawn at the start).
-    /// The vector is kept when the slot is recycled, so steady state allocates nothing.
+    /// The receivers that get events of this transmission: indices into the sender's link list,
+    /// in its (propagation delay) order — every receiver the frame reaches at or above
+    /// `PhyConfig::weak_below_mw`; the weaker ones have it in bulk. The vectors are kept when the
+    /// slot is recycled, so steady state allocates nothing.
+    receivers: Vec<u32>,
+    /// Received power at each of `receivers` (fading drawn at the start).
     powers: Vec<f64>,
 }
 
@@ -343,9 +349,10 @@ impl World {
             Event::TxEnd { node } => {
                 let n = &mut self.nodes[node as usize];
                 n.phy.end_tx();
-                n.mac.set_phy_busy(n.phy.busy(&self.cfg));
+                n.mac.set_phy_busy(n.phy.busy(now, &self.cfg));
                 n.mac
                     .on_tx_end(now, &mut self.queue, &mut n.rng_mac, &mut self.out);
+                self.weak_wake(node);
                 self.process_actions(node);
             }
             Event::SignalStart { tx, index } => {
@@ -353,10 +360,10 @@ impl World {
                 let info = slot.phy;
                 let power_mw = slot.powers[index as usize];
                 let links = &self.links[info.src as usize];
-                let node = links[index as usize].to;
-                if let Some(next) = links.get(index as usize + 1) {
+                let node = links[slot.receivers[index as usize] as usize].to;
+                if let Some(&next) = slot.receivers.get(index as usize + 1) {
                     self.queue.schedule(
-                        info.start + next.delay,
+                        info.start + links[next as usize].delay,
                         Event::SignalStart {
                             tx,
                             index: index + 1,
@@ -365,18 +372,21 @@ impl World {
                 }
                 let n = &mut self.nodes[node as usize];
                 n.phy.signal_start(now, tx, power_mw, &info, &self.cfg);
-                let busy = n.phy.busy(&self.cfg);
+                let busy = n.phy.busy(now, &self.cfg);
                 n.mac.phy_changed(now, busy, &mut self.queue);
+                self.weak_wake(node);
             }
             Event::SignalEnd { tx, index } => {
                 let mut repump = false;
-                let info = self.txs[tx as usize].phy;
+                let slot = &self.txs[tx as usize];
+                let info = slot.phy;
                 let links = &self.links[info.src as usize];
-                let node = links[index as usize].to;
-                let last = match links.get(index as usize + 1) {
-                    Some(next) => {
+                let link = slot.receivers[index as usize];
+                let node = links[link as usize].to;
+                let last = match slot.receivers.get(index as usize + 1) {
+                    Some(&next) => {
                         self.queue.schedule(
-                            info.start + next.delay + info.timing.total,
+                            info.start + links[next as usize].delay + info.timing.total,
                             Event::SignalEnd {
                                 tx,
                                 index: index + 1,
@@ -388,11 +398,11 @@ impl World {
                 };
                 let n = &mut self.nodes[node as usize];
                 let mut outcome = n.phy.signal_end(now, tx, &self.cfg, &mut n.rng_phy);
-                n.mac.set_phy_busy(n.phy.busy(&self.cfg));
+                n.mac.set_phy_busy(n.phy.busy(now, &self.cfg));
                 if let Some(RxOutcome::Ok { .. }) = outcome {
                     // A lossy link (or a switched-off receiver) turns a good frame into a bad one.
                     let lost = match self.link_loss.as_mut() {
-                        Some(ll) => ll.lost(info.src, index as usize, node),
+                        Some(ll) => ll.lost(info.src, link as usize, node),
                         None => false,
                     };
                     if lost || n.off {
@@ -458,10 +468,11 @@ impl World {
                             .on_rx(now, None, &mut self.queue, &mut n.rng_mac, &mut self.out);
                     }
                     None => {
-                        let busy = n.phy.busy(&self.cfg);
+                        let busy = n.phy.busy(now, &self.cfg);
                         n.mac.phy_changed(now, busy, &mut self.queue);
                     }
                 }
+                self.weak_wake(node);
                 if let Some((from, bit, p)) = gate_heard {
                     self.gate_hear(node, from, bit, &p);
                 }
@@ -517,6 +528,7 @@ impl World {
                 }
             }
             Event::TransportTimer { conn, kind } => self.transport_timer(now, conn, kind),
+            Event::WeakWake { node, generation } => self.weak_wake_fired(node, generation),
             Event::ScenarioChange { index } => self.scenario_change(index),
             Event::NetTimer { node, kind } => self.net_timer(node, kind),
             Event::Optimizer { slot, tag } => self.optimizers.fired(slot, tag),
@@ -676,6 +688,7 @@ impl World {
                 slot.frame = frame;
                 slot.packet = packet;
                 slot.congestion_bit = congestion_bit;
+                slot.receivers.clear();
                 slot.powers.clear();
                 i
             }
@@ -685,6 +698,7 @@ impl World {
                     frame,
                     packet,
                     congestion_bit,
+                    receivers: Vec::new(),
                     powers: Vec::new(),
                 });
                 (self.txs.len() - 1) as u32
@@ -698,11 +712,13 @@ impl World {
         } else {
             &self.links[node as usize]
         };
-        let powers = &mut self.txs[tx as usize].powers;
-        for link in links {
+        let slot = &mut self.txs[tx as usize];
+        let weak_below_mw = self.cfg.weak_below_mw;
+        for (i, link) in links.iter().enumerate() {
+            let to = &mut self.nodes[link.to as usize];
             let mut power = link.mean_rx_mw * factor;
             if var.shadowing_sigma_db > 0.0 || var.fading == Fading::Rayleigh {
-                let rng = &mut self.nodes[link.to as usize].rng_fading;
+                let rng = &mut to.rng_fading;
                 if var.shadowing_sigma_db > 0.0 {
                     let z: f64 = StandardNormal.sample(rng);
                     power *= 10f64.powf(z * var.shadowing_sigma_db / 10.0);
@@ -712,14 +728,31 @@ impl World {
                     power *= e;
                 }
             }
-            powers.push(power);
+            if power < weak_below_mw && link.delay > SimTime::ZERO {
+                // Weak interference, in bulk: no events unless it may tip carrier sense.
+                let start = now + link.delay;
+                to.phy.add_weak(now, start, start + timing.total, power);
+                if let Some((at, generation)) = to.phy.weak_wake(now, &self.cfg) {
+                    self.queue.schedule(
+                        at,
+                        Event::WeakWake {
+                            node: link.to,
+                            generation,
+                        },
+                    );
+                }
+            } else {
+                slot.receivers.push(i as u32);
+                slot.powers.push(power);
+            }
         }
-        match links.first() {
-            Some(first) => {
+        match slot.receivers.first() {
+            Some(&first) => {
+                let delay = links[first as usize].delay;
                 self.queue
-                    .schedule(now + first.delay, Event::SignalStart { tx, index: 0 });
+                    .schedule(now + delay, Event::SignalStart { tx, index: 0 });
                 self.queue.schedule(
-                    now + first.delay + timing.total,
+                    now + delay + timing.total,
                     Event::SignalEnd { tx, index: 0 },
                 );
             }
@@ -727,6 +760,30 @@ impl World {
         }
         self.queue
             .schedule(now + timing.total, Event::TxEnd { node });
+    }
+
+    /// Schedules `node`'s next weak-interference wake-up if its state now asks for one (weak
+    /// signals may tip its carrier sense; `Phy::weak_wake`).
+    #[inline]
+    fn weak_wake(&mut self, node: u32) {
+        let now = self.now();
+        if let Some((at, generation)) = self.nodes[node as usize].phy.weak_wake(now, &self.cfg) {
+            self.queue
+                .schedule(at, Event::WeakWake { node, generation });
+        }
+    }
+
+    /// A weak-interference wake-up (`Event::WeakWake`): a weak signal arrived or ended at a node
+    /// whose carrier sense it may tip; the MAC learns the medium state, as it would at that
+    /// signal's own event.
+    fn weak_wake_fired(&mut self, node: u32, generation: u32) {
+        let now = self.now();
+        let n = &mut self.nodes[node as usize];
+        if n.phy.wake(now, generation) {
+            let busy = n.phy.busy(now, &self.cfg);
+            n.mac.phy_changed(now, busy, &mut self.queue);
+            self.weak_wake(node);
+        }
     }
 
     fn net_timer(&mut self, node: u32, kind: NetTimerKind) {
@@ -1066,8 +1123,12 @@ impl World {
             n.phy
                 .switch_injected_noise(now, mw, src.carrier_sense, src.on, &self.cfg);
             if src.carrier_sense {
-                let busy = n.phy.busy(&self.cfg);
+                let busy = n.phy.busy(now, &self.cfg);
                 n.mac.phy_changed(now, busy, &mut self.queue);
+                if let Some((at, generation)) = n.phy.weak_wake(now, &self.cfg) {
+                    self.queue
+                        .schedule(at, Event::WeakWake { node, generation });
+                }
             }
             if self.events.wants(TuneEventKind::PhyNoise) {
                 let mw = n.phy.injected_noise_mw();
