@@ -740,14 +740,19 @@ def measured_rates(m: Mapping[str, Any], measured: pd.DataFrame) -> Tuple[np.nda
 
 def compare_run(result: OracleResult, measured: pd.DataFrame, optimal_utility: float,
                 optimal_aggregate_bps: float, m: Optional[Mapping[str, Any]] = None,
-                optimal_rates_bps: Optional[Sequence[float]] = None) -> OracleResult:
+                optimal_rates_bps: Optional[Sequence[float]] = None,
+                utility_bound: Optional[float] = None,
+                aggregate_bound_bps: Optional[float] = None) -> OracleResult:
     """Adds a run's measured rates (a flows table: ``flow``, ``throughput_bps``) to ``result``:
     per flow ``measured_bps`` and ``measured_over_optimal`` (against ``result``'s rates); in the
     summary the measured utility and aggregate, the bounds they are held against (the
     proportional-fair optimum's utility and the largest aggregate) and the fractions
     ``fraction_utility`` (against ``optimal_rates_bps``, the proportional-fair rates; by
     default ``result``'s) and ``fraction_aggregate`` (module doc). ``m``, the model, gives the
-    flows' windows; without it they are taken as equal."""
+    flows' windows; without it they are taken as equal. Given the solves' upper bounds
+    (``utility_bound``, ``aggregate_bound_bps``: the summaries' ``bound``), also
+    ``fraction_utility_low`` and ``fraction_aggregate_low``, the fractions against them: what
+    the fractions are at least when the solves stopped short of the optimum (``gap`` > 0)."""
     model_flows = m if m is not None else {"flows": [{"flow": f} for f in result.flows["flow"]]}
     rates, basis = measured_rates(model_flows, measured)
     got = measured.set_index("flow")["throughput_bps"]
@@ -766,6 +771,13 @@ def compare_run(result: OracleResult, measured: pd.DataFrame, optimal_utility: f
     summary["fraction_utility"] = fraction_utility(rates, optimal)
     summary["fraction_aggregate"] = (summary["measured_aggregate_bps"] / optimal_aggregate_bps
                                      if optimal_aggregate_bps else float("nan"))
+    if utility_bound is not None and len(rates):
+        summary["fraction_utility_low"] = math.exp(
+            (log_utility(rates) - max(utility_bound, optimal_utility)) / len(rates))
+    if aggregate_bound_bps is not None:
+        top = max(aggregate_bound_bps, optimal_aggregate_bps)
+        summary["fraction_aggregate_low"] = (summary["measured_aggregate_bps"] / top
+                                             if top else float("nan"))
     return OracleResult(flows=flows, summary=summary, links=result.links, columns=result.columns)
 
 
@@ -781,31 +793,33 @@ def run_routing(scenario: Mapping[str, Any]) -> str:
     return "static" if routing == "static" and preset not in SELF_ROUTING_PRESETS else "multipath"
 
 
-def _bounds(m: Mapping[str, Any], objective: str, routing: str, backoff: str
-            ) -> Dict[str, OracleResult]:
+def _bounds(m: Mapping[str, Any], objective: str, routing: str, backoff: str,
+            time_limit: Optional[float] = None) -> Dict[str, OracleResult]:
     """The optima a comparison needs: ``objective``'s, the proportional-fair one and the
     largest aggregate, each solve warm-started with the columns of the ones before."""
     out: Dict[str, OracleResult] = {}
     start: List[Tuple[int, ...]] = []
     for obj in dict.fromkeys([objective, "proportional", "aggregate"]):
-        out[obj] = solve(m, obj, routing, backoff=backoff, start=start)
+        out[obj] = solve(m, obj, routing, backoff=backoff, start=start, time_limit=time_limit)
         start = out[obj].columns
     return out
 
 
 def _compare(m: Mapping[str, Any], measured: pd.DataFrame, objective: str, routing: str,
-             backoff: str) -> OracleResult:
-    res = _bounds(m, objective, routing, backoff)
+             backoff: str, time_limit: Optional[float] = None) -> OracleResult:
+    res = _bounds(m, objective, routing, backoff, time_limit)
     pf = res["proportional"]
     return compare_run(res[objective], measured, pf.summary["utility"],
                        res["aggregate"].summary["aggregate_bps"], m=m,
-                       optimal_rates_bps=pf.flows["rate_bps"].to_numpy())
+                       optimal_rates_bps=pf.flows["rate_bps"].to_numpy(),
+                       utility_bound=pf.summary["bound"],
+                       aggregate_bound_bps=res["aggregate"].summary["bound"])
 
 
 def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = None,
            objective: str = "proportional", routing: Optional[str] = None,
-           overrides: Iterable[str] = (), seed: Optional[int] = None, backoff: str = "none"
-           ) -> Union[OracleResult, "OracleSweep"]:
+           overrides: Iterable[str] = (), seed: Optional[int] = None, backoff: str = "none",
+           time_limit: Optional[float] = None) -> Union[OracleResult, "OracleSweep"]:
     """The optimum of a scenario (TOML path, dict, None for the default); given a run's result
     folder (``scenario.toml`` + ``flows.csv``), the optimum of the scenario it ran with the
     run's measured rates beside it and its fractions of the optimal utility and aggregate
@@ -813,7 +827,7 @@ def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = Non
     (:func:`sweep_oracle`). ``objective``: proportional (sum of log rates), aggregate or maxmin;
     ``routing``: static (the scenario's routes) or multipath (free multi-commodity flow);
     default static for a scenario, :func:`run_routing` for a run. ``backoff``: see
-    :data:`BACKOFFS`.
+    :data:`BACKOFFS`. ``time_limit``: each solve's (:func:`solve`; not for a sweep folder).
 
     >>> o = xlayer.oracle("scenarios/chain.toml")
     >>> o.flows[["flow", "rate_bps"]]; o.summary["utility"], o.summary["aggregate_bps"]
@@ -831,8 +845,10 @@ def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = Non
         full = load_scenario(load_toml_file(scen), overrides, seed)
         m = _core.oracle_model(json.dumps(full, allow_nan=False))
         measured = read_csv_table(folder / "flows.csv", ("flow", "throughput_bps"))
-        return _compare(m, measured, objective, routing or run_routing(full), backoff)
-    return solve(model(source, overrides, seed), objective, routing or "static", backoff=backoff)
+        return _compare(m, measured, objective, routing or run_routing(full), backoff,
+                        time_limit)
+    return solve(model(source, overrides, seed), objective, routing or "static", backoff=backoff,
+                 time_limit=time_limit)
 
 
 # ----------------------------------------------------------------------------------------------
