@@ -27,6 +27,16 @@ are tried first; the exact pricing runs when they find none or the master's valu
 When no set improves, the master's optimum is the optimum over the convex hull of all
 independent sets (within ``TOLERANCE``).
 
+Each exact pricing also gives an upper bound (Lagrangian): for any link prices mu >= 0, every
+feasible point has ``sum_f y_f d_f <= W``, with d_f the airtime-weighted price of flow f's
+cheapest route (its static route, or its cheapest path under multi-path routing: Dijkstra)
+and W the heaviest independent set's price (the MILP's dual bound), so the aggregate is at
+most W / min d, the smallest rate at most W / sum d, and the sum of ln y at most
+sum ln(W / (N d_f)). The master's value is achievable (a lower bound), so the optimum lies
+between the two: the summary's ``bound`` and ``gap`` (relative; per flow in ln(rate) for
+proportional fairness), valid however the generation ended — at the optimum, at
+``GAP_TOLERANCE``, at a ``time_limit`` or when Clarabel failed on a larger master.
+
 **Against a run** (:func:`compare_run`, :func:`oracle` on a result folder, :func:`sweep_oracle`
 on a sweep folder): each flow's measured rate beside its proportional-fair rate, and two
 fractions of the run, both at most 1 when the model holds:
