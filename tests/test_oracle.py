@@ -474,3 +474,40 @@ def test_compare_without_the_solver_still_succeeds_and_says_why_in_one_line(
         assert "xlayer[oracle]" in text[0]
     finally:
         (out / "kept.json").rename(out / xo.CACHE_FILE)
+
+
+def test_a_solve_cut_short_still_bounds_the_optimum_from_above():
+    """A time limit or a failed master ends the generation early: the result is then feasible
+    (at most the optimum) and its bound at least the optimum, by brute force."""
+    m = _random_model(random.Random(0))  # one iteration does not reach the optimum here
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    for obj, key in (("proportional", "utility"), ("aggregate", "aggregate_bps"),
+                     ("maxmin", "min_rate_bps")):
+        best = xo.solve(m, obj, "multipath", columns=everything).summary[key]
+        short = xo.solve(m, obj, "multipath", time_limit=0.0).summary
+        assert short["stopped"] in ("time limit", "optimal")
+        if obj == "proportional":
+            assert short["stopped"] == "time limit" and short["gap"] > 1e-3
+        assert short[key] <= best + 1e-6 * max(1.0, abs(best))
+        assert short["bound"] >= best - 1e-6 * max(1.0, abs(best))
+
+
+def test_a_master_that_fails_after_the_first_keeps_the_previous_one(monkeypatch):
+    m = _random_model(random.Random(5))
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    best = xo.solve(m, "aggregate", "multipath", columns=everything).summary["aggregate_bps"]
+    real = xo._Master.solve
+    calls = []
+
+    def flaky(self, cols):
+        calls.append(1)
+        if len(calls) > 1:
+            raise XlayerError("oracle: Clarabel could not solve the master problem")
+        return real(self, cols)
+
+    monkeypatch.setattr(xo._Master, "solve", flaky)
+    monkeypatch.setattr(xo, "_covering_sets", lambda p: [(0,)])  # one poor column to start
+    got = xo.solve(m, "aggregate", "multipath").summary
+    assert len(calls) == 2 and got["stopped"] == "master failed"
+    assert got["aggregate_bps"] <= best * (1 + 1e-6)
+    assert got["bound"] >= best * (1 - 1e-6)
