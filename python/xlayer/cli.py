@@ -9,6 +9,7 @@
                [--allow-failures] [--no-workers-timeout S] [--allow-python-optimizers]
     xlayer compare SCENARIO --stacks A,B [--seeds N] [same options as sweep]
     xlayer oracle [SCENARIO|RESULT_DIR|SWEEP_DIR] [--objective O] [--routing R] [--json]
+               [--time-limit S]
     xlayer plot DIR [--out DIR] [--format png,svg,pdf] [--dpi N] [--style STYLE] [--quiet]
                [--oracle]
     xlayer report DIR [--out FILE] [--style STYLE]
