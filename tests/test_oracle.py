@@ -138,6 +138,45 @@ def _random_model(rng):
     }
 
 
+def _link_formulation(m, obj, routing, sets):
+    """The optimum written out directly, independent of xlayer.optimum's path master: a time
+    share per independent set of ``sets`` and, under multipath routing, a rate per flow and
+    link with conservation at every node (the multi-commodity flow), solved by cvxpy."""
+    import cvxpy as cp
+    import numpy as np
+
+    links, flows = m["links"], m["flows"]
+    n = len(links["from"])
+    air = np.array([[1e6 / (f["payload_bits"] * links["capacity_pps"][k][f["size"]])
+                     for k in range(n)] for f in flows])  # s per Mbit
+    y = cp.Variable(len(flows), nonneg=True)
+    lam = cp.Variable(len(sets), nonneg=True)
+    share = np.zeros((n, len(sets)))
+    for j, s in enumerate(sets):
+        share[list(s), j] = 1.0
+    cons = [cp.sum(lam) <= 1]
+    if routing == "static":
+        load = sum(y[i] * np.bincount(f["route"], weights=air[i, f["route"]], minlength=n)
+                   for i, f in enumerate(flows))
+    else:
+        z = cp.Variable((len(flows), n), nonneg=True)
+        frm, to = np.array(links["from"]), np.array(links["to"])
+        for i, f in enumerate(flows):
+            for v in range(m["nodes"]):
+                out, into = np.flatnonzero(frm == v), np.flatnonzero(to == v)
+                net = ((cp.sum(z[i, out]) if len(out) else 0)
+                       - (cp.sum(z[i, into]) if len(into) else 0))
+                want = y[i] if v == f["src"] else (-y[i] if v == f["dst"] else 0)
+                cons.append(net == want)
+        load = cp.sum(cp.multiply(z, air), axis=0)
+    cons.append(load <= share @ lam)
+    goal = {"proportional": cp.sum(cp.log(y)), "aggregate": cp.sum(y), "maxmin": cp.min(y)}[obj]
+    cp.Problem(cp.Maximize(goal), cons).solve(solver=cp.CLARABEL)
+    rates = np.maximum(y.value, 0) * 1e6
+    return {"utility": xo.log_utility(rates), "aggregate_bps": float(rates.sum()),
+            "min_rate_bps": float(rates.min())}
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_column_generation_equals_brute_force_over_all_independent_sets(seed):
     rng = random.Random(seed)
@@ -151,6 +190,14 @@ def test_column_generation_equals_brute_force_over_all_independent_sets(seed):
             key = "utility" if obj == "proportional" else (
                 "aggregate_bps" if obj == "aggregate" else "min_rate_bps")
             assert gen.summary[key] == pytest.approx(brute.summary[key], rel=1e-4), (routing, obj)
+            # the same optimum written as one conic problem over every set (and, multipath,
+            # a variable per flow and link rather than generated paths)
+            direct = _link_formulation(m, obj, routing, everything)
+            assert gen.summary[key] == pytest.approx(direct[key], rel=1e-4), (routing, obj)
+            # the Lagrangian bound is an upper bound, and the generation reached it
+            assert gen.summary["gap"] <= xo.GAP_TOLERANCE
+            bound = gen.summary["bound"]
+            assert bound >= direct[key] - 1e-6 * max(1.0, abs(direct[key]))
             # every generated column is an independent set
             for col in gen.columns:
                 assert not any(frozenset(p) in bad for p in itertools.combinations(col, 2))
@@ -427,3 +474,40 @@ def test_compare_without_the_solver_still_succeeds_and_says_why_in_one_line(
         assert "xlayer[oracle]" in text[0]
     finally:
         (out / "kept.json").rename(out / xo.CACHE_FILE)
+
+
+def test_a_solve_cut_short_still_bounds_the_optimum_from_above():
+    """A time limit or a failed master ends the generation early: the result is then feasible
+    (at most the optimum) and its bound at least the optimum, by brute force."""
+    m = _random_model(random.Random(0))  # one iteration does not reach the optimum here
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    for obj, key in (("proportional", "utility"), ("aggregate", "aggregate_bps"),
+                     ("maxmin", "min_rate_bps")):
+        best = xo.solve(m, obj, "multipath", columns=everything).summary[key]
+        short = xo.solve(m, obj, "multipath", time_limit=0.0).summary
+        assert short["stopped"] in ("time limit", "optimal")
+        if obj == "proportional":
+            assert short["stopped"] == "time limit" and short["gap"] > 1e-3
+        assert short[key] <= best + 1e-6 * max(1.0, abs(best))
+        assert short["bound"] >= best - 1e-6 * max(1.0, abs(best))
+
+
+def test_a_master_that_fails_after_the_first_keeps_the_previous_one(monkeypatch):
+    m = _random_model(random.Random(5))
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    best = xo.solve(m, "aggregate", "multipath", columns=everything).summary["aggregate_bps"]
+    real = xo._Master.solve
+    calls = []
+
+    def flaky(self, cols):
+        calls.append(1)
+        if len(calls) > 1:
+            raise XlayerError("oracle: Clarabel could not solve the master problem")
+        return real(self, cols)
+
+    monkeypatch.setattr(xo._Master, "solve", flaky)
+    monkeypatch.setattr(xo, "_covering_sets", lambda p: [(0,)])  # one poor column to start
+    got = xo.solve(m, "aggregate", "multipath").summary
+    assert len(calls) == 2 and got["stopped"] == "master failed"
+    assert got["aggregate_bps"] <= best * (1 + 1e-6)
+    assert got["bound"] >= best * (1 - 1e-6)

@@ -27,6 +27,16 @@ are tried first; the exact pricing runs when they find none or the master's valu
 When no set improves, the master's optimum is the optimum over the convex hull of all
 independent sets (within ``TOLERANCE``).
 
+Each exact pricing also gives an upper bound (Lagrangian): for any link prices mu >= 0, every
+feasible point has ``sum_f y_f d_f <= W``, with d_f the airtime-weighted price of flow f's
+cheapest route (its static route, or its cheapest path under multi-path routing: Dijkstra)
+and W the heaviest independent set's price (the MILP's dual bound), so the aggregate is at
+most W / min d, the smallest rate at most W / sum d, and the sum of ln y at most
+sum ln(W / (N d_f)). The master's value is achievable (a lower bound), so the optimum lies
+between the two: the summary's ``bound`` and ``gap`` (relative; per flow in ln(rate) for
+proportional fairness), valid however the generation ended — at the optimum, at
+``GAP_TOLERANCE``, at a ``time_limit`` or when Clarabel failed on a larger master.
+
 **Against a run** (:func:`compare_run`, :func:`oracle` on a result folder, :func:`sweep_oracle`
 on a sweep folder): each flow's measured rate beside its proportional-fair rate, and two
 fractions of the run, both at most 1 when the model holds:
@@ -51,6 +61,7 @@ multi-path DiffQ's K next hops, DCLO's routing by differentials), which no routi
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import math
 import os
@@ -87,6 +98,10 @@ BACKOFFS = ("none", "mean")
 #: Column generation stops when no independent set's weight exceeds the price of time by more
 #: than this relative amount; the optimum it returns is within it of the true one.
 TOLERANCE = 1e-6
+#: Column generation also stops when the Lagrangian upper bound (:func:`_lagrangian_bound`) is
+#: within this of the master's value: relative for the aggregate and the smallest rate, per
+#: flow in ln(rate) for the proportional-fair utility. The summary's ``gap`` is the one reached.
+GAP_TOLERANCE = 1e-6
 #: A run's fraction of optimal above 1 + this is "beating the optimum": the model is wrong.
 FRACTION_TOLERANCE = 0.02
 MAX_ITERATIONS = 10_000
@@ -96,6 +111,8 @@ SELF_ROUTING_PRESETS = ("dclo",)
 CACHE_FORMAT = 1
 #: The cache of :func:`sweep_oracle` in a sweep folder.
 CACHE_FILE = "oracle.json"
+
+_TRACE = bool(os.environ.get("XLAYER_ORACLE_TRACE"))
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -219,11 +236,53 @@ class _Problem:
             e = np.asarray(conf, dtype=int)
             self.adjacent[e[:, 0], e[:, 1]] = True
             self.adjacent[e[:, 1], e[:, 0]] = True
-        self.cliques = _clique_cover(self.adjacent, conf)
+        self.cliques = _Cliques(self.adjacent)
+        # out-links of each node (local indices), for the cheapest paths of the bound
+        self.out: List[List[int]] = [[] for _ in range(self.nodes)]
+        for li, a in enumerate(self.src):
+            self.out[int(a)].append(li)
 
     @property
     def n_links(self) -> int:
         return len(self.links)
+
+    def shortest_path(self, fi: int, weight: np.ndarray
+                      ) -> Tuple[Optional[Tuple[int, ...]], float]:
+        """The path of flow ``fi`` of least total ``weight`` (>= 0 per local link, inf on the
+        links that cannot carry its packets), fewest hops among equals (Dijkstra), and its
+        weight; (None, inf) when there is none."""
+        f = self.flows[fi]
+        src, dst = int(f["src"]), int(f["dst"])
+        best: Dict[int, Tuple[float, int]] = {src: (0.0, 0)}
+        via: Dict[int, int] = {}
+        heap = [(0.0, 0, src)]
+        done = set()
+        while heap:
+            cost, hops, node = heapq.heappop(heap)
+            if node in done:
+                continue
+            done.add(node)
+            if node == dst:
+                break
+            for li in self.out[node]:
+                w = weight[li]
+                if not w < math.inf:
+                    continue
+                nxt = int(self.dst[li])
+                key = (cost + float(w), hops + 1)
+                if nxt not in done and (nxt not in best or key < best[nxt]):
+                    best[nxt] = key
+                    via[nxt] = li
+                    heapq.heappush(heap, (key[0], key[1], nxt))
+        if dst not in done:
+            return None, math.inf
+        path = []
+        node = dst
+        while node != src:
+            li = via[node]
+            path.append(li)
+            node = int(self.src[li])
+        return tuple(reversed(path)), best[dst][0]
 
 
 def _link_matrix(p: _Problem) -> Tuple[sparse.csr_matrix, int]:
@@ -363,60 +422,80 @@ class _Master:
         return y, mu, sigma, float(-res.fun)
 
 
-def _clique_cover(adjacent: np.ndarray, edges: Sequence[Tuple[int, int]]) -> List[np.ndarray]:
-    """Cliques of the conflict graph that hold every edge: each edge not yet held grows into a
-    clique by the vertices adjacent to all of it (the pricing MILP's constraints: "at most one
-    link of a clique", far tighter than one constraint per edge)."""
-    covered = np.zeros_like(adjacent)
-    out: List[np.ndarray] = []
-    for a, b in edges:
-        if covered[a, b]:
-            continue
-        members = [a, b]
-        common = adjacent[a] & adjacent[b]
-        while common.any():
-            # the candidate with the most neighbours among the remaining candidates
-            cand = np.flatnonzero(common)
-            w = cand[np.argmax((adjacent[cand] & common).sum(axis=1))]
-            members.append(int(w))
-            common &= adjacent[w]
-        c = np.asarray(sorted(members))
-        covered[np.ix_(c, c)] = True
-        out.append(c)
-    return out
+class _Cliques:
+    """A cover of the conflict graph's edges by cliques, grown as the pricing needs it: the
+    pricing MILP's constraints "at most one link of a clique" (far tighter than one
+    constraint per edge) over the links of positive price. Each edge among those links not
+    yet in a clique grows one, taking first the priced links adjacent to all of it (dearest
+    first), then any link (the most conflicting first) so that it serves later prices too."""
+
+    def __init__(self, adjacent: np.ndarray) -> None:
+        self.adjacent = adjacent
+        n = len(adjacent)
+        self.covered = np.zeros((n, n), dtype=bool)
+        self.degree = adjacent.sum(axis=1).astype(float)
+        self.rows: List[np.ndarray] = []
+        self._matrix: Optional[sparse.csc_matrix] = None
+
+    def among(self, cand: np.ndarray, weights: np.ndarray) -> sparse.csr_matrix:
+        """The cliques restricted to the links ``cand`` (rows with two links or more), as a
+        0/1 matrix over ``cand``: every edge among them is in one."""
+        adj = self.adjacent
+        n = len(adj)
+        sub = np.triu(adj[np.ix_(cand, cand)] & ~self.covered[np.ix_(cand, cand)], 1)
+        ia, ib = np.nonzero(sub)
+        if len(ia):
+            # priced links before the others, then by price / by conflicts
+            key = self.degree / (1.0 + self.degree.max())
+            key[cand] = 2.0 + weights[cand] / max(float(weights[cand].max()), 1e-300)
+            for a, b in zip(cand[ia].tolist(), cand[ib].tolist()):
+                if self.covered[a, b]:
+                    continue
+                members = [a, b]
+                common = adj[a] & adj[b]
+                while True:
+                    nxt = np.flatnonzero(common)
+                    if not len(nxt):
+                        break
+                    w = int(nxt[np.argmax(key[nxt])])
+                    members.append(w)
+                    common &= adj[w]
+                c = np.asarray(sorted(members))
+                self.covered[np.ix_(c, c)] = True
+                self.rows.append(c)
+            self._matrix = None
+        if self._matrix is None:
+            if self.rows:
+                r = np.repeat(np.arange(len(self.rows)), [len(c) for c in self.rows])
+                self._matrix = sparse.csc_matrix(
+                    (np.ones(len(r)), (r, np.concatenate(self.rows))), shape=(len(self.rows), n))
+            else:
+                self._matrix = sparse.csc_matrix((0, n))
+        m = self._matrix[:, cand].tocsr()
+        keep = np.diff(m.indptr) >= 2
+        return m[keep]
 
 
-def _max_weight_independent_set(weights: np.ndarray, cliques: Sequence[np.ndarray]
-                                ) -> Tuple[float, Tuple[int, ...]]:
-    """An exact maximum-weight independent set of the conflict graph whose edges ``cliques``
-    cover (a MILP, HiGHS: at most one link of each clique)."""
-    cand = np.flatnonzero(weights > 1e-12)
+def _max_weight_independent_set(p: _Problem, weights: np.ndarray
+                                ) -> Tuple[float, float, Tuple[int, ...]]:
+    """An exact maximum-weight independent set of the conflict graph (a MILP, HiGHS: at most
+    one link of each clique of a cover of the edges among the links of positive weight):
+    (an upper bound on the largest weight, the set's weight, the set)."""
+    cand = np.flatnonzero(weights > 1e-12 * max(1.0, float(weights.max(initial=0.0))))
     if len(cand) == 0:
-        return 0.0, ()
-    pos = np.full(len(weights), -1)
-    pos[cand] = np.arange(len(cand))
-    rows, cols = [], []
-    seen = set()
-    for c in cliques:
-        members = pos[c]
-        members = members[members >= 0]
-        key = tuple(members)
-        if len(members) < 2 or key in seen:
-            continue
-        seen.add(key)
-        rows.extend([len(seen) - 1] * len(members))
-        cols.extend(members)
-    cons = []
-    if seen:
-        a = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(seen), len(cand)))
-        cons.append(LinearConstraint(a, -np.inf, 1.0))
+        return 0.0, 0.0, ()
+    a = p.cliques.among(cand, weights)
+    cons = [LinearConstraint(a, -np.inf, 1.0)] if a.shape[0] else []
     w = weights[cand]
     res = milp(-w, constraints=cons, integrality=np.ones(len(cand)), bounds=Bounds(0, 1),
                options={"mip_rel_gap": 1e-9})
     if res.status != 0:
         raise XlayerError(f"oracle: the independent-set pricing failed: {res.message}")
     picked = np.flatnonzero(res.x > 0.5)
-    return float(w[picked].sum()), tuple(sorted(int(cand[i]) for i in picked))
+    value = float(w[picked].sum())
+    dual = getattr(res, "mip_dual_bound", None)
+    upper = max(value, -float(dual)) if dual is not None and math.isfinite(dual) else value
+    return upper, value, tuple(sorted(int(cand[i]) for i in picked))
 
 
 def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = 64
@@ -465,16 +544,65 @@ def _covering_sets(p: _Problem) -> List[Tuple[int, ...]]:
     return out
 
 
+def _lagrangian_bound(objective: str, d: np.ndarray, weight: float) -> float:
+    """An upper bound on the master's objective over every independent set and path, from
+    any link prices mu >= 0: ``weight`` bounds the heaviest independent set's price W(mu)
+    and ``d[f]`` is flow f's cheapest path (airtime x price). Every feasible point has
+    ``sum_f y_f d_f <= sum_l mu_l (airtime used on l) <= sum_S lambda_S mu(S) <= W``, so
+    the aggregate is at most W / min d, the smallest rate at most W / sum d, and the sum of
+    ln y at most its maximum under that one constraint, sum_f ln(W / (N d_f))."""
+    if not np.all(np.isfinite(d)) or not weight >= 0:
+        return math.inf
+    if objective == "maxmin":  # t * sum d <= sum y_f d_f <= W
+        return float(weight / d.sum()) if d.sum() > 0 else math.inf
+    if not np.all(d > 0) or not weight > 0:
+        return math.inf
+    if objective == "aggregate":
+        return float(weight / d.min())
+    return float(np.sum(np.log(weight / (len(d) * d))))
+
+
+def _cheapest(p: _Problem, mu: np.ndarray) -> np.ndarray:
+    """Each flow's cheapest route at link prices ``mu``: the airtime-weighted price of its
+    static route, or under multi-path routing of its cheapest path (Dijkstra)."""
+    d = np.empty(len(p.flows))
+    for fi, f in enumerate(p.flows):
+        with np.errstate(invalid="ignore"):
+            w = np.where(np.isfinite(p.air[fi]), p.air[fi] * mu, np.inf)
+        if p.routing == "static":
+            d[fi] = float(sum(w[p.local[k]] for k in f["route"]))
+        else:
+            d[fi] = p.shortest_path(fi, w)[1]
+    return d
+
+
+def _gap(objective: str, upper: float, value: float, nf: int) -> float:
+    """How far ``value`` may be below the optimum it is known to be within ``upper`` of:
+    relative for the aggregate and the smallest rate; for the proportional-fair utility per
+    flow (the factor, minus one, by which every rate's geometric mean could still rise)."""
+    if not math.isfinite(upper):
+        return math.inf
+    if objective == "proportional":
+        return max(0.0, (upper - value) / nf)
+    return max(0.0, (upper - value) / upper) if upper > 0 else 0.0
+
+
 def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = "static",
           columns: Optional[Sequence[Sequence[int]]] = None, backoff: str = "none",
-          start: Optional[Sequence[Sequence[int]]] = None) -> OracleResult:
+          start: Optional[Sequence[Sequence[int]]] = None, gap: Optional[float] = None,
+          time_limit: Optional[float] = None) -> OracleResult:
     """The optimum of a model (the dict :func:`model` returns, or one of the same shape).
 
     ``columns``: a fixed list of independent sets (global link indices) to optimise over,
     without generating more (a test's brute-force enumeration); by default they are generated,
     starting from maximal sets covering every link plus ``start`` (e.g. the ``columns`` of an
     earlier :class:`OracleResult` of the same model: a warm start). ``backoff``: see
-    :data:`BACKOFFS`.
+    :data:`BACKOFFS`. The generation ends when no independent set improves the master problem
+    or when the Lagrangian bound is within ``gap`` (default :data:`GAP_TOLERANCE`) of its
+    value, or, with ``time_limit`` (seconds), at the first exact pricing after that long; the
+    summary's ``bound`` (an upper bound on the objective, valid however the generation
+    ended), ``gap`` and ``stopped`` (optimal, time limit, iterations, master failed) say how
+    close the returned optimum is.
     """
     if objective not in OBJECTIVES:
         raise ScenarioError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
@@ -486,8 +614,10 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         raise ScenarioError("flows: the scenario has no flows, so there is nothing to optimise")
     if objective == "proportional":
         require_solver()
+    tolerance = GAP_TOLERANCE if gap is None else float(gap)
     t0 = time.perf_counter()
     p = _Problem(m, routing, backoff)
+    nf = len(p.flows)
 
     def local(sets: Sequence[Sequence[int]]) -> List[Tuple[int, ...]]:
         cols = [tuple(sorted(p.local[k] for k in c if k in p.local)) for c in sets]
@@ -503,31 +633,69 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     master = _Master(p, objective)
     iterations = 0
     last = -math.inf
+    upper = math.inf
+    stopped = "optimal"
+    previous: Optional[Tuple[np.ndarray, np.ndarray, float, float]] = None
     while True:
         iterations += 1
-        y, mu, sigma, value = master.solve(cols)
-        if not generate or iterations >= MAX_ITERATIONS:
+        try:
+            y, mu, sigma, value = master.solve(cols)
+        except XlayerError:
+            if previous is None:
+                raise
+            # Clarabel gave up on a larger master (more-testbed's proportional fairness did):
+            # the previous master's optimum stands, with the bound of its prices
+            stopped = "master failed"
+            y, mu, sigma, value = previous
+            heaviest = _max_weight_independent_set(p, mu)[0]
+            upper = min(upper, _lagrangian_bound(objective, _cheapest(p, mu), heaviest))
+            break
+        previous = (y, mu, sigma, value)
+        out_of_time = time_limit is not None and time.perf_counter() - t0 > time_limit
+        if iterations >= MAX_ITERATIONS or not generate:
+            if generate:
+                heaviest = _max_weight_independent_set(p, mu)[0]
+                stopped = "iterations"
+            else:
+                heaviest = max((float(mu[list(c)].sum()) for c in cols), default=0.0)
+            upper = min(upper, _lagrangian_bound(objective, _cheapest(p, mu), heaviest))
             break
         # cheap greedy columns first; the exact pricing when they find none or when the master's
         # value stalls (degenerate duals: greedy columns priced above sigma that improve
         # nothing, dpclo-fig9 under multi-path routing); only the exact pricing can tell that
-        # no independent set improves
+        # no independent set improves, and with each flow's cheapest path at the same prices
+        # it gives the Lagrangian bound that ends the generation once within ``gap`` (or once
+        # out of time)
         stalled = value <= last + TOLERANCE * max(1.0, abs(value))
         last = value
-        found = [c for c in _greedy_sets(p, mu, sigma) if c not in known]
-        if not found or stalled:
-            weight, best = _max_weight_independent_set(mu, p.cliques)
-            if weight <= sigma * (1.0 + TOLERANCE) + 1e-12:
-                break
+        found = [] if out_of_time else [c for c in _greedy_sets(p, mu, sigma) if c not in known]
+        if found and not stalled:
+            for c in found:
+                known.add(c)
+                cols.append(c)
+            continue
+        heaviest, weight, best = _max_weight_independent_set(p, mu)
+        upper = min(upper, _lagrangian_bound(objective, _cheapest(p, mu), heaviest))
+        if _TRACE:
+            print(f"it {iterations} t {time.perf_counter() - t0:.1f} value {value:.8g} "
+                  f"upper {upper:.8g} gap {_gap(objective, upper, value, nf):.2e} "
+                  f"cols {len(cols)} greedy {len(found)}", flush=True)
+        if _gap(objective, upper, value, nf) <= tolerance:
+            break
+        if out_of_time:
+            stopped = "time limit"
+            break
+        if weight > sigma * (1.0 + TOLERANCE) + 1e-12:
             best = _maximal(p, best, np.argsort(-mu, kind="stable"))
             if best not in known:
                 found.append(best)
-            if not found:
-                break
+        if not found:
+            break
         for c in found:
             known.add(c)
             cols.append(c)
     solve_s = time.perf_counter() - t0
+    upper = max(upper, value)
     y = np.maximum(y, 0.0)
     rates = y * 1e6
     flows = pd.DataFrame({
@@ -549,12 +717,15 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         "utility": log_utility(rates),
         "aggregate_bps": float(rates.sum()),
         "min_rate_bps": float(rates.min()),
+        "bound": (upper + nf * math.log(1e6) if objective == "proportional" else upper * 1e6),
+        "gap": _gap(objective, upper, value, nf),
         "links": p.n_links,
         "conflicts": len(p.conflicts),
         "columns": len(cols),
         "iterations": iterations,
         "solve_s": solve_s,
         "solver_status": master.status,
+        "stopped": stopped,
     }
     return OracleResult(flows=flows, summary=summary, links=links,
                         columns=[tuple(p.links[i] for i in c) for c in cols])
@@ -579,14 +750,19 @@ def measured_rates(m: Mapping[str, Any], measured: pd.DataFrame) -> Tuple[np.nda
 
 def compare_run(result: OracleResult, measured: pd.DataFrame, optimal_utility: float,
                 optimal_aggregate_bps: float, m: Optional[Mapping[str, Any]] = None,
-                optimal_rates_bps: Optional[Sequence[float]] = None) -> OracleResult:
+                optimal_rates_bps: Optional[Sequence[float]] = None,
+                utility_bound: Optional[float] = None,
+                aggregate_bound_bps: Optional[float] = None) -> OracleResult:
     """Adds a run's measured rates (a flows table: ``flow``, ``throughput_bps``) to ``result``:
     per flow ``measured_bps`` and ``measured_over_optimal`` (against ``result``'s rates); in the
     summary the measured utility and aggregate, the bounds they are held against (the
     proportional-fair optimum's utility and the largest aggregate) and the fractions
     ``fraction_utility`` (against ``optimal_rates_bps``, the proportional-fair rates; by
     default ``result``'s) and ``fraction_aggregate`` (module doc). ``m``, the model, gives the
-    flows' windows; without it they are taken as equal."""
+    flows' windows; without it they are taken as equal. Given the solves' upper bounds
+    (``utility_bound``, ``aggregate_bound_bps``: the summaries' ``bound``), also
+    ``fraction_utility_low`` and ``fraction_aggregate_low``, the fractions against them: what
+    the fractions are at least when the solves stopped short of the optimum (``gap`` > 0)."""
     model_flows = m if m is not None else {"flows": [{"flow": f} for f in result.flows["flow"]]}
     rates, basis = measured_rates(model_flows, measured)
     got = measured.set_index("flow")["throughput_bps"]
@@ -605,6 +781,13 @@ def compare_run(result: OracleResult, measured: pd.DataFrame, optimal_utility: f
     summary["fraction_utility"] = fraction_utility(rates, optimal)
     summary["fraction_aggregate"] = (summary["measured_aggregate_bps"] / optimal_aggregate_bps
                                      if optimal_aggregate_bps else float("nan"))
+    if utility_bound is not None and len(rates):
+        summary["fraction_utility_low"] = math.exp(
+            (log_utility(rates) - max(utility_bound, optimal_utility)) / len(rates))
+    if aggregate_bound_bps is not None:
+        top = max(aggregate_bound_bps, optimal_aggregate_bps)
+        summary["fraction_aggregate_low"] = (summary["measured_aggregate_bps"] / top
+                                             if top else float("nan"))
     return OracleResult(flows=flows, summary=summary, links=result.links, columns=result.columns)
 
 
@@ -620,31 +803,33 @@ def run_routing(scenario: Mapping[str, Any]) -> str:
     return "static" if routing == "static" and preset not in SELF_ROUTING_PRESETS else "multipath"
 
 
-def _bounds(m: Mapping[str, Any], objective: str, routing: str, backoff: str
-            ) -> Dict[str, OracleResult]:
+def _bounds(m: Mapping[str, Any], objective: str, routing: str, backoff: str,
+            time_limit: Optional[float] = None) -> Dict[str, OracleResult]:
     """The optima a comparison needs: ``objective``'s, the proportional-fair one and the
     largest aggregate, each solve warm-started with the columns of the ones before."""
     out: Dict[str, OracleResult] = {}
     start: List[Tuple[int, ...]] = []
     for obj in dict.fromkeys([objective, "proportional", "aggregate"]):
-        out[obj] = solve(m, obj, routing, backoff=backoff, start=start)
+        out[obj] = solve(m, obj, routing, backoff=backoff, start=start, time_limit=time_limit)
         start = out[obj].columns
     return out
 
 
 def _compare(m: Mapping[str, Any], measured: pd.DataFrame, objective: str, routing: str,
-             backoff: str) -> OracleResult:
-    res = _bounds(m, objective, routing, backoff)
+             backoff: str, time_limit: Optional[float] = None) -> OracleResult:
+    res = _bounds(m, objective, routing, backoff, time_limit)
     pf = res["proportional"]
     return compare_run(res[objective], measured, pf.summary["utility"],
                        res["aggregate"].summary["aggregate_bps"], m=m,
-                       optimal_rates_bps=pf.flows["rate_bps"].to_numpy())
+                       optimal_rates_bps=pf.flows["rate_bps"].to_numpy(),
+                       utility_bound=pf.summary["bound"],
+                       aggregate_bound_bps=res["aggregate"].summary["bound"])
 
 
 def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = None,
            objective: str = "proportional", routing: Optional[str] = None,
-           overrides: Iterable[str] = (), seed: Optional[int] = None, backoff: str = "none"
-           ) -> Union[OracleResult, "OracleSweep"]:
+           overrides: Iterable[str] = (), seed: Optional[int] = None, backoff: str = "none",
+           time_limit: Optional[float] = None) -> Union[OracleResult, "OracleSweep"]:
     """The optimum of a scenario (TOML path, dict, None for the default); given a run's result
     folder (``scenario.toml`` + ``flows.csv``), the optimum of the scenario it ran with the
     run's measured rates beside it and its fractions of the optimal utility and aggregate
@@ -652,7 +837,7 @@ def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = Non
     (:func:`sweep_oracle`). ``objective``: proportional (sum of log rates), aggregate or maxmin;
     ``routing``: static (the scenario's routes) or multipath (free multi-commodity flow);
     default static for a scenario, :func:`run_routing` for a run. ``backoff``: see
-    :data:`BACKOFFS`.
+    :data:`BACKOFFS`. ``time_limit``: each solve's (:func:`solve`; not for a sweep folder).
 
     >>> o = xlayer.oracle("scenarios/chain.toml")
     >>> o.flows[["flow", "rate_bps"]]; o.summary["utility"], o.summary["aggregate_bps"]
@@ -670,8 +855,10 @@ def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = Non
         full = load_scenario(load_toml_file(scen), overrides, seed)
         m = _core.oracle_model(json.dumps(full, allow_nan=False))
         measured = read_csv_table(folder / "flows.csv", ("flow", "throughput_bps"))
-        return _compare(m, measured, objective, routing or run_routing(full), backoff)
-    return solve(model(source, overrides, seed), objective, routing or "static", backoff=backoff)
+        return _compare(m, measured, objective, routing or run_routing(full), backoff,
+                        time_limit)
+    return solve(model(source, overrides, seed), objective, routing or "static", backoff=backoff,
+                 time_limit=time_limit)
 
 
 # ----------------------------------------------------------------------------------------------
