@@ -8,7 +8,7 @@
 """
 from __future__ import annotations
 
-import math
+import importlib.util
 import subprocess
 import struct
 import zlib
@@ -18,41 +18,16 @@ import pytest
 import xlayer
 from conftest import SCENARIOS, debian_tool
 
-SLOT, SIFS = 20e-6, 10e-6
-DIFS = SIFS + 2 * SLOT
-
-
-def dsss_airtime(psdu_bytes: int, mbps: float) -> float:
-    """802.11b long-preamble airtime: 192 us PLCP + PSDU time rounded up to microseconds."""
-    return 192e-6 + math.ceil(psdu_bytes * 8 / mbps) * 1e-6
+# Bianchi's model, written in Python from the paper's equations: the same function the ns-3
+# saturation comparison prints (validation/ns3/compare_saturation.py).
+_spec = importlib.util.spec_from_file_location(
+    "compare_saturation", SCENARIOS.parent / "validation" / "ns3" / "compare_saturation.py")
+_cs = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_cs)
 
 
 def bianchi_throughput(n: int, rts: bool, payload: int = 1000) -> float:
-    w, m = 32, 5  # CWmin + 1 and the number of doublings to CWmax + 1 = 1024
-
-    def tau_of_p(p: float) -> float:
-        return 2 * (1 - 2 * p) / ((1 - 2 * p) * (w + 1) + p * w * (1 - (2 * p) ** m))
-
-    lo, hi = 1e-9, 1 - 1e-9
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        p = 1 - (1 - mid) ** (n - 1)
-        lo, hi = (lo, mid) if mid > tau_of_p(p) else (mid, hi)
-    tau = (lo + hi) / 2
-    p_tr = 1 - (1 - tau) ** n
-    p_s = n * tau * (1 - tau) ** (n - 1) / p_tr
-    # payload + UDP 8 + IPv4 20 + LLC/SNAP 8 + MAC header 24 + FCS 4
-    data = dsss_airtime(payload + 64, 11.0)
-    ack = dsss_airtime(14, 1.0)
-    eifs = SIFS + ack + DIFS  # bystanders' deferral after a collision (802.11-2016 10.3.2.3.7)
-    if rts:
-        rts_t, cts_t = dsss_airtime(20, 1.0), dsss_airtime(14, 1.0)
-        ts = rts_t + SIFS + cts_t + SIFS + data + SIFS + ack + DIFS
-        tc = rts_t + eifs
-    else:
-        ts = data + SIFS + ack + DIFS
-        tc = data + eifs
-    return p_s * p_tr * payload * 8 / ((1 - p_tr) * SLOT + p_tr * p_s * ts + p_tr * (1 - p_s) * tc)
+    return _cs.bianchi(n, payload, collision_ifs="eifs", rts=rts)
 
 
 @pytest.mark.parametrize("rts", [False, True], ids=["basic", "rts_cts"])

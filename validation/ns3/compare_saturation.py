@@ -97,11 +97,13 @@ def dsss_airtime(psdu_bytes: int, mbps: float) -> float:
     return 192e-6 + math.ceil(psdu_bytes * 8 / mbps) * 1e-6
 
 
-def bianchi(n: int, payload: int = PAYLOAD_BYTES, collision_ifs: str = "eifs") -> float:
-    """Bianchi's saturation throughput (payload bit/s) with W = 32, m = 5, basic access.
+def bianchi(n: int, payload: int = PAYLOAD_BYTES, collision_ifs: str = "eifs",
+            rts: bool = False) -> float:
+    """Bianchi's saturation throughput (payload bit/s) with W = 32, m = 5, basic access or
+    RTS/CTS (``rts``; RTS and CTS at 1 Mbit/s). Also the reference of tests/test_validation.py.
 
-    ``collision_ifs``: what follows the collided frames, "eifs" (SIFS + ACK at 1 Mbit/s + DIFS)
-    or "difs"."""
+    ``collision_ifs``: what follows the collided frames, "eifs" (SIFS + ACK at 1 Mbit/s + DIFS,
+    802.11-2016 §10.3.2.3.7) or "difs"."""
     w, m = 32, 5
 
     def tau_of_p(p: float) -> float:
@@ -118,8 +120,14 @@ def bianchi(n: int, payload: int = PAYLOAD_BYTES, collision_ifs: str = "eifs") -
     p_s = n * tau * (1 - tau) ** (n - 1) / p_tr
     data = dsss_airtime(payload + 64, 11.0)  # + UDP 8, IPv4 20, LLC/SNAP 8, MAC 24, FCS 4
     ack = dsss_airtime(14, 1.0)
-    ts = data + SIFS + ack + DIFS
-    tc = data + (SIFS + ack + DIFS if collision_ifs == "eifs" else DIFS)
+    after_collision = SIFS + ack + DIFS if collision_ifs == "eifs" else DIFS
+    if rts:
+        rts_t, cts_t = dsss_airtime(20, 1.0), dsss_airtime(14, 1.0)
+        ts = rts_t + SIFS + cts_t + SIFS + data + SIFS + ack + DIFS
+        tc = rts_t + after_collision
+    else:
+        ts = data + SIFS + ack + DIFS
+        tc = data + after_collision
     return p_s * p_tr * payload * 8 / ((1 - p_tr) * SLOT + p_tr * p_s * ts + p_tr * (1 - p_s) * tc)
 
 
