@@ -840,11 +840,15 @@ fn check_coherence(t: &str, node: u32, min_reads: usize) -> Vec<Read> {
         .unwrap();
     assert_eq!(back.2, Ok(5f64.to_bits()));
     // The core served reads, and every one of them matched the layer.
-    // Which items enter the core depends on measured CPU costs (under load a cheap layer read
-    // can score below zero), so the test asks for some core, not a size: >= 5 items failed in
-    // a CI run on a loaded machine with 3.
+    // Which items are in the core, and when, depends on measured CPU costs (under load a cheap
+    // layer read can score below zero and leave the core by the end: a CI run ended with none
+    // after 440 hits an item), so the test asks that a core was selected and served reads.
     for r in [&auto, &verify] {
-        assert!(r.summary_f64("eclair_core_items") >= 1.0, "{:?}", r.core);
+        assert!(
+            r.summary_f64("eclair_core_selections") >= 1.0,
+            "{:?}",
+            r.core
+        );
         assert!(r.summary_f64("eclair_core_hits") > 100.0);
         assert_eq!(r.summary_f64("eclair_core_mismatches"), 0.0);
     }
