@@ -144,3 +144,42 @@ def test_a_quick_reproduction_runs_writes_its_claims_and_figure(tmp_path):
         cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
     assert json.loads(again.stdout)[0]["claims"] == claims
+
+
+# --- the README's claims table, generated from the recorded runs (issue 20 item 6) ----------
+
+def _claims_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("claims_table", ROOT / "scripts" / "claims_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_recording_a_run_puts_each_claim_and_its_verdict_in_the_table(tmp_path, monkeypatch):
+    mod = _claims_script()
+    monkeypatch.setattr(mod, "RECORDS", tmp_path / "claims")
+    monkeypatch.setattr(mod, "README", tmp_path / "README.md")
+    mod.README.write_text(f"# x\n\n{mod.BEGIN}\nSTALE ROW\n{mod.END}\n\ntail\n")
+    run = tmp_path / "results" / "repro-clap-1hop"
+    run.mkdir(parents=True)
+    (run / "claims.json").write_text(json.dumps({
+        "experiment": "clap-1hop", "quick": False, "runs": 6, "seeds": [1, 2, 3],
+        "claims": [{"claim": "CLAP | beats TCP", "criterion": "2x", "measured": "1.2x",
+                    "holds": False},
+                   {"claim": "second", "criterion": "c", "measured": "m", "holds": True}]}))
+    assert mod.main(["--check"]) == 1  # the stale row is not the records' table
+    assert mod.main(["--record", str(tmp_path / "results")]) == 0
+    text = mod.README.read_text()
+    assert text.startswith("# x\n\n") and text.endswith("\n\ntail\n") and "STALE ROW" not in text
+    assert "1 of 2 claims hold in 1 experiments" in text
+    assert "| `clap-1hop` (6 runs, seeds 1-3) | CLAP \\| beats TCP | 2x | 1.2x | **does not hold** |" in text
+    assert "|  | second | c | m | holds |" in text
+    assert "Not recorded yet: `diffq-fig2`" in text
+    assert json.loads((mod.RECORDS / "clap-1hop.json").read_text())["recorded"]["date"]
+    assert mod.main(["--check"]) == 0
+    # Another experiment's claims under this name are refused, not recorded.
+    (run / "claims.json").write_text(json.dumps({"experiment": "more-path", "claims": []}))
+    with pytest.raises(SystemExit, match="more-path"):
+        mod.main(["--record", str(tmp_path / "results"), "--only", "clap-1hop"])

@@ -579,12 +579,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                            "claims": [v.as_dict() for v in r.verdicts]} for r in done],
                          indent=2))
     elif args.markdown:
-        print("| experiment | document's claim | holds when | measured | |")
-        print("|---|---|---|---|---|")
-        for r in done:
-            for v in r.verdicts:
-                print(f"| {r.experiment.name} | {v.claim} | {v.criterion} | {v.measured} | "
-                      f"{'holds' if v.holds else '**does not hold**'} |")
+        sys.stdout.write(rep.claims_markdown([r.document for r in done]))
     return 0
 
 

@@ -746,6 +746,8 @@ class Reproduction:
     folder: Path
     verdicts: List[Verdict]
     figure: Optional[Path]
+    #: What ``claims.json`` holds: the experiment, its size (runs, seeds, quick) and the claims.
+    document: Dict[str, Any] = field(default_factory=dict)
 
     @property
     def holds(self) -> int:
@@ -771,7 +773,33 @@ def reproduce(name: str, out: Optional[PathLike] = None, *, quick: bool = False,
     tmp.write_text(json.dumps(doc, indent=2) + "\n")
     tmp.replace(folder / "claims.json")
     figure = draw(exp, s, folder / f"{exp.name}.png") if plot else None
-    return Reproduction(exp, folder, verdicts, figure)
+    return Reproduction(exp, folder, verdicts, figure, doc)
+
+
+def claims_markdown(docs: Sequence[Dict[str, Any]]) -> str:
+    """The judged claims of experiments as one Markdown table (the README's form): ``docs`` are
+    ``claims.json`` documents (:func:`reproduce` writes them), a row per claim, the experiment's
+    size beside its name (its runs and seeds, and *quick* for a ``--quick`` run)."""
+    lines = ["| experiment | document's claim | holds when | measured | |",
+             "|---|---|---|---|---|"]
+    for doc in docs:
+        seeds = doc.get("seeds") or []
+        size = f"{doc.get('runs', '?')} runs"
+        if seeds:
+            size += f", seeds {seeds[0]}-{seeds[-1]}" if len(seeds) > 1 else f", seed {seeds[0]}"
+        if doc.get("quick"):
+            size += ", **quick**"
+        for i, c in enumerate(doc["claims"]):
+            name = f"`{doc['experiment']}` ({size})" if i == 0 else ""
+            cells = [name, c["claim"], c["criterion"], c["measured"],
+                     "holds" if c["holds"] else "**does not hold**"]
+            lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text made safe for one Markdown table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def judge(exp: Experiment, sweep: Any) -> List[Verdict]:
