@@ -6,6 +6,7 @@ that fails is reported as not holding, not hidden), and one experiment runs end 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -229,9 +230,11 @@ def test_the_testbed_claims_hold_on_fair_diffq_and_fail_when_diffq_is_no_better(
     json.dumps([v.as_dict() for v in held])  # the claims are JSON as claims.json holds them
 
 
+@functools.lru_cache(maxsize=None)
 def _testbed_rates(stack: str, n: int, seeds: range, duration_s: float = 40.0) -> List[List[float]]:
     """Each seed's flow throughputs on scenarios/diffq-testbed.toml under ``stack`` with ``n``
-    random flows, the flows measured for ``duration_s`` less the 10-s start."""
+    random flows, the flows measured for ``duration_s`` less the 10-s start (cached: the tests
+    below share their runs)."""
     import xlayer
     from xlayer.scenario import load_scenario, set_field
 
@@ -261,3 +264,21 @@ def test_on_the_testbed_diffq_tcp_is_fairer_than_tcp_sack_and_its_median_flow_ga
         ratio[n] = (rep.mean([statistics.median(r) for r in dq])
                     / rep.mean([statistics.median(r) for r in tcp]))
     assert ratio[32] > 1 and ratio[32] > ratio[4], ratio
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "DiffQ §6.3's sizes do not hold on the testbed network (README, Validation: 10 scenarios "
+    "of a minute give a median ratio of 1.15 / 1.47 / 1.56 / 1.22 at 4 / 8 / 16 / 32 flows "
+    "against Table 3's 1.96 / 3.45 / 4.35 / 8.18, and DiffQ-TCP's aggregate 0.53-0.32 of "
+    "TCP-SACK's where the document has it comparable)"))
+def test_on_the_testbed_diffq_tcp_reaches_table_3s_size_at_a_comparable_aggregate():
+    """Table 3 at 32 flows, asked at half its size (8.18 / 2), and Fig. 11 (b): DiffQ-TCP's
+    aggregate at least three quarters of TCP-SACK's (the document: "slightly less")."""
+    import statistics
+
+    tcp, dq = _testbed_rates("tcp-sack", 32, range(1, 4)), _testbed_rates("diffq-tcp", 32, range(1, 4))
+    ratio = (rep.mean([statistics.median(r) for r in dq])
+             / rep.mean([statistics.median(r) for r in tcp]))
+    aggregate = rep.mean([sum(r) for r in dq]) / rep.mean([sum(r) for r in tcp])
+    assert ratio >= 8.18 / 2 and aggregate >= 0.75, (ratio, aggregate)
