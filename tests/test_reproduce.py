@@ -6,13 +6,14 @@ that fails is reported as not holding, not hidden), and one experiment runs end 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import pandas as pd
 import pytest
@@ -183,3 +184,140 @@ def test_recording_a_run_puts_each_claim_and_its_verdict_in_the_table(tmp_path, 
     (run / "claims.json").write_text(json.dumps({"experiment": "more-path", "claims": []}))
     with pytest.raises(SystemExit, match="more-path"):
         mod.main(["--record", str(tmp_path / "results"), "--only", "clap-1hop"])
+
+
+def fake_testbed(rates: dict) -> FakeSweep:
+    """rates: {stack: {flow count: {seed: [flow throughputs]}}}, as the diffq-testbed sweep."""
+    runs, flows = [], []
+    for stack, by_count in rates.items():
+        for n, by_seed in by_count.items():
+            for seed, values in by_seed.items():
+                run = f"{stack}-{n}-{seed}"
+                runs.append({"run": run, "stack": stack, "seed": seed, "status": "ok",
+                             "flows_random.count": n})
+                for i, v in enumerate(values):
+                    flows.append({"run": run, "stack": stack, "seed": seed, "flow": i,
+                                  "flows_random.count": n, "throughput_bps": float(v),
+                                  "queue_drops": 0})
+    return FakeSweep(pd.DataFrame(runs), pd.DataFrame(flows), list(rates))
+
+
+def _testbed_runs(unfair: list, fair: list, fair_more: Optional[list] = None) -> dict:
+    """Every stack of the diffq-testbed sweep with 4 and 8 flows, two seeds: the end-to-end
+    stacks share as ``unfair`` (8 flows: four more starved ones), the DiffQ ones as ``fair``
+    (8 flows: ``fair_more`` added, by default ``fair`` again)."""
+    def by_count(x, more):
+        return {4: {1: x, 2: x}, 8: {1: x + more, 2: x + more}}
+    out = {s: by_count(unfair, [5e2] * 4) for s in ("tcp-sack", "tcp-few", "tfrc-ecn")}
+    out.update({s: by_count(fair, fair if fair_more is None else fair_more) for s in ("diffq-tcp", "diffq-udp",
+                                                  "diffq-tcp-literal", "diffq-udp-literal")})
+    return out
+
+
+def test_the_testbed_experiment_runs_every_stack_of_section_6_at_its_settings(monkeypatch):
+    """DiffQ §6.1: 46 nodes, 802.11b at 11 Mbit/s without RTS/CTS, OLSR-ETX, 1400-byte packets,
+    α = 0.01 and β = 0.5, one-minute runs; 4-32 flows, at least 10 scenarios each (issue 20)."""
+    pytest.importorskip("dask")
+    from xlayer.sweeps import load_sweep, plan_runs
+
+    monkeypatch.chdir(ROOT)
+    e = rep.experiment("diffq-testbed")
+    assert {"tcp-sack", "tcp-few", "diffq-tcp", "tfrc-ecn", "diffq-udp"} <= set(e.stacks)
+    assert e.grid["flows_random.count"] == [4, 8, 16, 32] and e.seeds[0] >= 10
+    runs = plan_runs(load_sweep(e.sweep_spec(False)))
+    for run in runs:
+        sc = run.scenario
+        assert sc["topology"]["count"] == 46 and sc["net"]["routing"] == "olsr"
+        assert sc["radio"]["data_rate_mbps"] == 11.0 and sc["radio"]["rts_cts"] is False
+        assert sc["flows_random"]["payload_bytes"] == 1400
+        assert sc["duration_s"] - sc["flows_random"]["start_s"] == 60.0
+        assert sc["warmup_s"] == sc["flows_random"]["start_s"]
+        if run.stack.startswith("diffq"):
+            d = sc["stack"]["diffq"]
+            assert d["alpha_mbps"] == 0.01 and d["beta"] == 0.5
+            assert d["hold_negative"] is (not run.stack.endswith("-literal"))
+
+
+def test_the_testbed_claims_hold_on_fair_diffq_and_fail_when_diffq_is_no_better():
+    e = rep.experiment("diffq-testbed")
+    # End-to-end stacks: one flow takes the channel, one starves (< 1 kbit/s), five of eight
+    # with 8 flows; DiffQ: medians far above theirs (6.8× / 13× at 4 / 8 flows, above half of
+    # Table 3's 1.96 / 3.45), every flow served.
+    unfair = [2e6, 2e4, 2e4, 5e2]
+    fair = [2.5e5, 1.5e5, 1.2e5, 1.0e5]
+    held = rep.judge(e, fake_testbed(_testbed_runs(unfair, fair)))
+    by_claim = {v.claim: v for v in held}
+    table3 = next(v for c, v in by_claim.items() if c.startswith("Table 3: DiffQ-TCP's"))
+    assert table3.holds and "at 4 / 8 flows" in table3.measured
+    assert any(c.startswith("Table 3: DiffQ-TCP (literal)") for c in by_claim)
+    starve = next(v for c, v in by_claim.items() if c.startswith("Figs. 1 (b), 9 and 12: DiffQ-TCP "))
+    assert starve.holds and "0% against TCP-SACK 62%" in starve.measured
+    rescued = next(v for c, v in by_claim.items() if c.startswith("Fig. 12: the flows"))
+    assert rescued.holds  # the starved pair gets 100 kbit/s under DiffQ-TCP
+    # DiffQ no fairer than TCP-SACK (the same shares): every claim of DiffQ's advantage fails,
+    # the literal variant's as well.
+    same = rep.judge(e, fake_testbed(_testbed_runs(unfair, unfair, [5e2] * 4)))
+    for v in same:
+        if v.claim.startswith(("Table 3", "Fig. 11 (a)", "Fig. 11 (c)", "Figs. 1 (b)",
+                               "Fig. 12", "Fig. 13: DiffQ-UDP (literal) achieves much",
+                               "Fig. 13: DiffQ-UDP achieves much")):
+            assert v.holds is False, v
+    # The aggregate claim follows its criterion: DiffQ at a fifth of TCP's aggregate fails it.
+    starved_agg = rep.judge(e, fake_testbed(_testbed_runs(unfair, [x / 5 for x in fair])))
+    agg = next(v for v in starved_agg if v.claim.startswith("Fig. 11 (b): DiffQ-TCP's"))
+    assert agg.holds is False
+    json.dumps([v.as_dict() for v in held])  # the claims are JSON as claims.json holds them
+
+
+@functools.lru_cache(maxsize=None)
+def _testbed_rates(stack: str, n: int, seeds: range, duration_s: float = 40.0) -> List[List[float]]:
+    """Each seed's flow throughputs on scenarios/diffq-testbed.toml under ``stack`` with ``n``
+    random flows, the flows measured for ``duration_s`` less the 10-s start (cached: the tests
+    below share their runs)."""
+    import xlayer
+    from xlayer.scenario import load_scenario, set_field
+
+    out = []
+    for seed in seeds:
+        sc = load_scenario(SCENARIOS / "diffq-testbed.toml")
+        for path, value in {"stack.preset": stack, "flows_random.count": n,
+                            "duration_s": duration_s, "seed": seed}.items():
+            set_field(sc, path, value)
+        out.append([float(x) for x in xlayer.run(sc).flows["throughput_bps"]])
+    return out
+
+
+@pytest.mark.slow
+def test_on_the_testbed_diffq_tcp_is_fairer_than_tcp_sack_and_its_median_flow_gains_with_flows():
+    """DiffQ §6.3 at a small size (3 scenarios of 30-s flows, not 20 of a minute): Fig. 11 (a),
+    DiffQ-TCP's mean Jain index above TCP-SACK's at 4 and at 32 flows; Table 3, the ratio of
+    the mean per-run median flows above 1 at 32 flows and larger than at 4 (the document:
+    1.96 at 4, 8.18 at 32). The sizes the document gives are judged by `xlayer reproduce
+    diffq-testbed` (README, Validation)."""
+    import statistics
+
+    ratio = {}
+    for n in (4, 32):
+        tcp, dq = _testbed_rates("tcp-sack", n, range(1, 4)), _testbed_rates("diffq-tcp", n, range(1, 4))
+        assert rep.mean([rep.jain(r) for r in dq]) > rep.mean([rep.jain(r) for r in tcp]), n
+        ratio[n] = (rep.mean([statistics.median(r) for r in dq])
+                    / rep.mean([statistics.median(r) for r in tcp]))
+    assert ratio[32] > 1 and ratio[32] > ratio[4], ratio
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "DiffQ §6.3's sizes do not hold on the testbed network (README, Validation: 10 scenarios "
+    "of a minute give a median ratio of 1.15 / 1.47 / 1.56 / 1.22 at 4 / 8 / 16 / 32 flows "
+    "against Table 3's 1.96 / 3.45 / 4.35 / 8.18, and DiffQ-TCP's aggregate 0.53-0.32 of "
+    "TCP-SACK's where the document has it comparable)"))
+def test_on_the_testbed_diffq_tcp_reaches_table_3s_size_at_a_comparable_aggregate():
+    """Table 3 at 32 flows, asked at half its size (8.18 / 2), and Fig. 11 (b): DiffQ-TCP's
+    aggregate at least three quarters of TCP-SACK's (the document: "slightly less")."""
+    import statistics
+
+    tcp, dq = _testbed_rates("tcp-sack", 32, range(1, 4)), _testbed_rates("diffq-tcp", 32, range(1, 4))
+    ratio = (rep.mean([statistics.median(r) for r in dq])
+             / rep.mean([statistics.median(r) for r in tcp]))
+    aggregate = rep.mean([sum(r) for r in dq]) / rep.mean([sum(r) for r in tcp])
+    assert ratio >= 8.18 / 2 and aggregate >= 0.75, (ratio, aggregate)

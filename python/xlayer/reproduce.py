@@ -614,6 +614,252 @@ def _draw_more_scale(m: Measured, ax: Any) -> None:
     ax.legend()
 
 
+# --- DiffQ §6 at the testbed's settings (issue 20 item 4) -----------------------------------
+
+#: Table 3: the ratio of the average per-run median flow throughput, DiffQ-TCP over TCP-SACK,
+#: by flow count.
+DIFFQ_TABLE3 = {4: 1.96, 8: 3.45, 16: 4.35, 32: 8.18}
+#: A flow below 1 kbit/s is starved (DiffQ Fig. 12: "flows starved for TCP getting no or less
+#: than 1 kbps throughput").
+TESTBED_STARVED_BPS = 1e3
+#: The DiffQ stacks of the sweep and their literal counterparts (``hold_negative = false``).
+TESTBED_LITERAL = {"diffq-tcp": "diffq-tcp-literal", "diffq-udp": "diffq-udp-literal"}
+
+
+def _tb_counts(m: Measured) -> List[int]:
+    return sorted(int(c) for c in m.runs["flows_random.count"].unique())
+
+
+def _tb_rates(m: Measured, stack: str, n: int) -> List[List[float]]:
+    """Each run's flow throughputs (bit/s) of ``stack`` with ``n`` flows, in seed order."""
+    by_seed = m.rates(stack, {"flows_random.count": n})
+    return [by_seed[s] for s in sorted(by_seed)]
+
+
+def _log_utility(rates: Sequence[float]) -> float:
+    """DiffQ §6.1's Σ log r_i over bit/s, a flow below 1 bit/s counting 0 (the summary's)."""
+    return sum(math.log(r) for r in rates if r >= 1.0)
+
+
+def _tb_metric(m: Measured, stack: str, n: int, f: Callable[[Sequence[float]], float]) -> float:
+    """The mean over runs of a per-run metric of the flows."""
+    return mean([f(r) for r in _tb_rates(m, stack, n)])
+
+
+def _tb_starved(m: Measured, stack: str, n: int) -> float:
+    """The share of the flows (all runs pooled) below 1 kbit/s."""
+    flows = [x for r in _tb_rates(m, stack, n) for x in r]
+    return sum(x < TESTBED_STARVED_BPS for x in flows) / len(flows) if flows else math.nan
+
+
+def _tb_ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else (math.inf if a > 0 else math.nan)
+
+
+def _tb_row(values: Sequence[float], counts: Sequence[int], fmt: str = "{:.2f}") -> str:
+    return " / ".join(fmt.format(v) for v in values) + " at " + \
+        " / ".join(str(n) for n in counts) + " flows"
+
+
+def table3_ratios(m: Measured, diffq: str = "diffq-tcp") -> Dict[int, float]:
+    """Table 3: the mean over runs of the median flow's throughput under ``diffq``, over
+    TCP-SACK's, by flow count."""
+    return {n: _tb_ratio(_tb_metric(m, diffq, n, statistics.median),
+                         _tb_metric(m, "tcp-sack", n, statistics.median))
+            for n in _tb_counts(m)}
+
+
+def _judge_testbed_reliable(m: Measured, dq: str, tag: str) -> List[Verdict]:
+    counts = _tb_counts(m)
+    top = counts[-1]
+    ratios = table3_ratios(m, dq)
+    r = [ratios[n] for n in counts]
+    doc = [DIFFQ_TABLE3.get(n, math.nan) for n in counts]
+    jd = [_tb_metric(m, dq, n, jain) for n in counts]
+    jt = [_tb_metric(m, "tcp-sack", n, jain) for n in counts]
+    jf = [_tb_metric(m, "tcp-few", n, jain) for n in counts]
+    ud = [_tb_metric(m, dq, n, _log_utility) for n in counts]
+    ut = [_tb_metric(m, "tcp-sack", n, _log_utility) for n in counts]
+    ad = [_tb_metric(m, dq, n, sum) for n in counts]
+    at = [_tb_metric(m, "tcp-sack", n, sum) for n in counts]
+    af = [_tb_metric(m, "tcp-few", n, sum) for n in counts]
+    j_ratio = [_tb_ratio(a, b) for a, b in zip(jd, jt)]
+    u_ratio = [_tb_ratio(a, b) for a, b in zip(ud, ut)]
+    a_ratio = [_tb_ratio(a, b) for a, b in zip(ad, at)]
+    s_tcp, s_dq = _tb_starved(m, "tcp-sack", top), _tb_starved(m, dq, top)
+    # Fig. 12: the same pairs (flow i of seed s) under both stacks, at the most flows.
+    pairs = [(t, d) for ts, ds in zip(_tb_rates(m, "tcp-sack", top), _tb_rates(m, dq, top))
+             for t, d in zip(ts, ds)]
+    rescued = [d for t, d in pairs if t < TESTBED_STARVED_BPS]
+    rescued_median = statistics.median(rescued) if rescued else math.nan
+    name = f"DiffQ-TCP{tag}"
+    return [
+        Verdict(f"Table 3: {name}'s median flow gets more than TCP-SACK's, the more so the "
+                "more flows (the document: 1.96 / 3.45 / 4.35 / 8.18 at 4 / 8 / 16 / 32)",
+                "the ratio of the mean per-run medians above 1 at every flow count, and higher "
+                "at the most flows than at the fewest",
+                _tb_row(r, counts),
+                all(x > 1 for x in r) and r[-1] > r[0]),
+        Verdict(f"Table 3's size: {name}'s median-flow ratio over TCP-SACK at every flow count",
+                "at least half the document's ratio at each flow count ("
+                + " / ".join(f"{d / 2:.2f}" for d in doc) + ")",
+                _tb_row(r, counts),
+                all(x >= d / 2 for x, d in zip(r, doc))),
+        Verdict(f"Fig. 11 (a): {name}'s fairness index about two times TCP-SACK's",
+                "the mean Jain index higher at every flow count, and at least 1.5× TCP-SACK's "
+                "averaged over the flow counts (half the doubling)",
+                f"{_tb_row(j_ratio, counts)} ({name} {_per_seed(jd)}, TCP-SACK {_per_seed(jt)})",
+                all(x > 1 for x in j_ratio) and mean(j_ratio) >= 1.5),
+        Verdict(f"Fig. 11 (c): {name}'s log utility about 20 % better than TCP-SACK's",
+                "the mean Σ ln(r/bit/s) at least 10 % above TCP-SACK's averaged over the flow "
+                "counts, and above it at every count",
+                f"{_tb_row(u_ratio, counts)} ({name} {_per_seed(ud, '{:.0f}')}, TCP-SACK "
+                f"{_per_seed(ut, '{:.0f}')})",
+                all(x > 1 for x in u_ratio) and mean(u_ratio) >= 1.1),
+        Verdict(f"Fig. 11 (b): {name}'s aggregate throughput comparable to TCP-SACK's "
+                "(\"slightly less\")",
+                "the mean aggregate at least 0.75× TCP-SACK's at every flow count",
+                f"{_tb_row(a_ratio, counts)} ({name} {_per_seed([a / 1e3 for a in ad], '{:.0f}')}"
+                f", TCP-SACK {_per_seed([a / 1e3 for a in at], '{:.0f}')} kbit/s)",
+                all(x >= 0.75 for x in a_ratio)),
+        Verdict(f"Figs. 1 (b), 9 and 12: {name} starves far fewer flows than TCP-SACK, which "
+                f"starves about 30-40 % of them at {top} flows",
+                f"at {top} flows TCP-SACK's share of flows below 1 kbit/s at least 15 % and "
+                f"{name}'s at most half of it",
+                f"{name} {s_dq:.0%} against TCP-SACK {s_tcp:.0%} (TCP-SACK by flow count "
+                f"{_tb_row([_tb_starved(m, 'tcp-sack', n) for n in counts], counts, '{:.0%}')})",
+                s_tcp >= 0.15 and s_dq <= 0.5 * s_tcp),
+        Verdict(f"Fig. 12: the flows TCP-SACK starves get about 10 to 100 kbit/s under {name}",
+                f"over the {top}-flow runs, the flows below 1 kbit/s under TCP-SACK have a "
+                f"median of at least 10 kbit/s under {name}",
+                f"{len(rescued)} flows starved by TCP-SACK, median {rescued_median / 1e3:.1f} "
+                f"kbit/s under {name}" if rescued else "TCP-SACK starved no flow",
+                bool(rescued) and rescued_median >= 1e4),
+    ] + ([] if tag else [
+        Verdict("Fig. 11: TCP-FeW performs about like TCP-SACK (it does not fix TCP's "
+                "unfairness)",
+                "TCP-FeW's mean Jain index and aggregate each within 25 % of TCP-SACK's "
+                "averaged over the flow counts, and its Jain index below DiffQ-TCP's at every "
+                "count",
+                f"Jain {_per_seed(jf)} against {_per_seed(jt)}; aggregate "
+                f"{_per_seed([a / 1e3 for a in af], '{:.0f}')} against "
+                f"{_per_seed([a / 1e3 for a in at], '{:.0f}')} kbit/s at "
+                + " / ".join(str(n) for n in counts) + " flows",
+                abs(mean([_tb_ratio(a, b) for a, b in zip(jf, jt)]) - 1) <= 0.25
+                and abs(mean([_tb_ratio(a, b) for a, b in zip(af, at)]) - 1) <= 0.25
+                and all(f < d for f, d in zip(jf, jd))),
+    ])
+
+
+def _judge_testbed_unreliable(m: Measured, dq: str, tag: str) -> List[Verdict]:
+    counts = _tb_counts(m)
+    top = counts[-1]
+    jd = [_tb_metric(m, dq, n, jain) for n in counts]
+    je = [_tb_metric(m, "tfrc-ecn", n, jain) for n in counts]
+    ad = [_tb_metric(m, dq, n, sum) for n in counts]
+    ae = [_tb_metric(m, "tfrc-ecn", n, sum) for n in counts]
+    j_ratio = [_tb_ratio(a, b) for a, b in zip(jd, je)]
+    a_ratio = [_tb_ratio(a, b) for a, b in zip(ad, ae)]
+    name = f"DiffQ-UDP{tag}"
+    out = [
+        Verdict(f"Fig. 13: {name} achieves much better fairness than TFRC-ECN",
+                "the mean Jain index higher at every flow count and at least 1.25× TFRC-ECN's "
+                "averaged over the flow counts",
+                f"{_tb_row(j_ratio, counts)} ({name} {_per_seed(jd)}, TFRC-ECN {_per_seed(je)})",
+                all(x > 1 for x in j_ratio) and mean(j_ratio) >= 1.25),
+        Verdict(f"Fig. 13: {name} achieves up to 20 % higher average throughput than TFRC-ECN",
+                "the mean aggregate at least 0.9× TFRC-ECN's at every flow count and at least "
+                "1.1× at one of them",
+                f"{_tb_row(a_ratio, counts)} ({name} {_per_seed([a / 1e3 for a in ad], '{:.0f}')}"
+                f", TFRC-ECN {_per_seed([a / 1e3 for a in ae], '{:.0f}')} kbit/s)",
+                all(x >= 0.9 for x in a_ratio) and max(a_ratio) >= 1.1),
+    ]
+    mid = 16 if 16 in counts else top
+    drops = [sum(g["queue_drops"]) for _, g in m.flows[
+        (m.flows["stack"] == dq) & (m.flows["flows_random.count"] == mid)].groupby("seed")]
+    out.append(Verdict(
+        f"Fig. 15 (§6.4): {name} incurs few queue drops with 16 flows (about 2500 over a "
+        "2-minute run)",
+        f"at {mid} flows the mean over runs of the flows' queue drops at most 2500 per "
+        "one-minute run (twice the document's rate)",
+        f"{mean(drops):.0f} per run (per seed {_per_seed(drops, '{:.0f}')})",
+        mean(drops) <= 2500))
+    if not tag:
+        s = {st: _tb_starved(m, st, top) for st in ("tcp-sack", "tcp-few", "tfrc-ecn", dq)}
+        out.append(Verdict(
+            f"Fig. 14: with {top} flows TFRC-ECN starves fewer flows than TCP and TCP-FeW, yet "
+            "more than 40 % of its flows get less than 1 kbit/s",
+            f"at {top} flows TFRC-ECN's share below 1 kbit/s under both TCP-SACK's and "
+            "TCP-FeW's, and at least 20 %",
+            ", ".join(f"{k} {v:.0%}" for k, v in s.items()),
+            s["tfrc-ecn"] < min(s["tcp-sack"], s["tcp-few"]) and s["tfrc-ecn"] >= 0.2))
+    return out
+
+
+def _judge_diffq_testbed(m: Measured) -> List[Verdict]:
+    out = _judge_testbed_reliable(m, "diffq-tcp", "") + \
+        _judge_testbed_unreliable(m, "diffq-udp", "")
+    stacks = set(m.runs["stack"])
+    if TESTBED_LITERAL["diffq-tcp"] in stacks:
+        out += _judge_testbed_reliable(m, TESTBED_LITERAL["diffq-tcp"], " (literal)")
+    if TESTBED_LITERAL["diffq-udp"] in stacks:
+        out += _judge_testbed_unreliable(m, TESTBED_LITERAL["diffq-udp"], " (literal)")
+    return out
+
+
+def _draw_diffq_testbed(m: Measured, ax: Any) -> None:
+    """Fig. 11's three panels and Table 3's ratios by flow count, the per-flow CDF (Figs. 9 and
+    14) and Fig. 12's flow-by-flow scatter at the most flows, as insets of ``ax``."""
+    import numpy as np
+
+    ax.figure.set_size_inches(13.0, 7.5)
+    ax.axis("off")
+    counts = _tb_counts(m)
+    stacks = list(m.sweep.stacks)
+    panels = [ax.inset_axes([0.0 + 0.36 * (i % 3), 0.55 - 0.57 * (i // 3), 0.28, 0.40])
+              for i in range(6)]
+    for title, f, p in (("(a) Jain's fairness index", jain, panels[0]),
+                        ("(b) aggregate (kbit/s)", lambda r: sum(r) / 1e3, panels[1]),
+                        ("(c) log utility, Σ ln(r/bit/s)", _log_utility, panels[2])):
+        for stack in stacks:
+            p.plot(counts, [_tb_metric(m, stack, n, f) for n in counts], marker="o",
+                   label=stack)
+        p.set_xscale("log", base=2)
+        p.set_xticks(counts, [str(n) for n in counts])
+        p.set_title(title, fontsize=9)
+    panels[0].legend(fontsize=7)
+    p = panels[3]
+    for dq in ("diffq-tcp", TESTBED_LITERAL["diffq-tcp"]):
+        if dq in stacks:
+            r = table3_ratios(m, dq)
+            p.plot(counts, [r[n] for n in counts], marker="o", label=f"{dq} / tcp-sack")
+    p.plot(list(DIFFQ_TABLE3), list(DIFFQ_TABLE3.values()), "k--", marker="x",
+           label="the document (Table 3)")
+    p.set_xscale("log", base=2)
+    p.set_xticks(counts, [str(n) for n in counts])
+    p.set_title("Table 3: median-flow ratio", fontsize=9)
+    p.legend(fontsize=7)
+    p = panels[4]
+    for stack in stacks:
+        x = np.sort([v for r in _tb_rates(m, stack, counts[-1]) for v in r]) / 1e3
+        p.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=stack)
+    p.set_xscale("symlog", linthresh=1.0)
+    p.set_xlabel("flow throughput (kbit/s)", fontsize=8)
+    p.set_title(f"CDF of flows at {counts[-1]} flows (Figs. 9, 14)", fontsize=9)
+    p = panels[5]
+    for dq in ("diffq-tcp", TESTBED_LITERAL["diffq-tcp"]):
+        if dq in stacks and "tcp-sack" in stacks:
+            t = [v for r in _tb_rates(m, "tcp-sack", counts[-1]) for v in r]
+            d = [v for r in _tb_rates(m, dq, counts[-1]) for v in r]
+            p.scatter(np.array(t) / 1e3, np.array(d) / 1e3, s=6, label=dq)
+    p.plot([0, 1e4], [0, 1e4], "k:", linewidth=0.8)
+    p.set_xscale("symlog", linthresh=1.0)
+    p.set_yscale("symlog", linthresh=1.0)
+    p.set_xlabel("TCP-SACK (kbit/s)", fontsize=8)
+    p.set_title(f"Fig. 12: flow by flow at {counts[-1]} flows", fontsize=9)
+    p.legend(fontsize=7)
+
+
 def _clap(name: str, what: str, title: str, factor: float, slides: str, labels: List[str],
           jain_too: bool = False) -> Experiment:
     """A CLAP slide's experiment: CLAP against TCP-SACK on the shipped scenario ``name``."""
@@ -727,6 +973,20 @@ EXPERIMENTS: Dict[str, Experiment] = {e.name: e for e in [
         seeds=(3, 1), grid={"flows_random.count": [1, 2, 4, 8, 16, 32]},
         quick_grid={"flows_random.count": [1, 8, 32]},
         judge=_judge_more_scale, draw=_draw_more_scale),
+    Experiment(
+        "diffq-testbed", "DiffQ §6.3 (Table 3, Figs. 9, 11-14)",
+        "TCP-SACK, TCP-FeW, DiffQ-TCP, TFRC-ECN and DiffQ-UDP with 4-32 random flows on the "
+        "46-node testbed (1400-byte packets, OLSR-ETX, one-minute runs), DiffQ also literal "
+        "(hold_negative = false)",
+        "diffq-testbed",
+        {"tcp-sack": {"stack.preset": "tcp-sack"}, "tcp-few": {"stack.preset": "tcp-few"},
+         "diffq-tcp": {"stack.preset": "diffq-tcp"},
+         "tfrc-ecn": {"stack.preset": "tfrc-ecn"}, "diffq-udp": {"stack.preset": "diffq-udp"},
+         "diffq-tcp-literal": {"stack.preset": "diffq-tcp", "stack.diffq.hold_negative": False},
+         "diffq-udp-literal": {"stack.preset": "diffq-udp", "stack.diffq.hold_negative": False}},
+        seeds=(10, 2), grid={"flows_random.count": [4, 8, 16, 32]},
+        quick_grid={"flows_random.count": [4, 32]}, quick_overrides={"duration_s": 40.0},
+        judge=_judge_diffq_testbed, draw=_draw_diffq_testbed),
 ]}
 
 
