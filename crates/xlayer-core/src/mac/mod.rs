@@ -480,11 +480,12 @@ impl Mac {
 
     /// aRxPHYStartDelay: from the start of a frame on the air to PHY-RXSTART, the PLCP preamble
     /// and header — 192 µs for the long DSSS preamble and 96 µs for the short one (the PHY
-    /// characteristics of 802.11-2016 Clauses 15 and 16), 25 µs for 20 MHz OFDM (Clause 17;
-    /// ns-3 takes the 20 µs OFDM preamble and SIGNAL field).
+    /// characteristics of 802.11-2016 Clauses 15 and 16), 20 µs for 20 MHz OFDM (802.11-2020
+    /// Table 17-21, the OFDM preamble and SIGNAL field, as ns-3 3.44 cites and uses it; this
+    /// was 25 µs, a value taken from memory of an older edition).
     fn rx_phy_start_delay(&self) -> SimTime {
         match self.params.timing.standard {
-            crate::phy::radio::Standard::Dot11a => SimTime::from_us(25),
+            crate::phy::radio::Standard::Dot11a => SimTime::from_us(20),
             _ => {
                 self.params
                     .timing
@@ -1397,6 +1398,23 @@ mod tests {
         assert_eq!(at - end, SimTime::from_us(10 + 20 + 192));
         assert_eq!(mac.stats.retries, 1);
         assert_eq!(mac.levels[0].cw, 63);
+    }
+
+    #[test]
+    fn an_ofdm_frame_times_out_after_sifs_slot_and_the_ofdm_preamble_and_signal() {
+        // 802.11-2020 Table 17-21: aRxPHYStartDelay is 20 µs for 20 MHz OFDM, so ACKTimeout =
+        // 16 + 9 + 20 = 45 µs on 802.11a (ns-3 3.44's timeout for the same PHY).
+        let mut p = params(dcf());
+        p.timing = PhyTiming::new(Standard::Dot11a, Preamble::Long);
+        p.data_rate_mbps = 6.0;
+        p.basic_rate_mbps = 6.0;
+        let mut mac = Mac::new(0, p);
+        let mut q = EventQueue::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let mut out = vec![];
+        let end = send_one_frame(&mut mac, &mut q, &mut rng, &mut out);
+        let at = next_response_timeout(&mut mac, &mut q, &mut rng, &mut out);
+        assert_eq!(at - end, SimTime::from_us(16 + 9 + 20));
     }
 
     #[test]
