@@ -158,6 +158,17 @@ def _claims_script():
     return mod
 
 
+def test_every_experiment_has_a_recorded_run_and_the_readme_table_is_the_records():
+    mod = _claims_script()
+    for name, e in rep.EXPERIMENTS.items():
+        path = mod.RECORDS / f"{name}.json"
+        assert path.is_file(), f"{name}: no recorded claims (python scripts/claims_table.py --record ...)"
+        doc = json.loads(path.read_text())
+        assert doc["experiment"] == name and doc["claims"], name
+        assert doc["runs"] == e.run_count(doc["quick"]), (name, "recorded from another size")
+    assert mod.main(["--check"]) == 0, "README.md's claims table is stale: python scripts/claims_table.py"
+
+
 def test_recording_a_run_puts_each_claim_and_its_verdict_in_the_table(tmp_path, monkeypatch):
     mod = _claims_script()
     monkeypatch.setattr(mod, "RECORDS", tmp_path / "claims")
