@@ -112,8 +112,12 @@ SMOOTHING = 0.5
 #: is solved again with them.
 CERTIFY_COLUMNS = 40
 #: Multi-path routing is solved in link form (a rate per commodity and link, :func:`_arc_form`)
-#: up to this many commodity-link variables, in path form (paths generated) above.
+#: up to this many commodity-link variables, in path form (paths generated) above: for the
+#: proportional-fair objective (Clarabel: 25 s a master of 24,400 on dpclo-fig9, where the
+#: path form's take about a second) and for the linear ones (HiGHS, a few seconds there; the
+#: path form's degenerate duals leave the bound far: 60 % against 34 % after 2 minutes).
 ARC_LIMIT = 12_000
+ARC_LIMIT_LINEAR = 100_000
 #: Stacks that choose next hops themselves, whatever the routing table (``run_routing``).
 SELF_ROUTING_PRESETS = ("dclo",)
 #: Changes whenever what :func:`sweep_oracle` caches changes, so that old caches are redone.
@@ -389,7 +393,7 @@ class _Master:
     The link form (a variable per flow and link) has the same optimum but grows with flows x
     links: 24,400 variables on dpclo-fig9, 25 s a Clarabel solve."""
 
-    def __init__(self, p: _Problem, objective: str) -> None:
+    def __init__(self, p: _Problem, objective: str, arc: Optional[bool] = None) -> None:
         self.p = p
         self.objective = objective
         #: the solver's status of the last master problem ("optimal", or "optimal_inaccurate"
@@ -408,7 +412,8 @@ class _Master:
             self.flow_mat = _route_matrix(p)
             return
         air, eq, nvars = _arc_form(p)
-        if nvars - len(p.flows) <= ARC_LIMIT:
+        limit = ARC_LIMIT if objective == "proportional" else ARC_LIMIT_LINEAR
+        if arc if arc is not None else nvars - len(p.flows) <= limit:
             self.arc = True
             self.flow_mat, self.eq_a = air, eq
         for fi in range(len(p.flows)):
@@ -737,7 +742,7 @@ def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, 
     iterations, the bound at 0.2 per flow after 40); its prices give the bound directly
     (:func:`_lagrangian_bound` at them). The sets it generates join ``cols`` (and its paths
     ``master``'s), so the next proportional-fair master has them. Returns the best bound."""
-    lp = _Master(p, "aggregate")
+    lp = _Master(p, "aggregate", arc=master.arc)
     lp.weights = 1.0 / np.maximum(y, 1e-300)
     if not master.arc and p.routing == "multipath":
         lp.paths, lp._known_paths = master.paths, master._known_paths
@@ -908,15 +913,19 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         # tell that no set improves.
         candidate: Optional[Tuple[int, ...]] = None
         priced = False
-        if objective == "proportional" and stalled and generate:
+        if objective == "proportional" and generate and stalled:
             # the master's value has stopped moving: bound it by its certificate, whose
             # columns join the master
-            before = len(cols)
+            before = (len(cols), len(master.paths))
             deadline = t0 + time_limit if time_limit is not None else math.inf
             upper = min(upper, _certify(p, master, y, cols, known, deadline))
             if _gap(objective, upper, value, nf) <= tolerance:
                 break
-            if len(cols) > before:
+            if (len(cols), len(master.paths)) != before:
+                for c in found:
+                    if c not in known:
+                        known.add(c)
+                        cols.append(c)
                 continue
         if center is not None and SMOOTHING > 0.0:
             mu_s = SMOOTHING * center + (1.0 - SMOOTHING) * mu
