@@ -32,8 +32,10 @@ feasible point has ``sum_f y_f d_f <= W``, with d_f the airtime-weighted price o
 cheapest route (its static route, or its cheapest path under multi-path routing: Dijkstra)
 and W the heaviest independent set's price (the MILP's dual bound), so the aggregate is at
 most W / min d, the smallest rate at most W / sum d, and the sum of ln y at most
-sum ln(W / (N d_f)). The master's value is achievable (a lower bound), so the optimum lies
-between the two: the summary's ``bound`` and ``gap`` (relative; per flow in ln(rate) for
+sum ln(W / (N d_f)). The pricing is stabilised (Wentges: run first at the average of the
+master's prices and those of the best bound so far), and once the proportional-fair master's
+value stalls its bound also comes from the certificate of its rates (:func:`_certify`). The
+master's value is achievable (a lower bound), so the optimum lies between the two: the summary's ``bound`` and ``gap`` (relative; per flow in ln(rate) for
 proportional fairness), valid however the generation ended — at the optimum, at
 ``GAP_TOLERANCE``, at a ``time_limit`` or when Clarabel failed on a larger master.
 
