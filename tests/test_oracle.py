@@ -533,9 +533,9 @@ def _shared_end_model(rng, end):
 @pytest.mark.parametrize("seed", range(4))
 def test_every_multipath_form_equals_the_flow_per_link_formulation(seed, monkeypatch):
     """Multi-path routing in link form over merged commodities (flows sharing a sink or a
-    source) and in path form (paths generated, ARC_LIMIT and ARC_LIMIT_LINEAR 0) reach the optimum of the
-    multi-commodity flow written with a rate per flow and link (the test's own formulation,
-    over every independent set), and their bounds hold it."""
+    source) and in path form (paths generated: ARC_LIMIT and ARC_LIMIT_LINEAR 0) reach the
+    optimum of the multi-commodity flow written with a rate per flow and link (the test's own
+    formulation, over every independent set), and their bounds hold it."""
     rng = random.Random(100 + seed)
     cases = [_random_model(rng), _shared_end_model(rng, "dst"), _shared_end_model(rng, "src")]
     arc_limit = min(xo.ARC_LIMIT, xo.ARC_LIMIT_LINEAR)

@@ -11,9 +11,10 @@ solves
                    for every link l:  sum_f a_fl * z_fl <= sum_{S containing l} lambda_S
 
 where ``z_fl`` is flow f's rate over link l (``y_f`` on each link of its static route, or a free
-multi-commodity flow: a rate per path, generated like the columns, see :class:`_Master`) and
-``a_fl`` the airtime a Mbit of flow f takes on link l. U is the sum of ln(rate in bit/s) (proportional fairness; a conic problem
-solved by cvxpy with Clarabel), the aggregate, or the smallest rate (LPs, scipy's HiGHS).
+multi-commodity flow, in link or path form, see :class:`_Master`) and ``a_fl`` the airtime a
+Mbit of flow f takes on link l. U is the sum of ln(rate in bit/s) (proportional fairness; a
+conic problem solved by cvxpy with Clarabel), the aggregate, or the smallest rate (LPs, scipy's
+HiGHS).
 
 The independent sets are generated, not enumerated (column generation): starting from a few
 maximal independent sets that cover every link (or the columns of an earlier solve of the same
@@ -35,9 +36,10 @@ most W / min d, the smallest rate at most W / sum d, and the sum of ln y at most
 sum ln(W / (N d_f)). The pricing is stabilised (Wentges: run first at the average of the
 master's prices and those of the best bound so far), and once the proportional-fair master's
 value stalls its bound also comes from the certificate of its rates (:func:`_certify`). The
-master's value is achievable (a lower bound), so the optimum lies between the two: the summary's ``bound`` and ``gap`` (relative; per flow in ln(rate) for
-proportional fairness), valid however the generation ended — at the optimum, at
-``GAP_TOLERANCE``, at a ``time_limit`` or when Clarabel failed on a larger master.
+master's value is achievable (a lower bound), so the optimum lies between the two: the
+summary's ``bound`` and ``gap`` (relative; per flow in ln(rate) for proportional fairness),
+valid however the generation ended — at the optimum, at ``GAP_TOLERANCE``, at a
+``time_limit`` or when Clarabel failed on a larger master.
 
 **Against a run** (:func:`compare_run`, :func:`oracle` on a result folder, :func:`sweep_oracle`
 on a sweep folder): each flow's measured rate beside its proportional-fair rate, and two
