@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: the optimum oracle's solve time and column count on the large shipped scenarios
-(issue 22 item 5): mesh-7x7 (49 nodes) and dpclo-fig9 (108 nodes), each objective, static
-routes and free multi-path routing. Prints a Markdown table (the README's): links and conflicts
+(issue 22 item 5): mesh-7x7 (49 nodes), dpclo-fig9 and dpclo-fig6 (108 nodes) and more-testbed
+(46 nodes, 32 flows), each objective, static routes and free multi-path routing. Prints a Markdown table (the README's): links and conflicts
 the master constrains, columns (independent sets) generated, iterations, wall time of the
 solve (the model's construction in the core is timed apart), the gap to the Lagrangian upper
 bound when the solve ended (relative for the aggregate and max-min, per flow in ln(rate) for
@@ -21,14 +21,14 @@ import pathlib
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SCENARIOS = ("mesh-7x7", "dpclo-fig9")
+SCENARIOS = ("mesh-7x7", "dpclo-fig9", "dpclo-fig6", "more-testbed")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--scenario", action="append", help="scenario file (repeatable); default "
-                    "mesh-7x7 and dpclo-fig9")
+                    "mesh-7x7, dpclo-fig9, dpclo-fig6 and more-testbed")
     ap.add_argument("--routing", default="static,multipath", help="comma-separated routings")
     ap.add_argument("--objective", default="proportional,aggregate,maxmin")
     ap.add_argument("--limit", type=float, default=300.0)
@@ -37,9 +37,9 @@ def main() -> int:
     from xlayer import optimum as xo
 
     paths = args.scenario or [str(ROOT / "scenarios" / f"{s}.toml") for s in SCENARIOS]
-    print("| scenario | routing | objective | links | conflicts | columns | iterations "
-          "| model | solve | gap | ended |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| scenario | routing | objective | form | links | conflicts | columns | paths "
+          "| iterations | model | solve | gap | ended |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for path in paths:
         t = time.perf_counter()
         m = xo.model(path)
@@ -50,8 +50,9 @@ def main() -> int:
                 r = xo.solve(m, objective, routing, time_limit=args.time_limit)
                 solve_s = time.perf_counter() - t
                 s = r.summary
-                print(f"| {pathlib.Path(path).stem} | {routing} | {objective} | {s['links']} "
-                      f"| {s['conflicts']} | {s['columns']} | {s['iterations']} "
+                print(f"| {pathlib.Path(path).stem} | {routing} | {objective} | {s['form']} "
+                      f"| {s['links']} | {s['conflicts']} | {s['columns']} | {s['paths']} "
+                      f"| {s['iterations']} "
                       f"| {model_s:.1f} s | {solve_s:.1f} s | {s['gap']:.1e} | {s['stopped']} |",
                       flush=True)
                 if solve_s > args.limit:

@@ -511,3 +511,77 @@ def test_a_master_that_fails_after_the_first_keeps_the_previous_one(monkeypatch)
     assert len(calls) == 2 and got["stopped"] == "master failed"
     assert got["aggregate_bps"] <= best * (1 + 1e-6)
     assert got["bound"] >= best * (1 - 1e-6)
+
+
+def _shared_end_model(rng, end):
+    """A random model whose flows share an end (all to one sink, or all from one source),
+    some of them between the same pair: the flows a multi-path solve merges into one
+    commodity."""
+    m = _random_model(rng)
+    nodes = m["nodes"]
+    common = rng.randrange(nodes)
+    flows = []
+    for f in range(4):
+        other = rng.choice([v for v in range(nodes) if v != common])
+        src, dst = (other, common) if end == "dst" else (common, other)
+        flows.append({"flow": f, "src": src, "dst": dst, "payload_bits": 8000.0, "size": 0,
+                      "route": [], "window_s": (1.0, 6.0)})
+    m["flows"] = flows
+    return m
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_multipath_form_equals_the_flow_per_link_formulation(seed, monkeypatch):
+    """Multi-path routing in link form over merged commodities (flows sharing a sink or a
+    source) and in path form (paths generated: ARC_LIMIT and ARC_LIMIT_LINEAR 0) reach the
+    optimum of the multi-commodity flow written with a rate per flow and link (the test's own
+    formulation, over every independent set), and their bounds hold it."""
+    rng = random.Random(100 + seed)
+    cases = [_random_model(rng), _shared_end_model(rng, "dst"), _shared_end_model(rng, "src")]
+    arc_limit = min(xo.ARC_LIMIT, xo.ARC_LIMIT_LINEAR)
+    for m in cases:
+        everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+        for limit, form in ((arc_limit, "links"), (0, "paths")):
+            monkeypatch.setattr(xo, "ARC_LIMIT", limit)
+            monkeypatch.setattr(xo, "ARC_LIMIT_LINEAR", limit)
+            for obj, key in (("proportional", "utility"), ("aggregate", "aggregate_bps"),
+                             ("maxmin", "min_rate_bps")):
+                direct = _link_formulation(m, obj, "multipath", everything)[key]
+                got = xo.solve(m, obj, "multipath")
+                assert got.summary["form"] == form
+                assert got.summary[key] == pytest.approx(direct, rel=1e-4), (form, obj)
+                assert got.summary["gap"] <= xo.GAP_TOLERANCE, (form, obj)
+                assert got.summary["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
+                fixed = xo.solve(m, obj, "multipath", columns=everything).summary[key]
+                assert fixed == pytest.approx(direct, rel=1e-4), (form, obj)
+
+
+def test_flows_to_one_sink_are_one_commodity():
+    m = _shared_end_model(random.Random(7), "dst")
+    p = xo._Problem(m, "multipath", "none")
+    end, groups = xo._commodities(p)
+    assert end == "dst" and len(groups) == 1 and sorted(groups[0]) == [0, 1, 2, 3]
+
+
+def test_dpclo_fig6_many_to_one_carries_at_most_the_sinks_best_link():
+    """dpclo-fig6, 108 nodes under free multi-path routing (1220 links, 8 flows to one sink):
+    solved to the optimum. Every link into the sink shares the sink, so they conflict and the
+    aggregate is at most the best of their capacities; a source one hop from the sink over
+    such a link reaches it alone. Max-min is no more than the aggregate shared equally."""
+    m = xo.model("scenarios/dpclo-fig6.toml")
+    (sink,) = {f["dst"] for f in m["flows"]}
+    links, f0 = m["links"], m["flows"][0]
+    assert all(f["size"] == f0["size"] and f["payload_bits"] == f0["payload_bits"]
+               for f in m["flows"])
+    into = {a: links["capacity_pps"][k][f0["size"]] * f0["payload_bits"]
+            for k, (a, b) in enumerate(zip(links["from"], links["to"])) if b == sink}
+    best = max(into.values())
+    sources = {f["src"] for f in m["flows"]}
+    assert any(into.get(s, 0.0) == best for s in sources)  # the closed form's premise
+    agg = xo.solve(m, "aggregate", "multipath").summary
+    assert agg["form"] == "links" and agg["stopped"] == "optimal"
+    assert agg["aggregate_bps"] == pytest.approx(best, rel=1e-6)
+    assert agg["gap"] <= xo.GAP_TOLERANCE
+    mm = xo.solve(m, "maxmin", "multipath").summary
+    assert mm["gap"] <= xo.GAP_TOLERANCE and mm["stopped"] == "optimal"
+    assert 0 < mm["min_rate_bps"] * len(m["flows"]) <= best * (1 + 1e-6)

@@ -160,9 +160,10 @@ def _shipped():
 #: ``validation/oracle_shipped.py``, which holds every shipped scenario to the same bound (the
 #: suite's time budget does not cover them).
 #: more-testbed (46 nodes, 32 MORE flows, held to the multi-path bound) is there because its
-#: proportional-fair master problem is beyond the oracle today: Clarabel fails on it after about
-#: 2 minutes (README, Optimum oracle), which validation/oracle_shipped.py reports. dpclo-fig6
-#: and dpclo-fig8 are the 108-node topology of dpclo-fig9 (minutes of simulation).
+#: multi-path bounds do not close within minutes (README, Optimum oracle), which
+#: validation/oracle_shipped.py reports as ranges. dpclo-fig6 and dpclo-fig8 are the 108-node
+#: topology of dpclo-fig9 (minutes of simulation); dpclo-fig6's optimum alone is tested in
+#: tests/test_oracle.py.
 LONG = {"dpclo-fig9", "random-200", "mesh-7x7", "mesh-7x7-tcp", "diffq-ablation", "dclo-dense",
         "lossy-dsdv", "more-testbed", "dpclo-fig6", "dpclo-fig8"}
 

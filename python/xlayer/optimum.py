@@ -11,9 +11,10 @@ solves
                    for every link l:  sum_f a_fl * z_fl <= sum_{S containing l} lambda_S
 
 where ``z_fl`` is flow f's rate over link l (``y_f`` on each link of its static route, or a free
-multi-commodity flow with conservation at every node) and ``a_fl`` the airtime a Mbit of flow f
-takes on link l. U is the sum of ln(rate in bit/s) (proportional fairness; a conic problem
-solved by cvxpy with Clarabel), the aggregate, or the smallest rate (LPs, scipy's HiGHS).
+multi-commodity flow, in link or path form, see :class:`_Master`) and ``a_fl`` the airtime a
+Mbit of flow f takes on link l. U is the sum of ln(rate in bit/s) (proportional fairness; a
+conic problem solved by cvxpy with Clarabel), the aggregate, or the smallest rate (LPs, scipy's
+HiGHS).
 
 The independent sets are generated, not enumerated (column generation): starting from a few
 maximal independent sets that cover every link (or the columns of an earlier solve of the same
@@ -32,10 +33,13 @@ feasible point has ``sum_f y_f d_f <= W``, with d_f the airtime-weighted price o
 cheapest route (its static route, or its cheapest path under multi-path routing: Dijkstra)
 and W the heaviest independent set's price (the MILP's dual bound), so the aggregate is at
 most W / min d, the smallest rate at most W / sum d, and the sum of ln y at most
-sum ln(W / (N d_f)). The master's value is achievable (a lower bound), so the optimum lies
-between the two: the summary's ``bound`` and ``gap`` (relative; per flow in ln(rate) for
-proportional fairness), valid however the generation ended — at the optimum, at
-``GAP_TOLERANCE``, at a ``time_limit`` or when Clarabel failed on a larger master.
+sum ln(W / (N d_f)). The pricing is stabilised (Wentges: run first at the average of the
+master's prices and those of the best bound so far), and once the proportional-fair master's
+value stalls its bound also comes from the certificate of its rates (:func:`_certify`). The
+master's value is achievable (a lower bound), so the optimum lies between the two: the
+summary's ``bound`` and ``gap`` (relative; per flow in ln(rate) for proportional fairness),
+valid however the generation ended — at the optimum, at ``GAP_TOLERANCE``, at a
+``time_limit`` or when Clarabel failed on a larger master.
 
 **Against a run** (:func:`compare_run`, :func:`oracle` on a result folder, :func:`sweep_oracle`
 on a sweep folder): each flow's measured rate beside its proportional-fair rate, and two
@@ -105,6 +109,19 @@ GAP_TOLERANCE = 1e-6
 #: A run's fraction of optimal above 1 + this is "beating the optimum": the model is wrong.
 FRACTION_TOLERANCE = 0.02
 MAX_ITERATIONS = 10_000
+#: Wentges smoothing of the exact pricing's link prices (:func:`solve`): the weight of the
+#: prices of the best bound so far against the master's. 0 prices at the master's only.
+SMOOTHING = 0.5
+#: The most sets one certificate (:func:`_certify`) adds before the proportional-fair master
+#: is solved again with them.
+CERTIFY_COLUMNS = 40
+#: Multi-path routing is solved in link form (a rate per commodity and link, :func:`_arc_form`)
+#: up to this many commodity-link variables, in path form (paths generated) above: for the
+#: proportional-fair objective (Clarabel: 25 s a master of 24,400 on dpclo-fig9, where the
+#: path form's take about a second) and for the linear ones (HiGHS, a few seconds there; the
+#: path form's degenerate duals leave the bound far: 60 % against 34 % after 2 minutes).
+ARC_LIMIT = 12_000
+ARC_LIMIT_LINEAR = 100_000
 #: Stacks that choose next hops themselves, whatever the routing table (``run_routing``).
 SELF_ROUTING_PRESETS = ("dclo",)
 #: Changes whenever what :func:`sweep_oracle` caches changes, so that old caches are redone.
@@ -145,7 +162,10 @@ def model(scenario: Any = None, overrides: Iterable[str] = (), seed: Optional[in
 class OracleResult:
     """The optimum: ``flows`` (flow, src, dst, hops, rate_bps, and after :func:`compare_run`
     measured_bps and measured_over_optimal) and ``summary`` (objective, routing, backoff,
-    utility, aggregate_bps, min_rate_bps, links, conflicts, columns, iterations, solve_s, and
+    utility, aggregate_bps, min_rate_bps, links, conflicts, columns, form
+    (how the master routes: ``routes`` static, ``links`` or ``paths`` multi-path, see
+    :class:`_Master`), paths (those generated in path form, else the flows), iterations,
+    solve_s, and
     after a comparison measured_utility, measured_aggregate_bps, optimal_utility,
     optimal_aggregate_bps, fraction_utility and fraction_aggregate)."""
 
@@ -285,68 +305,181 @@ class _Problem:
         return tuple(reversed(path)), best[dst][0]
 
 
-def _link_matrix(p: _Problem) -> Tuple[sparse.csr_matrix, int]:
-    """The flows' airtime on each used link as a matrix (links x flow variables), and the
-    number of flow variables. Static: variable f is y_f. Multipath: variables y_f, then z_fl
-    for the links flow f can use (finite airtime), flow by flow."""
-    nf = len(p.flows)
-    if p.routing == "static":
-        r, c, v = [], [], []
+def _route_matrix(p: _Problem) -> sparse.csr_matrix:
+    """Static routes: the flows' airtime on each used link (links x flows; variable f is y_f)."""
+    r, c, v = [], [], []
+    for fi, f in enumerate(p.flows):
+        for k in f["route"]:
+            li = p.local[k]
+            r.append(li)
+            c.append(fi)
+            v.append(p.air[fi, li])
+    return sparse.csr_matrix((v, (r, c)), shape=(p.n_links, len(p.flows)))
+
+
+def _commodities(p: _Problem) -> Tuple[str, List[List[int]]]:
+    """Flows merged into commodities of the multi-commodity flow without changing its optimum:
+    flows of one packet size to one destination (or from one source) share a commodity, since
+    a flow to one sink from several sources decomposes into paths from each source carrying
+    exactly its supply (flow decomposition), and the flows' airtime on a link depends only on
+    their packet size. Returns ("dst" or "src", whichever gives fewer, and the flows of each
+    commodity)."""
+    best: Tuple[str, List[List[int]]] = ("dst", [])
+    for end in ("dst", "src"):
+        groups: Dict[Tuple[int, int], List[int]] = {}
         for fi, f in enumerate(p.flows):
-            for k in f["route"]:
-                li = p.local[k]
-                r.append(li)
-                c.append(fi)
-                v.append(p.air[fi, li])
-        return sparse.csr_matrix((v, (r, c)), shape=(p.n_links, nf)), nf
-    fi, li = np.nonzero(np.isfinite(p.air))
-    # no flow leaves its destination or comes back to its source on an optimal routing: those
-    # variables only make the problem degenerate
-    srcs = np.asarray([f["src"] for f in p.flows], dtype=int)
-    dsts = np.asarray([f["dst"] for f in p.flows], dtype=int)
-    keep = (p.src[li] != dsts[fi]) & (p.dst[li] != srcs[fi])
-    fi, li = fi[keep], li[keep]
-    p.z_flow, p.z_link = fi, li  # type: ignore[attr-defined]
-    var = nf + np.arange(len(fi))
-    mat = sparse.csr_matrix((p.air[fi, li], (li, var)), shape=(p.n_links, nf + len(fi)))
-    return mat, nf + len(fi)
+            groups.setdefault((int(f[end]), int(f["size"])), []).append(fi)
+        if not best[1] or len(groups) < len(best[1]):
+            best = (end, list(groups.values()))
+    return best
 
 
-def _conservation(p: _Problem, nvars: int) -> Tuple[sparse.csr_matrix, np.ndarray]:
-    """Multipath: out - in of flow f at node v = y_f at its source, -y_f at its destination
-    (rows: flow by flow, node by node; only rows with a term). A flow's rows sum to zero, so
-    its destination's row, implied by the others, is left out: dependent equality rows make
-    the conic solver fail (Clarabel did on dclo-dense)."""
+def _arc_form(p: _Problem) -> Tuple[sparse.csr_matrix, sparse.csr_matrix, int]:
+    """Multipath in link form over commodities (:func:`_commodities`): variables y_f, then
+    the rate z_cl of commodity c on each link l it can use (finite airtime; not out of its
+    sink, nor into its source when it has one), commodity by commodity. Returns the airtime
+    matrix (links x variables), the conservation rows (out - in of commodity c at node v =
+    the rates of its flows starting there, minus those ending there; the row of its one
+    common end is left out, implied by the others: dependent equality rows make the conic
+    solver fail, as Clarabel did on dclo-dense) and the number of variables."""
     nf = len(p.flows)
-    fi, li = p.z_flow, p.z_link  # type: ignore[attr-defined]
-    var = nf + np.arange(len(fi))
-    rows = np.concatenate([fi * p.nodes + p.src[li], fi * p.nodes + p.dst[li],
-                           np.arange(nf) * p.nodes + [f["src"] for f in p.flows],
-                           np.arange(nf) * p.nodes + [f["dst"] for f in p.flows]])
+    end, groups = _commodities(p)
+    zc, zl = [], []
+    for ci, members in enumerate(groups):
+        f0 = p.flows[members[0]]
+        usable = np.isfinite(p.air[members[0]])
+        if end == "dst":
+            usable &= p.src != int(f0["dst"])
+        else:
+            usable &= p.dst != int(f0["src"])
+        if len(members) == 1:  # one flow: nothing comes back into its source either
+            usable &= (p.dst != int(f0["src"])) & (p.src != int(f0["dst"]))
+        li = np.flatnonzero(usable)
+        zc.append(np.full(len(li), ci))
+        zl.append(li)
+    zc_a = np.concatenate(zc) if zc else np.zeros(0, dtype=int)
+    zl_a = np.concatenate(zl) if zl else np.zeros(0, dtype=int)
+    nvars = nf + len(zl_a)
+    var = nf + np.arange(len(zl_a))
+    rep = np.asarray([g[0] for g in groups], dtype=int)[zc_a]  # a flow of each variable's commodity
+    air = sparse.csr_matrix((p.air[rep, zl_a], (zl_a, var)), shape=(p.n_links, nvars))
+    nodes = p.nodes
+    flow_c = np.empty(nf, dtype=int)
+    for ci, members in enumerate(groups):
+        flow_c[members] = ci
+    rows = np.concatenate([zc_a * nodes + p.src[zl_a], zc_a * nodes + p.dst[zl_a],
+                           flow_c * nodes + [f["src"] for f in p.flows],
+                           flow_c * nodes + [f["dst"] for f in p.flows]])
     cols = np.concatenate([var, var, np.arange(nf), np.arange(nf)])
-    vals = np.concatenate([np.ones(len(fi)), -np.ones(len(fi)), -np.ones(nf), np.ones(nf)])
-    dst_rows = np.arange(nf) * p.nodes + np.asarray([f["dst"] for f in p.flows], dtype=int)
-    keep = ~np.isin(rows, dst_rows)
+    vals = np.concatenate([np.ones(len(zl_a)), -np.ones(len(zl_a)), -np.ones(nf), np.ones(nf)])
+    common = np.asarray([int(p.flows[g[0]][end]) for g in groups], dtype=int)
+    drop = np.arange(len(groups)) * nodes + common
+    keep = ~np.isin(rows, drop)
     rows, cols, vals = rows[keep], cols[keep], vals[keep]
     used, rows = np.unique(rows, return_inverse=True)
-    mat = sparse.csr_matrix((vals, (rows, cols)), shape=(len(used), nvars))
-    return mat, np.zeros(len(used))
+    eq = sparse.csr_matrix((vals, (rows, cols)), shape=(len(used), nvars))
+    return air, eq, nvars
 
 
 class _Master:
-    """The restricted master problem over a growing list of columns."""
+    """The restricted master problem over a growing list of columns (independent sets) and,
+    under multi-path routing, of paths.
 
-    def __init__(self, p: _Problem, objective: str) -> None:
+    Free multi-path routing is written over paths (the path form of the multi-commodity flow:
+    any flow over links decomposes into paths and cycles, and cycles only use airtime, so
+    both have the same optimum): a variable per path generated so far, y_f the sum of flow
+    f's, and a link constraint only for the links some path uses (the others carry nothing,
+    their price is 0). A path joins when its price at the master's link prices (airtime x
+    price over its links: Dijkstra, the same cheapest path the Lagrangian bound uses) is below
+    what a unit of its flow is worth in the master (1/y_f for the log utility, 1 for the
+    aggregate, the dual of y_f >= t for max-min), the pricing of the multi-commodity flow's
+    conservation constraints; when none does, the master is the optimum over every path.
+    The link form (a variable per flow and link) has the same optimum but grows with flows x
+    links: 24,400 variables on dpclo-fig9, 25 s a Clarabel solve."""
+
+    def __init__(self, p: _Problem, objective: str, arc: Optional[bool] = None) -> None:
         self.p = p
         self.objective = objective
         #: the solver's status of the last master problem ("optimal", or "optimal_inaccurate"
         #: when Clarabel stopped short of its tolerances)
         self.status = "optimal"
-        self.flow_mat, self.nflowvars = _link_matrix(p)
-        if p.routing == "multipath":
-            self.eq_a, self.eq_b = _conservation(p, self.nflowvars)
-        else:
-            self.eq_a, self.eq_b = sparse.csr_matrix((0, self.nflowvars)), np.zeros(0)
+        #: what a unit (Mbit/s) of each flow's rate is worth in the last master (its dual)
+        self.worth = np.ones(len(p.flows))
+        #: the aggregate objective's weight of each flow (all 1: the aggregate; 1/y_f at a
+        #: proportional-fair point: its certificate, :func:`_certify`)
+        self.weights = np.ones(len(p.flows))
+        self.paths: List[Tuple[int, Tuple[int, ...]]] = []  # (flow, local links), multipath
+        self._known_paths: set = set()
+        self.eq_a: Optional[sparse.csr_matrix] = None
+        self.arc = False
+        if p.routing == "static":
+            self.flow_mat = _route_matrix(p)
+            return
+        air, eq, nvars = _arc_form(p)
+        limit = ARC_LIMIT if objective == "proportional" else ARC_LIMIT_LINEAR
+        if arc if arc is not None else nvars - len(p.flows) <= limit:
+            self.arc = True
+            self.flow_mat, self.eq_a = air, eq
+        for fi in range(len(p.flows)):
+                weight = np.where(np.isfinite(p.air[fi]), p.air[fi], np.inf)
+                path, _ = p.shortest_path(fi, weight)  # least airtime
+                if path is None:
+                    f = p.flows[fi]
+                    raise XlayerError(f"flows[{fi}]: flow {f['flow']} has no path of links "
+                                      f"from node {f['src']} to node {f['dst']}")
+                if not self.arc:
+                    self.add_path(fi, path)
+
+    def add_path(self, fi: int, path: Sequence[int]) -> bool:
+        """Adds flow ``fi``'s ``path`` (local links) unless known; whether it was new."""
+        key = (fi, tuple(path))
+        if key in self._known_paths:
+            return False
+        self._known_paths.add(key)
+        self.paths.append(key)
+        return True
+
+    def improving_paths(self, mu: np.ndarray) -> Tuple[np.ndarray, int]:
+        """Multipath: each flow's cheapest path at link prices ``mu`` and its price (the d of
+        the Lagrangian bound); the paths cheaper than the flow is worth join the master.
+        Returns (the prices d, how many paths joined)."""
+        p = self.p
+        d = np.empty(len(p.flows))
+        added = 0
+        for fi in range(len(p.flows)):
+            with np.errstate(invalid="ignore"):
+                w = np.where(np.isfinite(p.air[fi]), p.air[fi] * mu, np.inf)
+            path, d[fi] = p.shortest_path(fi, w)
+            if not self.arc and path is not None and d[fi] < self.worth[fi] * (1.0 - TOLERANCE):
+                added += self.add_path(fi, path)
+        return d, added
+
+    def _flows(self) -> Tuple[sparse.csr_matrix, np.ndarray, Optional[sparse.csr_matrix]]:
+        """(airtime matrix, links x flow variables, over the constrained links; the local
+        links constrained; the flows x variables matrix summing paths into y, None when the
+        variables are the y_f themselves)."""
+        p = self.p
+        if p.routing == "static" or self.arc:
+            return self.flow_mat, np.arange(p.n_links), None
+        rows = np.unique(np.fromiter((li for _, path in self.paths for li in path), dtype=int))
+        at = {li: i for i, li in enumerate(rows.tolist())}
+        r, c, v = [], [], []
+        for j, (fi, path) in enumerate(self.paths):
+            for li in path:
+                r.append(at[li])
+                c.append(j)
+                v.append(p.air[fi, li])
+        npaths = len(self.paths)
+        mat = sparse.csr_matrix((v, (r, c)), shape=(len(rows), npaths))
+        fl = np.fromiter((fi for fi, _ in self.paths), dtype=int, count=npaths)
+        sums = sparse.csr_matrix((np.ones(npaths), (fl, np.arange(npaths))),
+                                 shape=(len(p.flows), npaths))
+        return mat, rows, sums
+
+    def _eq(self, more: int) -> sparse.csr_matrix:
+        """The link form's conservation rows, with zeros for ``more`` variables after it."""
+        assert self.eq_a is not None
+        return sparse.hstack([self.eq_a, sparse.csr_matrix((self.eq_a.shape[0], more))]).tocsr()
 
     def solve(self, columns: Sequence[Tuple[int, ...]]
               ) -> Tuple[np.ndarray, np.ndarray, float, float]:
@@ -354,20 +487,24 @@ class _Master:
         p = self.p
         nf = len(p.flows)
         nc = len(columns)
+        flow_mat, rows, sums = self._flows()
+        nflowvars = flow_mat.shape[1]
+        nrows = len(rows)
         extra = 1 if self.objective == "maxmin" else 0
-        nvars = self.nflowvars + nc + extra
+        nvars = nflowvars + nc + extra
         cr = np.fromiter((li for col in columns for li in col), dtype=int)
         cc = np.repeat(np.arange(nc), [len(col) for col in columns])
         col_mat = sparse.csr_matrix((-np.ones(len(cr)), (cr, cc)), shape=(p.n_links, nc))
-        blocks = [self.flow_mat, col_mat]
+        if nrows != p.n_links:
+            col_mat = col_mat[rows]
+        blocks = [flow_mat, col_mat]
         if extra:
-            blocks.append(sparse.csr_matrix((p.n_links, 1)))
+            blocks.append(sparse.csr_matrix((nrows, 1)))
         link_a = sparse.hstack(blocks).tocsr()
         time_a = sparse.csr_matrix(
-            (np.ones(nc), (np.zeros(nc, dtype=int), self.nflowvars + np.arange(nc))),
+            (np.ones(nc), (np.zeros(nc, dtype=int), nflowvars + np.arange(nc))),
             shape=(1, nvars))
-        eq_a = sparse.hstack([self.eq_a, sparse.csr_matrix((self.eq_a.shape[0], nc + extra))]
-                             ).tocsr()
+        mu = np.zeros(p.n_links)
 
         if self.objective == "proportional":
             cp = require_solver()
@@ -375,9 +512,10 @@ class _Master:
             link_c = link_a @ x <= 0
             time_c = time_a @ x <= 1
             cons = [link_c, time_c, x >= 0]
-            if eq_a.shape[0]:
-                cons.append(eq_a @ x == self.eq_b)
-            prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x[:nf]))), cons)
+            if self.eq_a is not None:
+                cons.append(self._eq(nc + extra) @ x == 0)
+            rate = x[:nf] if sums is None else sums @ x[:nflowvars]
+            prob = cp.Problem(cp.Maximize(cp.sum(cp.log(rate))), cons)
             try:
                 with warnings.catch_warnings():
                     # an inaccurate solution is reported in the summary (solver_status)
@@ -390,35 +528,44 @@ class _Master:
             if prob.status not in ("optimal", "optimal_inaccurate"):
                 raise XlayerError(f"oracle: the proportional-fair master problem is {prob.status}")
             self.status = str(prob.status)
-            y = np.asarray(x.value[:nf])
-            mu = np.maximum(np.asarray(link_c.dual_value).ravel(), 0.0)
+            xv = np.maximum(np.asarray(x.value), 0.0)
+            y = xv[:nf] if sums is None else sums @ xv[:nflowvars]
+            mu[rows] = np.maximum(np.asarray(link_c.dual_value).ravel(), 0.0)
             sigma = float(np.asarray(time_c.dual_value).ravel()[0])
+            with np.errstate(divide="ignore"):
+                self.worth = np.where(y > 0, 1.0 / y, np.inf)
             return y, mu, sigma, float(prob.value)
 
         cost = np.zeros(nvars)
         if self.objective == "aggregate":
-            cost[:nf] = -1.0
+            self.worth = self.weights
+            if sums is None:
+                cost[:nf] = -self.weights
+            else:
+                cost[:nflowvars] = -self.weights[[fi for fi, _ in self.paths]]
         else:
             cost[-1] = -1.0
         a_ub = [link_a, time_a]
-        b_ub = [np.zeros(p.n_links), np.ones(1)]
-        if self.objective == "maxmin":
-            t_rows = sparse.csr_matrix(
-                (np.concatenate([-np.ones(nf), np.ones(nf)]),
-                 (np.concatenate([np.arange(nf), np.arange(nf)]),
-                  np.concatenate([np.arange(nf), np.full(nf, nvars - 1)]))), shape=(nf, nvars))
+        b_ub = [np.zeros(nrows), np.ones(1)]
+        if self.objective == "maxmin":  # t - y_f <= 0
+            ys = sparse.eye(nf, nflowvars, format="csr") if sums is None else sums
+            t_rows = sparse.hstack([-ys, sparse.csr_matrix((nf, nc)),
+                                    sparse.csr_matrix(np.ones((nf, 1)))]).tocsr()
             a_ub.append(t_rows)
             b_ub.append(np.zeros(nf))
+        eq_a = self._eq(nc + extra) if self.eq_a is not None else None
         res = linprog(cost, A_ub=sparse.vstack(a_ub).tocsr(), b_ub=np.concatenate(b_ub),
-                      A_eq=eq_a if eq_a.shape[0] else None,
-                      b_eq=self.eq_b if eq_a.shape[0] else None,
+                      A_eq=eq_a, b_eq=np.zeros(eq_a.shape[0]) if eq_a is not None else None,
                       bounds=(0, None), method="highs")
         if res.status != 0:
             raise XlayerError(f"oracle: the {self.objective} master problem failed: "
                               f"{res.message}")
-        y = res.x[:nf]
-        mu = np.maximum(-res.ineqlin.marginals[:p.n_links], 0.0)
-        sigma = float(-res.ineqlin.marginals[p.n_links])
+        xv = res.x
+        y = xv[:nf] if sums is None else sums @ xv[:nflowvars]
+        mu[rows] = np.maximum(-res.ineqlin.marginals[:nrows], 0.0)
+        sigma = float(-res.ineqlin.marginals[nrows])
+        if self.objective == "maxmin":
+            self.worth = np.maximum(-res.ineqlin.marginals[nrows + 1:], 0.0)
         return y, mu, sigma, float(-res.fun)
 
 
@@ -587,6 +734,75 @@ def _gap(objective: str, upper: float, value: float, nf: int) -> float:
     return max(0.0, (upper - value) / upper) if upper > 0 else 0.0
 
 
+def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, ...]],
+             known: set, deadline: float) -> float:
+    """An upper bound on the proportional-fair optimum from a feasible point ``y`` (the
+    certificate of its first-order optimality): any feasible rates have sum_f x_f / y_f <= V,
+    the largest such weighted aggregate, so their utility is at most sum ln y + N ln(V / N)
+    (the log utility's maximum under that one constraint), equal to y's when y is the optimum
+    (V = N). V is bounded by a linear column generation (the aggregate's, weighted by 1/y_f),
+    whose Lagrangian bounds converge in a few iterations where the proportional-fair master's
+    degenerate duals make the bound creep (dpclo-fig6: its value optimal after 13
+    iterations, the bound at 0.2 per flow after 40); its prices give the bound directly
+    (:func:`_lagrangian_bound` at them). The sets it generates join ``cols`` (and its paths
+    ``master``'s), so the next proportional-fair master has them. Returns the best bound."""
+    lp = _Master(p, "aggregate", arc=master.arc)
+    lp.weights = 1.0 / np.maximum(y, 1e-300)
+    if not master.arc and p.routing == "multipath":
+        lp.paths, lp._known_paths = master.paths, master._known_paths
+    upper = math.inf
+    nf = len(p.flows)
+    center: Optional[np.ndarray] = None  # the prices of the best weighted bound (Wentges)
+    center_bound = math.inf
+
+    def price(at: np.ndarray) -> Tuple[float, float, Tuple[int, ...], float]:
+        """The heaviest set at prices ``at``, its weight, the set, the weighted bound there;
+        the proportional-fair bound there lowers ``upper``."""
+        nonlocal upper
+        d = _cheapest(p, at)
+        heaviest, weight, best = _max_weight_independent_set(p, at)
+        upper = min(upper, _lagrangian_bound("proportional", d, heaviest))
+        ratio = float(np.min(d / lp.weights)) if np.all(np.isfinite(d)) else 0.0
+        return heaviest, weight, best, (heaviest / ratio if ratio > 0 else math.inf)
+
+    added = 0
+    for _ in range(MAX_ITERATIONS):
+        _, mu, sigma, value = lp.solve(cols)
+        if p.routing == "multipath" and not lp.arc:
+            new_paths = lp.improving_paths(mu)[1]
+            if new_paths and time.perf_counter() < deadline:
+                continue
+        candidate = None
+        if center is not None:
+            at = SMOOTHING * center + (1.0 - SMOOTHING) * mu
+            _, _, best, bound = price(at)
+            if bound < center_bound:
+                center, center_bound = at, bound
+            if float(mu[list(best)].sum()) > sigma * (1.0 + TOLERANCE) + 1e-12:
+                candidate = best
+        if candidate is None and _gap("aggregate", center_bound, value, nf) > GAP_TOLERANCE:
+            _, weight, best, bound = price(mu)
+            if bound < center_bound:
+                center, center_bound = mu.copy(), bound
+            if weight > sigma * (1.0 + TOLERANCE) + 1e-12:
+                candidate = best
+        if _TRACE:
+            print(f"  certify value {value:.8g} of {nf} lp gap "
+                  f"{_gap('aggregate', center_bound, value, nf):.2e} cols {len(cols)}",
+                  flush=True)
+        if _gap("aggregate", center_bound, value, nf) <= GAP_TOLERANCE or candidate is None:
+            break
+        if time.perf_counter() >= deadline or added >= CERTIFY_COLUMNS:
+            break
+        candidate = _maximal(p, candidate, np.argsort(-mu, kind="stable"))
+        if candidate in known:
+            break
+        known.add(candidate)
+        cols.append(candidate)
+        added += 1
+    return upper
+
+
 def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = "static",
           columns: Optional[Sequence[Sequence[int]]] = None, backoff: str = "none",
           start: Optional[Sequence[Sequence[int]]] = None, gap: Optional[float] = None,
@@ -636,6 +852,8 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     upper = math.inf
     stopped = "optimal"
     previous: Optional[Tuple[np.ndarray, np.ndarray, float, float]] = None
+    center: Optional[np.ndarray] = None  # the link prices of the best bound so far
+    center_bound = math.inf
     while True:
         iterations += 1
         try:
@@ -652,13 +870,24 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             break
         previous = (y, mu, sigma, value)
         out_of_time = time_limit is not None and time.perf_counter() - t0 > time_limit
+        # multi-path routing: the paths cheaper than their flow is worth join the master
+        # first (cheap: Dijkstra per flow); their prices are the d of the Lagrangian bound
+        d: Optional[np.ndarray] = None
+        new_paths = 0
+        if routing == "multipath":
+            d, new_paths = master.improving_paths(mu)
+            if out_of_time:
+                new_paths = 0
         if iterations >= MAX_ITERATIONS or not generate:
+            if new_paths and iterations < MAX_ITERATIONS:
+                continue
             if generate:
                 heaviest = _max_weight_independent_set(p, mu)[0]
                 stopped = "iterations"
             else:
                 heaviest = max((float(mu[list(c)].sum()) for c in cols), default=0.0)
-            upper = min(upper, _lagrangian_bound(objective, _cheapest(p, mu), heaviest))
+            upper = min(upper, _lagrangian_bound(
+                objective, _cheapest(p, mu) if d is None else d, heaviest))
             break
         # cheap greedy columns first; the exact pricing when they find none or when the master's
         # value stalls (degenerate duals: greedy columns priced above sigma that improve
@@ -669,27 +898,72 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         stalled = value <= last + TOLERANCE * max(1.0, abs(value))
         last = value
         found = [] if out_of_time else [c for c in _greedy_sets(p, mu, sigma) if c not in known]
-        if found and not stalled:
+        if (found or new_paths) and not stalled:
+            if _TRACE:
+                print(f"it {iterations} t {time.perf_counter() - t0:.1f} value {value:.8g} "
+                      f"cols {len(cols)} greedy {len(found)} paths {len(master.paths)} "
+                      f"new {new_paths}", flush=True)
             for c in found:
                 known.add(c)
                 cols.append(c)
             continue
-        heaviest, weight, best = _max_weight_independent_set(p, mu)
-        upper = min(upper, _lagrangian_bound(objective, _cheapest(p, mu), heaviest))
+        # the exact pricing, stabilised (Wentges smoothing): the link prices the master returns
+        # jump between the many optimal duals of a degenerate master (dpclo-fig6's
+        # proportional fairness had its optimal value after 13 iterations and a gap of 0.2 per
+        # flow after 40), so the pricing first runs at a point between them and the prices of
+        # the best bound so far (the centre); its set joins if it improves the master, and its
+        # bound, valid at any prices, may move the centre. Only when it does not improve
+        # (a mis-pricing) does the pricing run at the master's own prices, which alone can
+        # tell that no set improves.
+        candidate: Optional[Tuple[int, ...]] = None
+        priced = False
+        if objective == "proportional" and generate and stalled:
+            # the master's value has stopped moving: bound it by its certificate, whose
+            # columns join the master
+            before = (len(cols), len(master.paths))
+            deadline = t0 + time_limit if time_limit is not None else math.inf
+            upper = min(upper, _certify(p, master, y, cols, known, deadline))
+            if _gap(objective, upper, value, nf) <= tolerance:
+                break
+            if (len(cols), len(master.paths)) != before:
+                for c in found:
+                    if c not in known:
+                        known.add(c)
+                        cols.append(c)
+                continue
+        if center is not None and SMOOTHING > 0.0:
+            mu_s = SMOOTHING * center + (1.0 - SMOOTHING) * mu
+            heaviest, weight, best = _max_weight_independent_set(p, mu_s)
+            bound_s = _lagrangian_bound(objective, _cheapest(p, mu_s), heaviest)
+            if bound_s < center_bound:
+                center, center_bound = mu_s, bound_s
+            upper = min(upper, bound_s)
+            if float(mu[list(best)].sum()) > sigma * (1.0 + TOLERANCE) + 1e-12:
+                candidate, priced = best, True
+        if not priced and _gap(objective, upper, value, nf) > tolerance:
+            heaviest, weight, best = _max_weight_independent_set(p, mu)
+            bound_m = _lagrangian_bound(objective, _cheapest(p, mu) if d is None else d,
+                                        heaviest)
+            if bound_m < center_bound:
+                center, center_bound = mu.copy(), bound_m
+            upper = min(upper, bound_m)
+            if weight > sigma * (1.0 + TOLERANCE) + 1e-12:
+                candidate = best
         if _TRACE:
             print(f"it {iterations} t {time.perf_counter() - t0:.1f} value {value:.8g} "
                   f"upper {upper:.8g} gap {_gap(objective, upper, value, nf):.2e} "
-                  f"cols {len(cols)} greedy {len(found)}", flush=True)
+                  f"cols {len(cols)} greedy {len(found)} paths {len(master.paths)} "
+                  f"new {new_paths} smoothed {priced}", flush=True)
         if _gap(objective, upper, value, nf) <= tolerance:
             break
         if out_of_time:
             stopped = "time limit"
             break
-        if weight > sigma * (1.0 + TOLERANCE) + 1e-12:
-            best = _maximal(p, best, np.argsort(-mu, kind="stable"))
-            if best not in known:
-                found.append(best)
-        if not found:
+        if candidate is not None:
+            candidate = _maximal(p, candidate, np.argsort(-mu, kind="stable"))
+            if candidate not in known:
+                found.append(candidate)
+        if not found and not new_paths:
             break
         for c in found:
             known.add(c)
@@ -722,6 +996,8 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         "links": p.n_links,
         "conflicts": len(p.conflicts),
         "columns": len(cols),
+        "form": "routes" if routing == "static" else ("links" if master.arc else "paths"),
+        "paths": len(master.paths) if routing == "multipath" and not master.arc else nf,
         "iterations": iterations,
         "solve_s": solve_s,
         "solver_status": master.status,
