@@ -120,6 +120,11 @@ class SweepStore:
                     else:
                         p.unlink(missing_ok=True)
 
+    def plan_sha256(self) -> str:
+        """The SHA-256 of sweep.json's bytes: a worker that reads the same bytes at the same
+        path sees this folder (not another one of that name), and may write runs into it."""
+        return hashlib.sha256((self.folder / "sweep.json").read_bytes()).hexdigest()
+
     def plan(self) -> Dict[str, Any]:
         """The contents of sweep.json (:class:`XlayerError` naming it if it is malformed)."""
         from xlayer.results import malformed_result, read_json_object
