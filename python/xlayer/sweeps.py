@@ -511,7 +511,7 @@ def _plan_document(spec: SweepSpec, runs: Sequence[PlannedRun]) -> Dict[str, Any
 def _connect(workers: Optional[int], scheduler: Optional[str]) -> Tuple[Any, Any]:
     """``(client, cluster)``: a client of the scheduler at ``scheduler``, or of a new local
     cluster of ``workers`` single-threaded worker processes (``cluster`` is then not None)."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if scheduler is not None:
         client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
@@ -524,8 +524,7 @@ def _connect(workers: Optional[int], scheduler: Optional[str]) -> Tuple[Any, Any
     n = workers if workers is not None else _cores()
     if n < 1:
         raise ValueError("workers must be at least 1")
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=50)
+    cluster = local_cluster(n)
     try:
         client = Client(cluster)
         try:
@@ -537,6 +536,29 @@ def _connect(workers: Optional[int], scheduler: Optional[str]) -> Tuple[Any, Any
     except BaseException:
         cluster.close()
         raise
+
+
+#: Dask settings of the local cluster a sweep starts. Its defaults sample the running task's
+#: stack every 10 ms (statistical profiling, for the dashboard), check the event loops every
+#: 20 ms and the system every 500 ms: about a tenth of a core on a 2-worker cluster, idle or
+#: not, taken from the runs. A sweep needs none of that at that rate.
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.system-monitor.gil.enabled": False,
+}
+
+
+def local_cluster(workers: int) -> Any:
+    """The ``LocalCluster`` a sweep starts: ``workers`` single-threaded worker processes, a
+    dashboard on a free port, logs below critical silenced, :data:`LOCAL_CLUSTER_CONFIG`."""
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                            dashboard_address=":0", silence_logs=50)
 
 
 def preload_workers(client: Any) -> None:
@@ -630,8 +652,8 @@ def _run_on_dask(client: Any, store: "SweepStore", todo: Sequence[PlannedRun],
                 noted_unshared = True
                 print(f"xlayer: a worker does not see {folder}; its runs come back to be "
                       "written here", file=sys.stderr)
-            for run, (status, value, wall_s) in zip(batch, results):
-                sizer.measured(wall_s)
+            for run, (status, value, cpu_s) in zip(batch, results):
+                sizer.measured(cpu_s)
                 if status == "failed" and stored(run):
                     status = "stored"  # stored before its batch was lost
                 if status == "stored":
@@ -662,7 +684,8 @@ def _run_on_dask(client: Any, store: "SweepStore", todo: Sequence[PlannedRun],
 #: Batches kept submitted per worker thread: the one it runs and the next, so that a worker
 #: never waits for the client between two batches.
 TASKS_PER_WORKER = 2
-#: A batch of runs is sized to last about this long on a worker (seconds of wall time).
+#: A batch of runs is sized to take about this much CPU time on a worker (seconds): Dask's
+#: cost per task is then about 1 % of it.
 BATCH_TARGET_S = 0.5
 #: ... and to hold at most 1 / (this x worker threads) of the runs left, so that batches shrink
 #: as the sweep ends and the workers finish together (guided self-scheduling).
@@ -675,21 +698,23 @@ class _BatchSizer:
     """How many runs the next task holds.
 
     Unbatched until runs have been measured: the first tasks hold one run each. Then the
-    number of runs that last :data:`BATCH_TARGET_S` at the mean wall time per run measured so
-    far on the workers (running and writing a run), but at most the runs left divided by
-    :data:`BATCH_SHARE` x worker threads (so that the last batches are small and the workers
-    end together), at most :data:`MAX_BATCH_RUNS`, at least 1. Runs of 0.5 s or more are never
-    batched; runs of 25 ms go about 20 to a task. ``fixed`` (``batch_runs=``) overrides it.
+    number of runs that take :data:`BATCH_TARGET_S` at the mean CPU time per run measured so
+    far on the workers (running and writing a run; CPU rather than wall time, which grows when
+    other processes share the cores while Dask's cost per task, also CPU, grows with it), but
+    at most the runs left divided by :data:`BATCH_SHARE` x worker threads (so that the last
+    batches are small and the workers end together), at most :data:`MAX_BATCH_RUNS`, at least
+    1. Runs of 0.5 s or more are never batched; runs of 25 ms go about 20 to a task.
+    ``fixed`` (``batch_runs=``) overrides it.
     """
 
     def __init__(self, fixed: Optional[int] = None) -> None:
         self._fixed = fixed
-        self._wall_s = 0.0
+        self._cpu_s = 0.0
         self._runs = 0
 
-    def measured(self, wall_s: Optional[float]) -> None:
-        if wall_s is not None and wall_s > 0:
-            self._wall_s += wall_s
+    def measured(self, cpu_s: Optional[float]) -> None:
+        if cpu_s is not None and cpu_s > 0:
+            self._cpu_s += cpu_s
             self._runs += 1
 
     def size(self, left: int, threads: int) -> int:
@@ -697,7 +722,7 @@ class _BatchSizer:
             return self._fixed
         if not self._runs:
             return 1
-        by_time = int(BATCH_TARGET_S / (self._wall_s / self._runs))
+        by_time = int(BATCH_TARGET_S / (self._cpu_s / self._runs))
         by_share = -(-left // (BATCH_SHARE * max(1, threads)))
         return max(1, min(by_time, by_share, MAX_BATCH_RUNS))
 
@@ -729,16 +754,25 @@ class _NoWorkers(Exception):
 def _completed(ac: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: int) -> Any:
     """The futures of ``ac`` as they finish; between them, ``watch`` checks that the cluster
     still has a worker (``as_completed`` alone would wait forever once the last one died)."""
+    # Woken as a future finishes (the condition as_completed notifies then; a distributed
+    # without it: polled), so that a finished task's successor is submitted at once.
+    condition = getattr(ac, "thread_condition", None)
     while not ac.is_empty():
         batch = ac.next_batch(block=False)
         if batch:
             yield from batch
             continue
         watch.check(outcome.ran + outcome.failed, total)
-        time.sleep(POLL_S)
+        if condition is None:
+            time.sleep(POLL_S)
+            continue
+        with condition:
+            if not ac.has_ready():
+                condition.wait(timeout=POLL_S)
 
 
-#: How often a sweep waiting for results checks its cluster's workers (seconds).
+#: How long a sweep waiting for results waits before it checks its cluster's workers again
+#: (seconds; it checks the scheduler at most once a second).
 POLL_S = 0.1
 
 
