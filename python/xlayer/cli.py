@@ -126,8 +126,8 @@ def _parser() -> argparse.ArgumentParser:
                        "absolute path (a shared file system), so they write the run folders "
                        "themselves (the local cluster always does)")
         p.add_argument("--batch", type=int, metavar="N", dest="batch_runs",
-                       help="runs per Dask task (default: chosen from the runs' measured wall "
-                       "time, about 0.5 s of runs per task; long runs go one per task)")
+                       help="runs per Dask task (default: chosen from the runs' measured CPU "
+                       "time, about 0.5 s of it per task; long runs go one per task)")
         p.add_argument("--set", dest="overrides", action="append", default=[],
                        metavar="KEY=VALUE", help=set_help)
         p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")

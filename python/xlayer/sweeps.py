@@ -416,7 +416,7 @@ def sweep(
     ``shared_folder``: whether the workers write the run folders themselves, into ``out`` at
     the same absolute path (default: yes on the local cluster, no on a ``scheduler``; pass True
     when ``out`` is on a file system the cluster's workers share). ``batch_runs``: runs per Dask
-    task (default: chosen from the runs' measured wall time, see :class:`_BatchSizer`).
+    task (default: chosen from the runs' measured CPU time, see :class:`_BatchSizer`).
     """
     from xlayer._extras import require
     from xlayer.analysis import load
