@@ -115,3 +115,36 @@ def test_a_finished_sweep_run_again_neither_starts_dask_nor_rebuilds(tmp_path, m
     outcome = sweeps.run_planned(spec, runs, tmp_path / "out")
     assert (outcome.planned, outcome.skipped, outcome.ran) == (2, 2, 0)
     assert os.listdir(tmp_path / "out" / "failed") == []
+
+
+def test_the_flows_table_is_every_run_folders_flows_csv_in_plan_order(tmp_path, result):
+    """Read in one parse when the files share a header, file by file otherwise: either way the
+    table is each run's flows.csv as pandas reads it alone, its run's keys in front."""
+    store = SweepStore(tmp_path / "sweep")
+    keys = ["k1", "k2", "k3", "k4"]
+    store.prepare(plan(keys), {})
+    empty = result.flows.iloc[0:0]
+    for i, key in enumerate(keys):
+        store.write_run(meta(key, i + 1), result)
+    # A run without flows: its header only.
+    empty.to_csv(store.run_folder("k3") / "flows.csv", index=False)
+
+    def expected() -> pd.DataFrame:
+        frames = []
+        for i, key in enumerate(keys):
+            df = pd.read_csv(store.run_folder(key) / "flows.csv")
+            for j, (name, value) in enumerate((("run", key), ("stack", "base"), ("seed", i + 1))):
+                df.insert(j, name, [value] * len(df))
+            frames.append(df)
+        return pd.concat(frames, ignore_index=True)
+
+    _, flows = store.tables()
+    assert len(flows) == 3 * len(result.flows)
+    pd.testing.assert_frame_equal(flows, expected())
+    # One run's file with another column: read file by file, the same way.
+    extra = pd.read_csv(store.run_folder("k2") / "flows.csv")
+    extra["note"] = "x"
+    extra.to_csv(store.run_folder("k2") / "flows.csv", index=False)
+    _, flows = store.tables()
+    pd.testing.assert_frame_equal(flows, expected())
+    assert list(flows["note"].notna()) == [k == "k2" for k in flows["run"]]

@@ -266,15 +266,16 @@ def test_kill_9_of_the_client_then_resume_gives_each_run_once_identical(
     text = SWEEP.replace("seeds = 2", "seeds = 4")  # 16 runs of about 0.3 s each
     path = sweep_file(text, base=base)
     killed = tmp_path / "killed"
+    # Batches of 4 runs, each run written by the worker as it ends: the kill cuts a batch short.
     cmd = [sys.executable, "-m", "xlayer", "sweep", str(path), "--out", str(killed),
-           "--workers", "1", "--quiet"]
+           "--workers", "1", "--batch", "4", "--quiet"]
     proc = subprocess.Popen(cmd, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             runs = killed / "runs"
-            if runs.is_dir() and len(run_folders(killed)) >= 4:
+            if runs.is_dir() and len(run_folders(killed)) >= 2:  # in the first batch
                 break
             if proc.poll() is not None:
                 break
@@ -289,6 +290,7 @@ def test_kill_9_of_the_client_then_resume_gives_each_run_once_identical(
             pass
     done_at_kill = len(run_folders(killed))
     assert 0 < done_at_kill < 16, f"{done_at_kill} runs had finished when the client was killed"
+    assert_whole_folders(killed)  # whatever the moment of the kill
 
     resumed = xlayer.sweep(path, killed, scheduler=scheduler)
     xlayer.sweep(path, tmp_path / "whole", scheduler=scheduler)  # uninterrupted
@@ -534,3 +536,169 @@ def test_a_sweep_whose_scheduler_dies_stops_in_one_line_recording_no_failures(sw
             if p.poll() is None:
                 p.kill()
             p.wait(timeout=10)
+
+
+# ----------------------------------------------------------------------------------------------
+# Issue 15 item 6: short runs batched, xlayer preloaded, folders written by the workers
+
+
+RESULT_FILES = ("scenario.toml", "summary.json", "flows.csv", "nodes.csv", "run.json")
+
+
+def assert_same_runs(a: Path, b: Path) -> None:
+    """Two sweep folders hold the same finished runs with the same result files (wall_s aside)."""
+    fa, fb = run_folders(a), run_folders(b)
+    assert sorted(fa) == sorted(fb) and fa
+    for key in fa:
+        assert sorted(p.name for p in fa[key].iterdir()) == sorted(
+            p.name for p in fb[key].iterdir()), key
+        assert summary_without_wall(fa[key]) == summary_without_wall(fb[key]), key
+        for name in ("scenario.toml", "flows.csv", "nodes.csv", "run.json"):
+            assert (fa[key] / name).read_bytes() == (fb[key] / name).read_bytes(), (key, name)
+
+
+def assert_whole_folders(out: Path) -> None:
+    """Every visible run folder is complete; nothing half-written is visible."""
+    for key, folder in run_folders(out).items():
+        for name in RESULT_FILES:
+            assert (folder / name).is_file(), (key, name)
+        json.loads((folder / "summary.json").read_text())
+        assert json.loads((folder / "run.json").read_text())["run"] == key
+
+
+def test_batched_runs_written_by_workers_equal_unbatched_runs_written_by_the_client(
+        sweep_file, scheduler, tmp_path):
+    path = sweep_file(SWEEP.replace("seeds = 2", "seeds = 3"))  # 12 runs
+    one = xlayer.sweep(path, tmp_path / "one", scheduler=scheduler, batch_runs=1,
+                       shared_folder=False)
+    calls = []
+    five = xlayer.sweep(path, tmp_path / "five", scheduler=scheduler, batch_runs=5,
+                        shared_folder=True, progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(i, 12) for i in range(1, 13)]  # progress per run, batches or not
+    assert set(one.runs["status"]) == set(five.runs["status"]) == {"ok"}
+    assert_same_runs(tmp_path / "one", tmp_path / "five")
+    assert_whole_folders(tmp_path / "five")
+    assert not [p for p in (tmp_path / "five" / "runs").iterdir() if p.name.startswith(".")]
+    cols = [c for c in one.runs.columns if c != "wall_s"]
+    pd.testing.assert_frame_equal(one.runs[cols], five.runs[cols])
+    # The adaptive batches (the default) give the same runs again.
+    xlayer.sweep(path, tmp_path / "auto", scheduler=scheduler, shared_folder=True)
+    assert_same_runs(tmp_path / "one", tmp_path / "auto")
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_failing_run_in_a_batch_is_reported_and_its_batch_mates_stored(
+        sweep_file, scheduler, tmp_path, shared):
+    path = sweep_file('scenario = "base.toml"\n'
+                      '[grid]\n"topology.spacing_m" = [200.0, 1000.0, 150.0]\n', base=CHAIN_BASE)
+    out = tmp_path / "out"
+    s = xlayer.sweep(path, out, scheduler=scheduler, batch_runs=3, shared_folder=shared)
+    by_spacing = s.runs.set_index("topology.spacing_m")
+    assert by_spacing.loc[200.0, "status"] == "ok" and by_spacing.loc[150.0, "status"] == "ok"
+    assert by_spacing.loc[1000.0, "status"] == "failed"
+    assert "TopologyError" in by_spacing.loc[1000.0, "error"]
+    assert len(run_folders(out)) == 2 and len(list((out / "failed").iterdir())) == 1
+    assert_whole_folders(out)
+
+
+def test_a_batch_interrupted_keeps_its_finished_runs_and_the_sweep_resumes_without_them(
+        sweep_file, scheduler, tmp_path, monkeypatch):
+    """The worker stores each run of a batch as it ends: a batch cut short after two runs leaves
+    those two whole, and running the sweep again runs only the others."""
+    from xlayer import _sweep_worker, sweeps
+    from xlayer.store import SweepStore
+
+    path = sweep_file()  # 8 runs
+    spec = load_sweep(path)
+    runs = plan_runs(spec)
+    out = tmp_path / "out"
+    store = SweepStore(out)
+    store.prepare(sweeps._plan_document(spec, runs), spec.base)
+    real = sweeps.execute_run
+    calls = []
+
+    def third_run_interrupted(scenario, allow_python=False):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # the worker is stopped in the middle of the batch
+        return real(scenario, allow_python)
+
+    monkeypatch.setattr(sweeps, "execute_run", third_run_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _sweep_worker.execute_batch([(r.meta(), r.scenario) for r in runs[:4]], False,
+                                    str(out.resolve()), store.plan_sha256())
+    monkeypatch.setattr(sweeps, "execute_run", real)
+    stored = run_folders(out)
+    assert sorted(stored) == sorted(r.run for r in runs[:2])
+    assert_whole_folders(out)
+    stamps = {k: (p / "summary.json").stat().st_mtime_ns for k, p in stored.items()}
+
+    outcome = sweeps.run_planned(spec, runs, out, scheduler=scheduler, batch_runs=4)
+    assert (outcome.skipped, outcome.ran, outcome.failed) == (2, 6, 0)
+    for k, p in run_folders(out).items():
+        if k in stamps:
+            assert (p / "summary.json").stat().st_mtime_ns == stamps[k], "finished run rerun"
+    xlayer.sweep(path, tmp_path / "whole", scheduler=scheduler, batch_runs=1)
+    assert_same_runs(out, tmp_path / "whole")
+
+
+def test_a_worker_writes_only_into_the_clients_sweep_folder(sweep_file, tmp_path):
+    """With the folder's sweep.json as the client wrote it, the worker writes the runs there;
+    another folder at that path (a worker that does not share the file system) gets nothing,
+    and the results go back to the client."""
+    from xlayer import _sweep_worker, sweeps
+    from xlayer.store import SweepStore
+
+    spec = load_sweep(sweep_file('scenario = "base.toml"\nseeds = 2\n', base=CHAIN_BASE))
+    runs = plan_runs(spec)
+    out = tmp_path / "out"
+    store = SweepStore(out)
+    store.prepare(sweeps._plan_document(spec, runs), spec.base)
+    batch = [(r.meta(), r.scenario) for r in runs]
+    wrote, results = _sweep_worker.execute_batch(batch, False, str(out), "0" * 64)
+    assert not wrote and [s for s, _, _ in results] == ["ok", "ok"]
+    assert isinstance(results[0][1], xlayer.Result) and not run_folders(out)
+    wrote, results = _sweep_worker.execute_batch(batch, False, str(out), store.plan_sha256())
+    assert wrote and [(s, v) for s, v, _ in results] == [("stored", None)] * 2
+    assert sorted(run_folders(out)) == sorted(r.run for r in runs)
+    assert_whole_folders(out)
+    # Run again (a batch retried after its worker died): the stored runs are not run again.
+    wrote, results = _sweep_worker.execute_batch(batch, False, str(out), store.plan_sha256())
+    assert results == [("stored", None, None)] * 2
+
+
+def test_workers_import_xlayer_when_they_start_or_join(tmp_path):
+    from distributed import Client, LocalCluster
+
+    from xlayer.sweeps import preload_workers
+
+    def imported() -> bool:
+        import sys as worker_sys
+
+        return "xlayer.api" in worker_sys.modules and "pandas" in worker_sys.modules
+
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                           dashboard_address=":0", silence_logs=50)
+    try:
+        with Client(cluster) as client:
+            assert list(client.run(imported).values()) == [False]
+            preload_workers(client)
+            assert list(client.run(imported).values()) == [True]
+            cluster.scale(2)
+            client.wait_for_workers(2, timeout=60)
+            assert list(client.run(imported).values()) == [True, True]
+    finally:
+        cluster.close()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--batch", "0"], "--batch: must be at least 1"),
+    (["--shared-folder", "--workers", "1"], "--shared-folder: only with --scheduler"),
+])
+def test_cli_batch_and_shared_folder_are_checked(sweep_file, xlayer_cli, tmp_path, args,
+                                                 message):
+    out = tmp_path / "out"
+    proc = xlayer_cli("sweep", sweep_file(), "--out", out, *args)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert not out.exists()

@@ -121,6 +121,13 @@ def _parser() -> argparse.ArgumentParser:
                            help="local Dask workers, one process each (default: one per core)")
         where.add_argument("--scheduler", metavar="ADDRESS",
                            help="use the running Dask scheduler at ADDRESS (tcp://host:port)")
+        p.add_argument("--shared-folder", action="store_true",
+                       help="with --scheduler: the workers see the --out folder at the same "
+                       "absolute path (a shared file system), so they write the run folders "
+                       "themselves (the local cluster always does)")
+        p.add_argument("--batch", type=int, metavar="N", dest="batch_runs",
+                       help="runs per Dask task (default: chosen from the runs' measured CPU "
+                       "time, about 0.5 s of it per task; long runs go one per task)")
         p.add_argument("--set", dest="overrides", action="append", default=[],
                        metavar="KEY=VALUE", help=set_help)
         p.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
@@ -765,6 +772,11 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
 
     if args.workers is not None and args.workers < 1:
         raise _CommandError(f"--workers: must be at least 1, found {args.workers}")
+    if args.batch_runs is not None and args.batch_runs < 1:
+        raise _CommandError(f"--batch: must be at least 1, found {args.batch_runs}")
+    if args.shared_folder and args.scheduler is None:
+        raise _CommandError("--shared-folder: only with --scheduler (the local cluster's "
+                            "workers always write the run folders themselves)")
     if not args.no_workers_timeout > 0 or math.isinf(args.no_workers_timeout):
         raise _CommandError("--no-workers-timeout: must be a positive number of seconds, found "
                             f"{args.no_workers_timeout:g}")
@@ -775,7 +787,9 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
     with _dask_client_logs_silenced():
         outcome = run_planned(spec, runs, out, workers=args.workers, scheduler=args.scheduler,
                               progress=show_progress, allow_python=args.allow_python,
-                              no_workers_timeout_s=args.no_workers_timeout)
+                              no_workers_timeout_s=args.no_workers_timeout,
+                              shared_folder=True if args.shared_folder else None,
+                              batch_runs=args.batch_runs)
     if not args.quiet:
         console = _console()
         console.print(

@@ -120,6 +120,11 @@ class SweepStore:
                     else:
                         p.unlink(missing_ok=True)
 
+    def plan_sha256(self) -> str:
+        """The SHA-256 of sweep.json's bytes: a worker that reads the same bytes at the same
+        path sees this folder (not another one of that name), and may write runs into it."""
+        return hashlib.sha256((self.folder / "sweep.json").read_bytes()).hexdigest()
+
     def plan(self) -> Dict[str, Any]:
         """The contents of sweep.json (:class:`XlayerError` naming it if it is malformed)."""
         from xlayer.results import malformed_result, read_json_object
@@ -212,14 +217,14 @@ class SweepStore:
         """
         import pandas as pd
 
-        from xlayer.results import read_csv_table, read_json_object
+        from xlayer.results import read_json_object
 
         plan = self.plan() if self.is_sweep_folder() else {"runs": [], "swept": []}
         swept: List[str] = list(plan.get("swept", []))
         finished = self.finished()
         failures = self.failures()
         run_rows: List[Dict[str, Any]] = []
-        flow_frames: List[pd.DataFrame] = []
+        flow_parts: List[Tuple[Dict[str, Any], Path]] = []
         for planned in plan.get("runs", []):
             key = planned["run"]
             keys = _key_columns(planned, swept)
@@ -233,10 +238,7 @@ class SweepStore:
                     if k not in row:
                         row[k] = v
                 run_rows.append(row)
-                flows = read_csv_table(folder / "flows.csv", ("flow", "throughput_bps"))
-                for i, (k, v) in enumerate(keys.items()):
-                    flows.insert(i, k, [v] * len(flows))
-                flow_frames.append(flows)
+                flow_parts.append((keys, folder / "flows.csv"))
             elif key in failures:
                 row = dict(keys)
                 row["status"] = "failed"
@@ -245,7 +247,7 @@ class SweepStore:
         runs = pd.DataFrame(run_rows)
         if runs.empty:
             runs = pd.DataFrame(columns=list(RUN_KEY_COLUMNS) + swept + ["status", "error"])
-        flows_all = (pd.concat(flow_frames, ignore_index=True) if flow_frames
+        flows_all = (_read_flow_tables(flow_parts) if flow_parts
                      else pd.DataFrame(columns=list(RUN_KEY_COLUMNS) + swept))
         return _parquet_safe(runs), _parquet_safe(flows_all)
 
@@ -309,6 +311,69 @@ class SweepStore:
             except (OSError, ValueError):  # damaged since: rebuild them
                 pass
         return self.rebuild_tables()
+
+
+#: The columns every run's flows.csv has.
+FLOW_COLUMNS = ("flow", "throughput_bps")
+
+
+def _read_flow_tables(parts: List[Tuple[Dict[str, Any], Path]]) -> "pd.DataFrame":
+    """The flows.csv files of ``parts`` (``(key columns, path)``), each read on its own (with
+    :func:`xlayer.results.read_csv_table`), its run's key columns inserted in front, and
+    concatenated — or the same table parsed with one ``read_csv``, as a parse per file was most
+    of the cost of building a sweep's tables. The one parse is used when every file has the
+    same header line and at least one row (a sweep's runs write the same columns, each with one
+    type in every file xlayer writes, so the values and types are those of the file-by-file
+    concatenation); the key columns are concatenated run by run all the same, so that their
+    types are too. A combined text that does not parse, or whose row count is not its line
+    count (a quoted field holding a line break), is read file by file, which names a malformed
+    file."""
+    import io
+
+    import pandas as pd
+
+    from xlayer.results import read_csv_table
+
+    texts = [path.read_bytes().decode("utf-8", errors="surrogateescape") for _, path in parts]
+    header = texts[0].split("\n", 1)[0]
+    bodies = [t[len(header) + 1:] for t in texts]
+    counts = [b.count("\n") + (1 if not b.endswith("\n") else 0) for b in bodies]
+    flows = None
+    if (header.strip() and all(c in header.split(",") for c in FLOW_COLUMNS)
+            and all(t.startswith(header + "\n") and b.strip("\n") for t, b in zip(texts, bodies))):
+        text = header + "\n" + "".join(b if b.endswith("\n") else b + "\n" for b in bodies)
+        try:
+            flows = pd.read_csv(io.StringIO(text))
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError):
+            flows = None
+        if flows is not None and len(flows) != sum(counts):
+            flows = None
+    if flows is None:  # file by file
+        frames = []
+        for keys, path in parts:
+            df = read_csv_table(path, FLOW_COLUMNS)
+            for i, (k, v) in enumerate(keys.items()):
+                df.insert(i, k, [v] * len(df))
+            frames.append(df)
+        return pd.concat(frames, ignore_index=True)
+    for j, name in enumerate(parts[0][0]):
+        values = [keys[name] for keys, _ in parts]
+        if _one_plain_type(values):  # typed alike piece by piece and whole
+            column: Any = [v for v, n in zip(values, counts) for _ in range(n)]
+        else:
+            column = pd.concat([pd.Series([v] * n) for v, n in zip(values, counts)],
+                               ignore_index=True)
+        flows.insert(j, name, column)
+    return flows
+
+
+def _one_plain_type(values: List[Any]) -> bool:
+    """All strings, all floats, or all integers within int64 (not bool): a column of them has
+    one type, whether built whole or concatenated from pieces."""
+    kinds = {type(v) for v in values}
+    if kinds == {str} or kinds == {float}:
+        return True
+    return kinds == {int} and all(-(2 ** 63) <= v < 2 ** 63 for v in values)
 
 
 def _key_columns(planned: Mapping[str, Any], swept: Iterable[str]) -> Dict[str, Any]:

@@ -24,10 +24,13 @@ The sweep file format is documented in ``docs/sweep.md``. In short::
 Every run's scenario is built and validated by the core before any run starts. Runs execute on a
 Dask cluster: a ``LocalCluster`` of one single-threaded worker process per core by default,
 ``workers=N`` for another size, or ``scheduler="tcp://host:port"`` for an existing cluster
-(dask-jobqueue's SLURMCluster/PBSCluster give such an address). Each finished run is written to
-the result store (:mod:`xlayer.store`) by this process as soon as its result arrives, so the
-workers need no shared file system. Running the same sweep into the same folder again skips the
-finished runs and runs the rest (failed runs are tried again).
+(dask-jobqueue's SLURMCluster/PBSCluster give such an address). Every worker imports xlayer
+as it starts (a worker plugin, :func:`preload_workers`). Short runs go several to a task
+(:class:`_BatchSizer`), so that Dask's cost per task is paid per batch. Each finished run is
+written to the result store (:mod:`xlayer.store`) as soon as it ends: by the worker itself when
+it sees the sweep folder (the local cluster; a remote one with ``shared_folder=True``), else by
+this process when the run's batch comes back. Running the same sweep into the same folder again
+skips the finished runs and runs the rest (failed runs are tried again).
 """
 
 from __future__ import annotations
@@ -391,6 +394,8 @@ def sweep(
     overrides: Overrides = (),
     allow_python: bool = False,
     no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
+    shared_folder: Optional[bool] = None,
+    batch_runs: Optional[int] = None,
 ) -> "Sweep":
     """Runs a sweep (a sweep file path or a dict of the same shape) and returns it loaded.
 
@@ -407,6 +412,11 @@ def sweep(
     :class:`SimulationError`; the folder keeps the finished runs and resumes. A sweep has at
     most :data:`MAX_RUNS` runs. Failed runs do not raise: they are rows with ``status ==
     "failed"``. Returns :class:`xlayer.analysis.Sweep` (``.runs``, ``.flows`` DataFrames).
+
+    ``shared_folder``: whether the workers write the run folders themselves, into ``out`` at
+    the same absolute path (default: yes on the local cluster, no on a ``scheduler``; pass True
+    when ``out`` is on a file system the cluster's workers share). ``batch_runs``: runs per Dask
+    task (default: chosen from the runs' measured CPU time, see :class:`_BatchSizer`).
     """
     from xlayer._extras import require
     from xlayer.analysis import load
@@ -416,7 +426,8 @@ def sweep(
     folder = Path(out) if out is not None else Path("results") / spec.name
     runs = plan_runs(spec)
     run_planned(spec, runs, folder, workers=workers, scheduler=scheduler, progress=progress,
-                allow_python=allow_python, no_workers_timeout_s=no_workers_timeout_s)
+                allow_python=allow_python, no_workers_timeout_s=no_workers_timeout_s,
+                shared_folder=shared_folder, batch_runs=batch_runs)
     return load(folder)
 
 
@@ -430,14 +441,23 @@ def run_planned(
     progress: Union[bool, Callable[[int, int], None]] = False,
     allow_python: bool = False,
     no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
+    shared_folder: Optional[bool] = None,
+    batch_runs: Optional[int] = None,
 ) -> SweepOutcome:
-    """Runs the planned runs not yet finished in ``folder`` on Dask, writing each as it ends."""
+    """Runs the planned runs not yet finished in ``folder`` on Dask, each stored as it ends
+    (see :func:`sweep` for the options)."""
     from xlayer._extras import require
     from xlayer.store import SweepStore, scenario_hash
 
     require("sweep", "running a sweep")
     if not no_workers_timeout_s > 0:
         raise ValueError(f"no_workers_timeout_s must be positive, found {no_workers_timeout_s}")
+    if batch_runs is not None and (isinstance(batch_runs, bool) or not isinstance(batch_runs, int)
+                                   or batch_runs < 1):
+        raise ValueError(f"batch_runs must be a whole number of runs, at least 1, found "
+                         f"{batch_runs!r}")
+    if shared_folder is None:
+        shared_folder = scheduler is None  # the local cluster sees this machine's folders
     for r in runs:  # refused before the folder or the cluster is touched
         check_python_allowed(r.scenario, allow_python, _describe(r.stack, r.values, r.seed))
     store = SweepStore(folder)
@@ -462,7 +482,7 @@ def run_planned(
             store.prepare(_plan_document(spec, runs), spec.base)
             _run_on_dask(client, store, todo, outcome, progress=progress,
                          allow_python=allow_python, no_workers_timeout_s=no_workers_timeout_s,
-                         where=scheduler)
+                         where=scheduler, shared_folder=shared_folder, batch_runs=batch_runs)
         finally:
             client.close()
             if cluster is not None:
@@ -491,20 +511,67 @@ def _plan_document(spec: SweepSpec, runs: Sequence[PlannedRun]) -> Dict[str, Any
 def _connect(workers: Optional[int], scheduler: Optional[str]) -> Tuple[Any, Any]:
     """``(client, cluster)``: a client of the scheduler at ``scheduler``, or of a new local
     cluster of ``workers`` single-threaded worker processes (``cluster`` is then not None)."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if scheduler is not None:
-        return Client(scheduler, timeout=SCHEDULER_TIMEOUT_S), None
+        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT_S)
+        try:
+            preload_workers(client)
+        except BaseException:
+            client.close()
+            raise
+        return client, None
     n = workers if workers is not None else _cores()
     if n < 1:
         raise ValueError("workers must be at least 1")
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=50)
+    cluster = local_cluster(n)
     try:
-        return Client(cluster), cluster
+        client = Client(cluster)
+        try:
+            preload_workers(client)
+        except BaseException:
+            client.close()
+            raise
+        return client, cluster
     except BaseException:
         cluster.close()
         raise
+
+
+#: Dask settings of the local cluster a sweep starts. Its defaults sample the running task's
+#: stack every 10 ms (statistical profiling, for the dashboard), check the event loops every
+#: 20 ms and the system every 500 ms: about a tenth of a core on a 2-worker cluster, idle or
+#: not, taken from the runs. A sweep needs none of that at that rate.
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.system-monitor.gil.enabled": False,
+}
+
+
+def local_cluster(workers: int) -> Any:
+    """The ``LocalCluster`` a sweep starts: ``workers`` single-threaded worker processes, a
+    dashboard on a free port, logs below critical silenced, :data:`LOCAL_CLUSTER_CONFIG`."""
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                            dashboard_address=":0", silence_logs=50)
+
+
+def preload_workers(client: Any) -> None:
+    """Registers :class:`xlayer._sweep_worker.Preload` with the client's scheduler: every worker,
+    now and joining later, imports xlayer as it starts rather than in its first run. A worker
+    that cannot (xlayer missing there) is left to fail its runs, each recorded with the error."""
+    from xlayer._sweep_worker import Preload
+
+    try:
+        client.register_plugin(Preload())
+    except (ImportError, AttributeError, TypeError) as e:
+        print(f"xlayer: could not preload xlayer on the workers ({type(e).__name__}: "
+              f"{_first_line(e)}); the runs import it themselves", file=sys.stderr)
 
 
 def _cores() -> int:
@@ -519,31 +586,58 @@ def _run_on_dask(client: Any, store: "SweepStore", todo: Sequence[PlannedRun],
                  progress: Union[bool, Callable[[int, int], None]],
                  allow_python: bool = False,
                  no_workers_timeout_s: float = NO_WORKERS_TIMEOUT_S,
-                 where: Optional[str] = None) -> None:
+                 where: Optional[str] = None,
+                 shared_folder: bool = False,
+                 batch_runs: Optional[int] = None) -> None:
+    """Runs ``todo`` in batches (:class:`_BatchSizer`), keeping :data:`TASKS_PER_WORKER`
+    batches per worker thread submitted; records each run as its batch reports it."""
     import asyncio
     import concurrent.futures
+    from collections import deque
 
     from distributed import as_completed
 
+    from xlayer._sweep_worker import execute_batch
+
     bar = _SweepProgress(progress, outcome.planned, outcome.skipped)
+    folder = str(store.folder.resolve()) if shared_folder else None
+    plan_sha256 = store.plan_sha256() if shared_folder else None
+    pending = deque(todo)
+    in_flight: Dict[str, List[PlannedRun]] = {}
     futures: List[Any] = []
+    sizer = _BatchSizer(batch_runs)
+    watch = _WorkerWatch(client, store, no_workers_timeout_s, where)
+    ac = as_completed()
+    noted_unshared = False
+
+    def submit_more() -> None:
+        threads = max(1, watch.threads())
+        while pending and len(in_flight) < TASKS_PER_WORKER * threads:
+            n = min(len(pending), sizer.size(len(pending), threads))
+            batch = [pending.popleft() for _ in range(n)]
+            key = f"xlayer-runs-{batch[0].run}-{n}"
+            future = client.submit(execute_batch, [(r.meta(), r.scenario) for r in batch],
+                                   allow_python, folder, plan_sha256, key=key, pure=False)
+            in_flight[key] = batch
+            futures.append(future)
+            ac.add(future)
+
+    def stored(run: PlannedRun) -> bool:
+        return shared_folder and (store.run_folder(run.run) / "run.json").is_file()
+
     try:
-        by_key = {r.run: r for r in todo}
-        futures = [client.submit(execute_run, r.scenario, allow_python,
-                                 key=f"xlayer-run-{r.run}", pure=False)
-                   for r in todo]
-        watch = _WorkerWatch(client, store, no_workers_timeout_s, where)
-        for future in _completed(as_completed(futures), watch, outcome, len(todo)):
-            run = by_key[str(future.key)[len("xlayer-run-"):]]
+        submit_more()
+        for future in _completed(ac, watch, outcome, len(todo)):
+            batch = in_flight.pop(str(future.key))
             try:
-                status, value = _result(future, watch, outcome, len(todo))
+                wrote, results = _result(future, watch, outcome, len(todo))
             except _NoWorkers:
                 raise
             except (concurrent.futures.CancelledError, asyncio.CancelledError, OSError) as e:
-                # Not a failure of the run (a run's own errors come back as ("failed", ...)):
-                # the cluster cancelled it or its result could not be fetched, as when the
+                # Not a failure of the runs (a run's own errors come back as "failed"): the
+                # cluster cancelled the batch or its result could not be fetched, as when the
                 # client loses its scheduler. Record nothing, so that the next invocation
-                # runs it.
+                # runs what the workers did not store.
                 raise _NoWorkers(
                     f"lost {watch.where} ({type(e).__name__}: {_first_line(e)}); "
                     f"{outcome.ran + outcome.failed} of {len(todo)} runs done. "
@@ -551,16 +645,29 @@ def _run_on_dask(client: Any, store: "SweepStore", todo: Sequence[PlannedRun],
                     "to resume"
                 ) from None
             except Exception as e:  # noqa: BLE001 - e.g. KilledWorker: the worker died
-                status, value = "failed", f"{type(e).__name__}: {e}"
-            if status == "ok":
-                store.write_run(run.meta(), value)
-                outcome.ran += 1
-            else:
-                store.write_failure(run.meta(), str(value))
-                outcome.failed += 1
-                outcome.failures.append((run.run, str(value)))
+                # Runs the workers stored before that are kept; the others failed with it.
+                wrote = shared_folder
+                results = [("failed", f"{type(e).__name__}: {e}", None)] * len(batch)
+            if shared_folder and not wrote and not noted_unshared:
+                noted_unshared = True
+                print(f"xlayer: a worker does not see {folder}; its runs come back to be "
+                      "written here", file=sys.stderr)
+            for run, (status, value, cpu_s) in zip(batch, results):
+                sizer.measured(cpu_s)
+                if status == "failed" and stored(run):
+                    status = "stored"  # stored before its batch was lost
+                if status == "stored":
+                    outcome.ran += 1
+                elif status == "ok":
+                    store.write_run(run.meta(), value)
+                    outcome.ran += 1
+                else:
+                    store.write_failure(run.meta(), str(value))
+                    outcome.failed += 1
+                    outcome.failures.append((run.run, str(value)))
+                bar.advance()
             future.release()
-            bar.advance()
+            submit_more()
     except BaseException as e:
         # Nothing left to run for this client (a worker joining later must not start them).
         try:
@@ -572,6 +679,52 @@ def _run_on_dask(client: Any, store: "SweepStore", todo: Sequence[PlannedRun],
         raise
     finally:
         bar.close()
+
+
+#: Batches kept submitted per worker thread: the one it runs and the next, so that a worker
+#: never waits for the client between two batches.
+TASKS_PER_WORKER = 2
+#: A batch of runs is sized to take about this much CPU time on a worker (seconds): Dask's
+#: cost per task is then about 1 % of it.
+BATCH_TARGET_S = 0.5
+#: ... and to hold at most 1 / (this x worker threads) of the runs left, so that batches shrink
+#: as the sweep ends and the workers finish together (guided self-scheduling).
+BATCH_SHARE = 4
+#: At most this many runs in one batch.
+MAX_BATCH_RUNS = 256
+
+
+class _BatchSizer:
+    """How many runs the next task holds.
+
+    Unbatched until runs have been measured: the first tasks hold one run each. Then the
+    number of runs that take :data:`BATCH_TARGET_S` at the mean CPU time per run measured so
+    far on the workers (running and writing a run; CPU rather than wall time, which grows when
+    other processes share the cores while Dask's cost per task, also CPU, grows with it), but
+    at most the runs left divided by :data:`BATCH_SHARE` x worker threads (so that the last
+    batches are small and the workers end together), at most :data:`MAX_BATCH_RUNS`, at least
+    1. Runs of 0.5 s or more are never batched; runs of 25 ms go about 20 to a task.
+    ``fixed`` (``batch_runs=``) overrides it.
+    """
+
+    def __init__(self, fixed: Optional[int] = None) -> None:
+        self._fixed = fixed
+        self._cpu_s = 0.0
+        self._runs = 0
+
+    def measured(self, cpu_s: Optional[float]) -> None:
+        if cpu_s is not None and cpu_s > 0:
+            self._cpu_s += cpu_s
+            self._runs += 1
+
+    def size(self, left: int, threads: int) -> int:
+        if self._fixed is not None:
+            return self._fixed
+        if not self._runs:
+            return 1
+        by_time = int(BATCH_TARGET_S / (self._cpu_s / self._runs))
+        by_share = -(-left // (BATCH_SHARE * max(1, threads)))
+        return max(1, min(by_time, by_share, MAX_BATCH_RUNS))
 
 
 def _first_line(e: BaseException) -> str:
@@ -601,16 +754,25 @@ class _NoWorkers(Exception):
 def _completed(ac: Any, watch: "_WorkerWatch", outcome: SweepOutcome, total: int) -> Any:
     """The futures of ``ac`` as they finish; between them, ``watch`` checks that the cluster
     still has a worker (``as_completed`` alone would wait forever once the last one died)."""
+    # Woken as a future finishes (the condition as_completed notifies then; a distributed
+    # without it: polled), so that a finished task's successor is submitted at once.
+    condition = getattr(ac, "thread_condition", None)
     while not ac.is_empty():
         batch = ac.next_batch(block=False)
         if batch:
             yield from batch
             continue
         watch.check(outcome.ran + outcome.failed, total)
-        time.sleep(POLL_S)
+        if condition is None:
+            time.sleep(POLL_S)
+            continue
+        with condition:
+            if not ac.has_ready():
+                condition.wait(timeout=POLL_S)
 
 
-#: How often a sweep waiting for results checks its cluster's workers (seconds).
+#: How long a sweep waiting for results waits before it checks its cluster's workers again
+#: (seconds; it checks the scheduler at most once a second).
 POLL_S = 0.1
 
 
@@ -627,6 +789,20 @@ class _WorkerWatch:
         self.where = f"the scheduler at {where}" if where else "the local cluster"
         self._since: Optional[float] = None
         self._next_check = 0.0
+        self._threads = 0
+        self._threads_at = -1.0
+
+    def threads(self) -> int:
+        """The cluster's worker threads (asked of the scheduler at most once a second; 0 when
+        it does not answer)."""
+        now = time.monotonic()
+        if now - self._threads_at >= 1.0:
+            self._threads_at = now
+            try:
+                self._threads = sum(self._client.nthreads().values())
+            except Exception:  # noqa: BLE001 - the scheduler is unreachable: none for now
+                self._threads = 0
+        return self._threads
 
     def check(self, done: int, total: int) -> None:
         now = time.monotonic()
