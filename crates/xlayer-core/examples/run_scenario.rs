@@ -11,10 +11,12 @@ fn main() {
         eprintln!("{path}: {e}");
         std::process::exit(2)
     });
+    let t0 = std::time::Instant::now();
     let mut sim = Simulation::from_toml(&text).unwrap_or_else(|e| {
         eprintln!("{path}: {e}");
         std::process::exit(2)
     });
+    let setup = t0.elapsed();
     sim.run();
     let r = sim.results();
     for (k, v) in &r.summary {
@@ -65,6 +67,7 @@ fn main() {
         "events_per_s",
         r.summary_f64("events") / wall
     );
+    println!("{:>26} {:.2}", "setup_ms", setup.as_secs_f64() * 1e3);
     println!(
         "{:>26} {:.1}",
         "sim_s_per_wall_s",

@@ -377,7 +377,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     };
 
     // Flows (explicit, then random pairs) and the routes they need.
-    let mut routes = StaticRoutes::default();
+    let mut routes = StaticRoutes::new(&graph);
     let end = SimTime::from_secs_f64(sc.duration_s);
     let mut flows = Vec::new();
     let mut conns: Vec<Conn> = Vec::new();
@@ -489,7 +489,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     // Connections with a return path (TCP's ACKs) need the route back as well.
     let two_way = |t: &str| t != "udp";
     for (i, f) in sc.flows.iter().enumerate() {
-        routes.add_destination(f.dst, &graph);
+        routes.add_destination(f.dst);
         if routes.next_hop(f.src, f.dst) == UNREACHABLE {
             return Err(XlError::topology(
                 format!("flows[{i}].dst"),
@@ -497,7 +497,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             ));
         }
         if two_way(&f.transport) {
-            routes.add_destination(f.src, &graph);
+            routes.add_destination(f.src);
             if routes.next_hop(f.dst, f.src) == UNREACHABLE {
                 return Err(XlError::topology(
                     format!("flows[{i}].src"),
@@ -565,12 +565,12 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 if src == dst {
                     continue;
                 }
-                routes.add_destination(dst, &graph);
+                routes.add_destination(dst);
                 if routes.next_hop(src, dst) == UNREACHABLE {
                     continue;
                 }
                 if two_way(&fr.transport) {
-                    routes.add_destination(src, &graph);
+                    routes.add_destination(src);
                     if routes.next_hop(dst, src) == UNREACHABLE {
                         continue;
                     }

@@ -16,10 +16,12 @@
 //! 3/4 (5): `P_b ≤ (1/k) Σ_d c_d D^d`.
 //!
 //! These are tabulated on a fine SINR grid (0.05 dB) as `ln(1 − error)` per bit, so the hot
-//! path does a table lookup per interference chunk. Each entry is computed the first time it is
-//! read: a run pays only for the SINRs its frames see (the CCK integral makes a whole 802.11b
-//! table cost about 35 ms, which every process paid at start-up before; issue 15 item 4), and
-//! an entry is the same number whenever it is computed.
+//! path does a table lookup per interference chunk. The four DSSS tables are computed once, at
+//! compile time, by `build.rs` from the same code (`error_model/dsss.rs`): their CCK integrals
+//! cost 35-75 µs a point, which every process paid for each SINR its frames saw (about 20 ms in
+//! a short 200-node run) and for the default-threshold search at set-up (issue 15 item 4). The
+//! OFDM tables, closed forms, are filled entry by entry on first read; an entry is the same
+//! number whenever and wherever it is computed (tested).
 //!
 //! Threshold model defaults (dB), the SINR a 1000-byte frame needs:
 //! - 802.11b: the SINR at which the BER model gives the standard's sensitivity criterion, 8 % FER
@@ -204,99 +206,23 @@ impl Modulation {
     }
 }
 
-const GRID_MIN_DB: f64 = -20.0;
-const GRID_STEP_DB: f64 = 0.05;
-const GRID_LEN: usize = 1001; // -20 dB … +30 dB
+mod dsss;
 
-fn erfc(x: f64) -> f64 {
-    // Numerical Recipes' erfcc (Chebyshev fit), relative error below 1.2e-7 everywhere.
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.265_512_23
-            + t * (1.000_023_68
-                + t * (0.374_091_96
-                    + t * (0.096_784_18
-                        + t * (-0.186_288_06
-                            + t * (0.278_868_07
-                                + t * (-1.135_203_98
-                                    + t * (1.488_515_87
-                                        + t * (-0.822_152_23 + t * 0.170_872_77)))))))))
-            .exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
-    }
-}
+use dsss::{erfc, grid_sinr, GRID_LEN, GRID_MIN_DB, GRID_STEP_DB};
 
-/// Standard normal cumulative distribution.
-fn phi_cdf(x: f64) -> f64 {
-    0.5 * erfc(-x / std::f64::consts::SQRT_2)
-}
-
-/// Symbol error probability of 16-ary CCK (biorthogonal, n = 8) at symbol energy ratio `e`.
-///
-/// Computed as the error mass directly, `Φ(−β) + ∫_{−β}^{∞} φ(x) [1 − (1 − 2Q(x+β))^{n−1}] dx`,
-/// so that small error probabilities keep their relative precision (1 − P(correct) would not).
-fn cck16_symbol_error(e: f64) -> f64 {
-    let beta = (2.0 * e).sqrt();
-    let n = 8;
-    let q = |y: f64| 0.5 * erfc(y / std::f64::consts::SQRT_2);
-    let (a, b) = (-beta, beta.max(0.0) + 12.0);
-    let steps = 1000;
-    let h = (b - a) / steps as f64;
-    let f = |x: f64| {
-        let two_q = (2.0 * q(x + beta)).min(1.0);
-        let miss = -((n - 1) as f64 * (-two_q).ln_1p()).exp_m1();
-        miss * (-x * x / 2.0).exp() / (2.0 * std::f64::consts::PI).sqrt()
-    };
-    // Simpson's rule.
-    let mut s = f(a) + f(b);
-    for i in 1..steps {
-        let x = a + i as f64 * h;
-        s += if i % 2 == 1 { 4.0 } else { 2.0 } * f(x);
-    }
-    (phi_cdf(-beta) + s * h / 3.0).clamp(0.0, 1.0)
-}
+// `DSSS_TABLES`, written by build.rs.
+include!(concat!(env!("OUT_DIR"), "/dsss_tables.rs"));
 
 /// `ln(1 − error)` per bit for one modulation at linear SINR.
 fn ln_ok_per_bit_exact(m: Modulation, sinr: f64) -> f64 {
-    let ln1m = |p: f64| (1.0 - p.clamp(0.0, 1.0 - 1e-15)).ln();
     match m {
-        Modulation::Dbpsk => {
-            let ebn0 = sinr * 22.0;
-            ln1m(0.5 * (-ebn0).exp())
+        Modulation::Dbpsk => dsss::ln_ok_per_bit(0, sinr),
+        Modulation::Dqpsk => dsss::ln_ok_per_bit(1, sinr),
+        Modulation::Cck55 => dsss::ln_ok_per_bit(2, sinr),
+        Modulation::Cck11 => dsss::ln_ok_per_bit(3, sinr),
+        Modulation::Ofdm(mode) => {
+            dsss::ln1m(viterbi_union_bound(mode, ofdm_uncoded_ber(mode, sinr)))
         }
-        Modulation::Dqpsk => {
-            let ebn0 = sinr * 11.0;
-            let ber = (std::f64::consts::SQRT_2 + 1.0)
-                / (8.0 * std::f64::consts::PI * std::f64::consts::SQRT_2).sqrt()
-                * (-(2.0 - std::f64::consts::SQRT_2) * ebn0).exp()
-                / ebn0.sqrt();
-            ln1m(ber.min(0.5))
-        }
-        Modulation::Cck55 => {
-            let ebn0 = sinr * 22.0 / 1.375 / 4.0;
-            ln1m(cck16_symbol_error(4.0 * ebn0 / 2.0)) / 4.0
-        }
-        Modulation::Cck11 => {
-            let ebn0 = sinr * 22.0 / 1.375 / 8.0;
-            let p16 = cck16_symbol_error(8.0 * ebn0 / 2.0 / 2.0);
-            let p256 = 1.0 - (1.0 - p16) * (1.0 - p16);
-            ln1m(p256) / 8.0
-        }
-        Modulation::Ofdm(mode) => ln1m(viterbi_union_bound(mode, ofdm_uncoded_ber(mode, sinr))),
-    }
-}
-
-fn modulation_index(m: Modulation) -> usize {
-    match m {
-        Modulation::Dbpsk => 0,
-        Modulation::Dqpsk => 1,
-        Modulation::Cck55 => 2,
-        Modulation::Cck11 => 3,
-        Modulation::Ofdm(mode) => 4 + mode.index(),
     }
 }
 
@@ -304,21 +230,28 @@ fn modulation_index(m: Modulation) -> usize {
 /// is finite or −∞).
 const EMPTY: u64 = 0x7ff8_dead_beef_0001;
 
-/// One table per modulation, each entry computed on first read ([`entry`]).
-static TABLES: [[AtomicU64; GRID_LEN]; 15] =
-    [const { [const { AtomicU64::new(EMPTY) }; GRID_LEN] }; 15];
+/// One table per OFDM mode, each entry computed on first read ([`entry`]); the DSSS tables are
+/// built at compile time (`DSSS_TABLES`).
+static OFDM_TABLES: [[AtomicU64; GRID_LEN]; OfdmMode::ALL.len()] =
+    [const { [const { AtomicU64::new(EMPTY) }; GRID_LEN] }; OfdmMode::ALL.len()];
 
-/// Grid entry `i` of `m`'s table. Threads that compute the same entry at once store the same
-/// bits, so a relaxed load and store suffice.
+/// Grid entry `i` of `m`'s table. Threads that compute the same OFDM entry at once store the
+/// same bits, so a relaxed load and store suffice.
 #[inline]
 fn entry(m: Modulation, i: usize) -> f64 {
-    let slot = &TABLES[modulation_index(m)][i];
+    let mode = match m {
+        Modulation::Dbpsk => return DSSS_TABLES[0][i],
+        Modulation::Dqpsk => return DSSS_TABLES[1][i],
+        Modulation::Cck55 => return DSSS_TABLES[2][i],
+        Modulation::Cck11 => return DSSS_TABLES[3][i],
+        Modulation::Ofdm(mode) => mode,
+    };
+    let slot = &OFDM_TABLES[mode.index()][i];
     let bits = slot.load(Ordering::Relaxed);
     if bits != EMPTY {
         return f64::from_bits(bits);
     }
-    let db = GRID_MIN_DB + i as f64 * GRID_STEP_DB;
-    let v = ln_ok_per_bit_exact(m, 10f64.powf(db / 10.0));
+    let v = ln_ok_per_bit_exact(m, grid_sinr(i));
     slot.store(v.to_bits(), Ordering::Relaxed);
     v
 }
@@ -377,6 +310,7 @@ pub fn default_sinr_threshold_db(std: Standard, rate_mbps: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::dsss::cck16_symbol_error;
     use super::*;
 
     #[test]
@@ -395,6 +329,32 @@ mod tests {
             {
                 let db = GRID_MIN_DB + i as f64 * GRID_STEP_DB;
                 let exact = ln_ok_per_bit_exact(m, 10f64.powf(db / 10.0));
+                assert_eq!(entry(m, i).to_bits(), exact.to_bits(), "{m:?} entry {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn tables_built_at_compile_time_hold_the_formulas_values_at_run_time() {
+        // Every entry of the four DSSS tables build.rs wrote is the very number the formula
+        // gives in this process, bit for bit: results do not depend on where a value came from.
+        for (k, m) in [
+            Modulation::Dbpsk,
+            Modulation::Dqpsk,
+            Modulation::Cck55,
+            Modulation::Cck11,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for i in 0..GRID_LEN {
+                let db = GRID_MIN_DB + i as f64 * GRID_STEP_DB;
+                let exact = ln_ok_per_bit_exact(m, 10f64.powf(db / 10.0));
+                assert_eq!(
+                    DSSS_TABLES[k][i].to_bits(),
+                    exact.to_bits(),
+                    "{m:?} entry {i}"
+                );
                 assert_eq!(entry(m, i).to_bits(), exact.to_bits(), "{m:?} entry {i}");
             }
         }
