@@ -187,3 +187,93 @@ fn multi_path_settings_that_cannot_work_are_errors_naming_the_field() {
     assert_eq!(sim.scenario.net.routing, "dsdv");
     assert!(sim.scenario.net.dsdv.as_ref().unwrap().k_next_hops >= 2);
 }
+
+/// The pairs TCP-SACK starves (below 1 kbit/s, Fig. 12's line) among the 32 random flows of
+/// `scenarios/diffq-testbed.toml` on `seed`, and the throughput each one gets when it runs
+/// alone under TCP-SACK on the same network over the same minute: `(src, dst, bit/s)`.
+fn tcp_starved_pairs_alone(seed: u64) -> Vec<(u32, u32, f64)> {
+    let text = include_str!("../../../scenarios/diffq-testbed.toml")
+        .replace("preset = \"diffq-tcp\"", "preset = \"tcp-sack\"")
+        // The run's seed (the first `seed = 1`) draws the pairs; the topology's stays 1.
+        .replacen("seed = 1", &format!("seed = {seed}"), 1);
+    let crowded = run(&text);
+    let starved: Vec<(u32, u32)> = (0..crowded.flows.len())
+        .filter(|&i| crowded.flow_f64(i, "throughput_bps") < 1e3)
+        .map(|i| {
+            (
+                crowded.flow_f64(i, "src") as u32,
+                crowded.flow_f64(i, "dst") as u32,
+            )
+        })
+        .collect();
+    let random = "[flows_random]\ncount = 32\npayload_bytes = 1400\nstart_s = 10.0";
+    assert!(text.contains(random), "the scenario's flows changed");
+    starved
+        .into_iter()
+        .map(|(src, dst)| {
+            let alone = run(&text.replace(
+                random,
+                &format!(
+                    "[[flows]]\nsrc = {src}\ndst = {dst}\npayload_bytes = 1400\nstart_s = 10.0"
+                ),
+            ));
+            (src, dst, alone.flow_f64(0, "throughput_bps"))
+        })
+        .collect()
+}
+
+/// [`tcp_starved_pairs_alone`] on seeds 1-3, each seed on its own thread.
+fn tcp_starved_pairs_alone_seeds_1_to_3() -> Vec<(u64, Vec<(u32, u32, f64)>)> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = [1u64, 2, 3]
+            .iter()
+            .map(|&seed| (seed, s.spawn(move || tcp_starved_pairs_alone(seed))))
+            .collect();
+        handles
+            .into_iter()
+            .map(|(seed, h)| (seed, h.join().unwrap()))
+            .collect()
+    })
+}
+
+#[test]
+fn the_paths_tcp_starves_on_the_testbed_carry_hundreds_of_kbit_s_alone() {
+    // §6.3: "these paths where TCP flows are starving can support more than 500 kbps when run
+    // without any competing flows" — the starvation of 32 flows comes from their competition,
+    // not from paths too poor to carry a flow (issue 20: the flows DiffQ-TCP starves there are
+    // connections stalled behind segments that contention loses, README, Validation). Rough
+    // size: the median pair alone carries at least half the document's figure.
+    let mut alone = Vec::new();
+    for (seed, pairs) in tcp_starved_pairs_alone_seeds_1_to_3() {
+        eprintln!(
+            "seed {seed}: {} pairs starved by TCP-SACK at 32 flows, alone (kbit/s): {:.0?}",
+            pairs.len(),
+            pairs.iter().map(|p| p.2 / 1e3).collect::<Vec<_>>()
+        );
+        assert!(!pairs.is_empty(), "seed {seed}: TCP-SACK starved no pair");
+        alone.extend(pairs.iter().map(|p| p.2));
+    }
+    alone.sort_by(f64::total_cmp);
+    let median = alone[alone.len() / 2];
+    assert!(
+        median >= 250e3,
+        "the pairs TCP-SACK starves carry a median {:.0} kbit/s alone",
+        median / 1e3
+    );
+}
+
+#[test]
+#[ignore = "does not hold: alone, 5 of the 21 pairs TCP-SACK starves on seeds 1-3 carry more than 500 kbit/s (median 300, least 143); README, Validation"]
+fn every_path_tcp_starves_on_the_testbed_carries_more_than_500_kbit_s_alone() {
+    // The document's §6.3 literally: every path on which TCP starves supports more than
+    // 500 kbit/s without competing flows.
+    for (seed, pairs) in tcp_starved_pairs_alone_seeds_1_to_3() {
+        for (src, dst, bps) in pairs {
+            assert!(
+                bps > 500e3,
+                "seed {seed}: {src}→{dst} carries {:.0} kbit/s alone",
+                bps / 1e3
+            );
+        }
+    }
+}
