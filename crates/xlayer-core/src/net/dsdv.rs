@@ -154,11 +154,12 @@ impl Route {
         if seq.saturating_add(2) < self.seq || !metric.is_finite() || !cost.is_finite() {
             return false; // not a candidate
         }
+        // Finite; the route's metric and `last_total` are finite or infinite, never NaN.
         let total = cost + metric;
         // The new best (the route appears, if it had none), or a tie.
-        !(total > self.metric)
+        total <= self.metric
             // Downhill, and a K-th next hop (`last_total` is infinite while fewer are known).
-            || (k > 1 && metric < self.metric && !(total > self.last_total))
+            || (k > 1 && metric < self.metric && total <= self.last_total)
     }
 
     /// Whether deriving the route again, after the advert of `from` (link cost `cost`) went
@@ -431,7 +432,7 @@ impl Dsdv {
             let route = &self.routes[r];
             let due = route.oldest + timeout <= now
                 || (any_changed
-                    && route.seq % 2 == 0
+                    && route.seq.is_multiple_of(2)
                     && route.adverts.iter().any(|a| {
                         let l = self.links[a.link as usize];
                         l.changed && (a.chosen || route.could_enter(k, l.cost, a.seq, a.metric))
