@@ -96,9 +96,21 @@ pub type Entry = (u32, u32, f64);
 #[derive(Debug, Clone, Copy)]
 struct Advert {
     from: u32,
+    /// The sender's slot in [`Dsdv::links`], where its link cost is.
+    link: u32,
     seq: u32,
+    /// Whether the sender is one of the route's next hops.
+    chosen: bool,
     metric: f64,
     heard: SimTime,
+}
+
+/// A neighbour's link cost as of the last [`Dsdv::on_links_changed`] (infinite: unusable), and
+/// whether that call changed it.
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    cost: f64,
+    changed: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -109,13 +121,76 @@ pub struct Route {
     pub metric: f64,
     /// The K best next hops, best first (empty when broken).
     pub next_hops: Vec<u32>,
+    /// By neighbour.
     adverts: Vec<Advert>,
+    /// No advert was heard before this instant (a lower bound: refreshed adverts are newer), so
+    /// none has expired while `oldest + route_timeout` is in the future.
+    oldest: SimTime,
+    /// `link cost + advertised metric` of the last of the next hops when all K are taken.
+    last_total: f64,
     /// When the newest sequence number was first heard, and its best metric so far.
     seq_first_heard: SimTime,
     /// Weighted average settling time (ns).
     settling_ns: f64,
     /// A change to advertise in a triggered update, not before this time.
     pending: Option<SimTime>,
+}
+
+/// `(total cost, neighbour)` ordered by cost, then id: the order in which next hops are chosen.
+#[inline]
+fn before(a: (f64, u32), b: (f64, u32)) -> bool {
+    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).is_lt()
+}
+
+impl Route {
+    /// Whether an advert `(seq, metric)` over a link of cost `cost`, not one of the route's K
+    /// next hops, would be one if the route were derived again: a candidate at least as good
+    /// as the best, or, downhill, at least as good as the K-th. The next hops are the least
+    /// in a strict order on `(cost, neighbour)`, so an advert that stays above them cannot
+    /// enter (a tie on cost is left to the derivation), and one that was not among them can
+    /// leave or worsen freely. Holds while the route is not broken.
+    #[inline]
+    fn could_enter(&self, k: usize, cost: f64, seq: u32, metric: f64) -> bool {
+        if seq.saturating_add(2) < self.seq || !metric.is_finite() || !cost.is_finite() {
+            return false; // not a candidate
+        }
+        // Finite; the route's metric and `last_total` are finite or infinite, never NaN.
+        let total = cost + metric;
+        // The new best (the route appears, if it had none), or a tie.
+        total <= self.metric
+            // Downhill, and a K-th next hop (`last_total` is infinite while fewer are known).
+            || (k > 1 && metric < self.metric && total <= self.last_total)
+    }
+
+    /// Whether deriving the route again, after the advert of `from` (link cost `cost`) went
+    /// from `old` (its sequence number, metric, and whether it was one of the next hops) to
+    /// `(seq, metric)` at `now`, would leave it exactly as it is. The route was derived from
+    /// its other adverts and the same link costs (a derivation depends on nothing else, and
+    /// deriving twice from the same inputs changes nothing), so it is unchanged when no advert
+    /// has expired, the sequence number does not move, and the advert neither was nor becomes
+    /// one of the K next hops ([`Route::could_enter`]).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn unchanged_by(
+        &self,
+        now: SimTime,
+        timeout: SimTime,
+        k: usize,
+        cost: f64,
+        old: Option<(u32, f64, bool)>,
+        seq: u32,
+        metric: f64,
+    ) -> bool {
+        if self.oldest + timeout <= now || seq > self.seq {
+            return false; // an advert may have expired, or a newer number arrived
+        }
+        match old {
+            Some((s, m, _)) if s == seq && m.to_bits() == metric.to_bits() => true, // a repeat
+            _ if self.seq % 2 == 1 => true, // broken until a newer number arrives
+            Some((_, _, true)) => false,
+            _ => !self.could_enter(k, cost, seq, metric),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -126,17 +201,25 @@ pub struct Dsdv {
     /// Sorted by destination.
     routes: Vec<Route>,
     last_sent: Option<SimTime>,
+    /// The earliest of the routes' pending changes (kept so that asking when the next
+    /// triggered update is due, after every update heard, does not visit every route).
+    pending: Option<SimTime>,
     /// Route changes (next hop or reachability) since the last call to `take_route_changes`.
     route_changes: u64,
+    /// The next hops beyond the first being chosen, best first.
     scratch: Vec<(f64, u32)>,
-    /// The link costs of the last [`Dsdv::on_links_changed`] (usable links, by neighbour), and
-    /// a spare vector for the next ones.
-    costs: Vec<(u32, f64)>,
-    costs_spare: Vec<(u32, f64)>,
-    /// Neighbours whose cost changed at the last [`Dsdv::on_links_changed`], by id.
-    changed: Vec<u32>,
-    /// Whether `costs` holds the costs of a call yet (the first call derives every route).
+    /// Link costs by slot: every neighbour that had a usable link at some
+    /// [`Dsdv::on_links_changed`] keeps its slot, so an advert finds its sender's cost without
+    /// a search.
+    links: Vec<Link>,
+    /// `(neighbour, slot)` by neighbour, and a spare list for new neighbours.
+    link_index: Vec<(u32, u32)>,
+    link_new: Vec<(u32, u32)>,
+    /// Whether `links` holds the costs of an estimator yet.
     costs_known: bool,
+    /// Route derivations run (tests count how often the shortcuts spare one).
+    #[cfg(test)]
+    derivations: u64,
 }
 
 impl Dsdv {
@@ -147,21 +230,16 @@ impl Dsdv {
             own_seq: 0,
             routes: Vec::new(),
             last_sent: None,
+            pending: None,
             route_changes: 0,
             scratch: Vec::new(),
-            costs: Vec::new(),
-            costs_spare: Vec::new(),
-            changed: Vec::new(),
+            links: Vec::new(),
+            link_index: Vec::new(),
+            link_new: Vec::new(),
             costs_known: false,
+            #[cfg(test)]
+            derivations: 0,
         }
-    }
-
-    fn cost(&self, etx: &Etx, v: u32) -> Option<f64> {
-        let e = etx.etx(v)?;
-        Some(match self.params.metric {
-            Metric::Etx => e,
-            Metric::HopCount => 1.0,
-        })
     }
 
     /// The route to `dst`, if any is known.
@@ -200,6 +278,8 @@ impl Dsdv {
                         metric: f64::INFINITY,
                         next_hops: Vec::with_capacity(self.params.k),
                         adverts: Vec::new(),
+                        oldest: now,
+                        last_total: f64::INFINITY,
                         seq_first_heard: now,
                         settling_ns: self.params.initial_settling.ns() as f64,
                         pending: None,
@@ -210,32 +290,127 @@ impl Dsdv {
         }
     }
 
+    /// The slot of neighbour `v`'s link, if it ever had a usable one.
+    fn link_slot(&self, v: u32) -> Option<u32> {
+        self.link_index
+            .binary_search_by_key(&v, |e| e.0)
+            .ok()
+            .map(|i| self.link_index[i].1)
+    }
+
     /// An update from neighbour `from` arrived with `entries`.
+    ///
+    /// Link costs are those of the last [`Dsdv::on_links_changed`] (read from `etx` only if
+    /// there was none yet). Each entry re-derives its route only when the route can change:
+    /// not when the advert repeats the one held, nor when it neither was nor becomes one of
+    /// the route's next hops ([`Route::unchanged_by`]); in a 108-node network most entries
+    /// are such (issue 15: deriving the route for every entry heard was 38 % of a DPCLO run).
     pub fn on_update(&mut self, now: SimTime, from: u32, entries: &[Entry], etx: &Etx) {
-        if self.cost(etx, from).is_none() {
-            return; // no usable link to the sender (yet): its routes are of no use
+        if !self.costs_known {
+            self.on_links_changed(now, etx);
         }
+        let Some(link) = self.link_slot(from) else {
+            return; // no usable link to the sender (yet): its routes are of no use
+        };
+        let cost = self.links[link as usize].cost;
+        if !cost.is_finite() {
+            return;
+        }
+        let (timeout, k) = (self.params.route_timeout, self.params.k);
+        // An update lists destinations in order, as the routes are kept, and the adverts of a
+        // route are kept by neighbour, so a neighbour's advert tends to sit at the same place
+        // in every route: look there first.
+        let (mut next_route, mut at) = (0, 0);
         for &(dst, seq, metric) in entries {
             if dst == self.me {
                 continue;
             }
-            let i = self.route_index(dst, now);
+            let i = match self.routes.get(next_route) {
+                Some(r) if r.dst == dst => next_route,
+                _ => self.route_index(dst, now),
+            };
+            next_route = i + 1;
             let r = &mut self.routes[i];
-            match r.adverts.iter_mut().find(|a| a.from == from) {
-                Some(a) => {
-                    a.seq = seq;
-                    a.metric = metric;
-                    a.heard = now;
-                }
-                None => r.adverts.push(Advert {
-                    from,
-                    seq,
-                    metric,
-                    heard: now,
-                }),
+            if r.adverts.get(at).is_none_or(|a| a.from != from) {
+                at = r.adverts.partition_point(|a| a.from < from);
             }
-            self.recompute(i, now, etx);
+            let old = match r.adverts.get_mut(at).filter(|a| a.from == from) {
+                Some(a) => {
+                    let old = (a.seq, a.metric, a.chosen);
+                    (a.seq, a.metric, a.heard) = (seq, metric, now);
+                    Some(old)
+                }
+                None => {
+                    let advert = Advert {
+                        from,
+                        link,
+                        seq,
+                        chosen: false,
+                        metric,
+                        heard: now,
+                    };
+                    r.adverts.insert(at, advert);
+                    None
+                }
+            };
+            if !r.unchanged_by(now, timeout, k, cost, old, seq, metric) {
+                self.recompute(i, now);
+            }
         }
+    }
+
+    /// Reads the link costs from `etx` into `links`, marking those that changed.
+    fn sync_links(&mut self, etx: &Etx) {
+        self.costs_known = true;
+        let metric = self.params.metric;
+        let cost = move |e: f64| match metric {
+            Metric::Etx => e,
+            Metric::HopCount => 1.0,
+        };
+        // Both lists are sorted by neighbour.
+        let mut usable = etx.links().peekable();
+        let mut new = std::mem::take(&mut self.link_new);
+        new.clear();
+        let mut j = 0;
+        loop {
+            let indexed = self.link_index.get(j).copied();
+            let next = usable.peek().copied();
+            let (c, slot) = match (indexed, next) {
+                (Some((v, slot)), Some((u, e))) if v == u => {
+                    usable.next();
+                    j += 1;
+                    (cost(e), slot)
+                }
+                (Some((v, slot)), Some((u, _))) if v < u => {
+                    j += 1;
+                    (f64::INFINITY, slot)
+                }
+                (Some((_, slot)), None) => {
+                    j += 1;
+                    (f64::INFINITY, slot)
+                }
+                (_, Some((u, e))) => {
+                    // A neighbour usable for the first time: a new slot.
+                    usable.next();
+                    let slot = self.links.len() as u32;
+                    self.links.push(Link {
+                        cost: f64::INFINITY,
+                        changed: false,
+                    });
+                    new.push((u, slot));
+                    (cost(e), slot)
+                }
+                (None, None) => break,
+            };
+            let l = &mut self.links[slot as usize];
+            l.changed = l.cost.to_bits() != c.to_bits();
+            l.cost = c;
+        }
+        if !new.is_empty() {
+            self.link_index.extend_from_slice(&new);
+            self.link_index.sort_unstable_by_key(|e| e.0);
+        }
+        self.link_new = new;
     }
 
     /// Link costs may have changed (an ETX update): re-derive the routes that can change.
@@ -244,76 +419,45 @@ impl Dsdv {
     /// ([`Etx::on_probe_tick`]), which is when this is called, so every route was last derived
     /// (here or by [`Dsdv::on_update`]) with the costs of the previous call. Deriving a route
     /// again from the same adverts and costs gives the same route, whatever the time, unless an
-    /// advert has expired; so only the routes holding an advert from a neighbour whose cost
-    /// changed (appeared, vanished or moved), or an expired advert, are derived again (every
-    /// route at the first call, whose predecessor's costs are unknown) — the
-    /// same routes as deriving every one, at a fraction of the cost where links are steady
-    /// (issue 15: every probe tick used to re-derive every route, 31 % of a 108-node DPCLO
-    /// run's time).
+    /// advert has expired; so only the routes that may hold an expired advert, or an advert
+    /// from a neighbour whose cost changed (appeared, vanished or moved) that is one of their
+    /// next hops or could become one ([`Route::could_enter`]), are derived again — the same
+    /// routes as deriving every one, at a fraction of the cost (issue 15: every probe tick
+    /// used to re-derive every route, 31 % of a 108-node DPCLO run's time).
     pub fn on_links_changed(&mut self, now: SimTime, etx: &Etx) {
-        let metric = self.params.metric;
-        let mut new = std::mem::take(&mut self.costs_spare);
-        new.clear();
-        new.extend(etx.links().map(|(v, e)| {
-            (
-                v,
-                match metric {
-                    Metric::Etx => e,
-                    Metric::HopCount => 1.0,
-                },
-            )
-        }));
-        let old = std::mem::replace(&mut self.costs, new);
-        let new = &self.costs;
-        // Both lists are sorted by neighbour: the changed neighbours come out sorted too.
-        self.changed.clear();
-        let (mut i, mut j) = (0, 0);
-        loop {
-            match (old.get(i), new.get(j)) {
-                (Some(a), Some(b)) if a.0 == b.0 => {
-                    if a.1.to_bits() != b.1.to_bits() {
-                        self.changed.push(a.0);
-                    }
-                    i += 1;
-                    j += 1;
-                }
-                (Some(a), Some(b)) if a.0 < b.0 => {
-                    self.changed.push(a.0);
-                    i += 1;
-                }
-                (Some(_), Some(b)) | (None, Some(b)) => {
-                    self.changed.push(b.0);
-                    j += 1;
-                }
-                (Some(a), None) => {
-                    self.changed.push(a.0);
-                    i += 1;
-                }
-                (None, None) => break,
-            }
-        }
-        self.costs_spare = old;
-        let all = !std::mem::replace(&mut self.costs_known, true);
-        let timeout = self.params.route_timeout;
+        self.sync_links(etx);
+        let (timeout, k) = (self.params.route_timeout, self.params.k);
+        let any_changed = self.links.iter().any(|l| l.changed);
         for r in 0..self.routes.len() {
-            let changed = &self.changed;
-            let due = self.routes[r]
-                .adverts
-                .iter()
-                .any(|a| a.heard + timeout <= now || changed.binary_search(&a.from).is_ok());
-            if all || due {
-                self.recompute(r, now, etx);
+            let route = &self.routes[r];
+            let due = route.oldest + timeout <= now
+                || (any_changed
+                    && route.seq.is_multiple_of(2)
+                    && route.adverts.iter().any(|a| {
+                        let l = self.links[a.link as usize];
+                        l.changed && (a.chosen || route.could_enter(k, l.cost, a.seq, a.metric))
+                    }));
+            if due {
+                self.recompute(r, now);
             }
         }
     }
 
-    fn recompute(&mut self, i: usize, now: SimTime, etx: &Etx) {
+    /// Derives route `i` from its adverts and the link costs.
+    fn recompute(&mut self, i: usize, now: SimTime) {
+        #[cfg(test)]
+        {
+            self.derivations += 1;
+        }
         let timeout = self.params.route_timeout;
         let k = self.params.k;
-        let mut scratch = std::mem::take(&mut self.scratch);
-        self.routes[i].adverts.retain(|a| a.heard + timeout > now);
-        let newest = self.routes[i].adverts.iter().map(|a| a.seq).max();
-        let r = &self.routes[i];
+        let links = &self.links;
+        let r = &mut self.routes[i];
+        if r.oldest + timeout <= now {
+            r.adverts.retain(|a| a.heard + timeout > now);
+            r.oldest = r.adverts.iter().map(|a| a.heard).min().unwrap_or(now);
+        }
+        let newest = r.adverts.iter().map(|a| a.seq).max();
         let old_next = r.next_hops.first().copied();
         let old_seq = r.seq;
         let old_metric = r.metric;
@@ -322,19 +466,20 @@ impl Dsdv {
         let mut seq = r.seq.max(newest.unwrap_or(0));
         // The route: least cost among neighbours advertising that number or the one before
         // (none while the newest is odd: broken).
-        scratch.clear();
-        for a in &r.adverts {
-            if seq % 2 == 0 && a.seq.saturating_add(2) >= seq && a.metric.is_finite() {
-                if let Some(c) = self.cost(etx, a.from) {
-                    scratch.push((c + a.metric, a.from));
+        let mut best: Option<(f64, u32)> = None;
+        if seq % 2 == 0 {
+            for a in &r.adverts {
+                if a.seq.saturating_add(2) >= seq && a.metric.is_finite() {
+                    let c = links[a.link as usize].cost;
+                    if c.is_finite() {
+                        let key = (c + a.metric, a.from);
+                        if best.is_none_or(|b| before(key, b)) {
+                            best = Some(key);
+                        }
+                    }
                 }
             }
         }
-        let best = scratch
-            .iter()
-            .copied()
-            .min_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-        let r = &mut self.routes[i];
         let metric = match best {
             Some((m, _)) => m,
             None => {
@@ -355,31 +500,42 @@ impl Dsdv {
         }
         r.seq = seq;
         r.metric = metric;
-        // K best next hops: the route's, then downhill neighbours by total cost.
+        // K best next hops: the route's, then downhill neighbours by total cost (the K − 1
+        // least kept in order as they come, no sort).
         r.next_hops.clear();
+        r.last_total = f64::INFINITY;
         if let Some((_, nh)) = best {
             r.next_hops.push(nh);
             if k > 1 {
-                scratch.clear();
+                let kept = &mut self.scratch;
+                kept.clear();
                 for a in &r.adverts {
                     if a.from != nh
                         && a.metric.is_finite()
                         && a.metric < metric
                         && a.seq.saturating_add(2) >= seq
                     {
-                        let c = match self.params.metric {
-                            Metric::Etx => etx.etx(a.from),
-                            Metric::HopCount => etx.etx(a.from).map(|_| 1.0),
-                        };
-                        if let Some(c) = c {
-                            scratch.push((c + a.metric, a.from));
+                        let c = links[a.link as usize].cost;
+                        if !c.is_finite() {
+                            continue;
                         }
+                        let key = (c + a.metric, a.from);
+                        if kept.len() == k - 1 && !before(key, kept[k - 2]) {
+                            continue;
+                        }
+                        let at = kept.iter().position(|&x| before(key, x));
+                        kept.insert(at.unwrap_or(kept.len()), key);
+                        kept.truncate(k - 1);
                     }
                 }
-                scratch.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-                r.next_hops
-                    .extend(scratch.iter().take(k - 1).map(|&(_, v)| v));
+                r.next_hops.extend(kept.iter().map(|&(_, v)| v));
+                if r.next_hops.len() == k {
+                    r.last_total = kept[k - 2].0;
+                }
             }
+        }
+        for a in &mut r.adverts {
+            a.chosen = r.next_hops.contains(&a.from);
         }
         let new_next = r.next_hops.first().copied();
         if new_next != old_next {
@@ -399,14 +555,14 @@ impl Dsdv {
             };
             if let Some(hold) = hold {
                 r.pending = Some(r.pending.map_or(hold, |p| p.min(hold)));
+                self.pending = Some(self.pending.map_or(hold, |p| p.min(hold)));
             }
         }
-        self.scratch = scratch;
     }
 
     /// When the next triggered update is due, if a change waits to be advertised.
     pub fn trigger_at(&self) -> Option<SimTime> {
-        let due = self.routes.iter().filter_map(|r| r.pending).min()?;
+        let due = self.pending?;
         Some(match self.last_sent {
             Some(t) => due.max(t + self.params.min_trigger_gap),
             None => due,
@@ -432,9 +588,13 @@ impl Dsdv {
     fn dump(&mut self, now: SimTime, out: &mut Vec<Entry>) {
         out.clear();
         out.push((self.me, self.own_seq, 0.0));
+        self.pending = None;
         for r in &mut self.routes {
             if r.pending.is_some_and(|t| t <= now) {
                 r.pending = None;
+            }
+            if let Some(t) = r.pending {
+                self.pending = Some(self.pending.map_or(t, |p| p.min(t)));
             }
             if r.seq > 0 || r.metric.is_finite() {
                 out.push((r.dst, r.seq, r.metric));
@@ -467,73 +627,286 @@ mod tests {
         e
     }
 
+    /// Route derivation as it was before its shortcuts (issue 15), kept as the reference they
+    /// are held to: every entry heard derives its route again, every probe instant derives
+    /// every route, link costs are read from the estimator at each derivation, expired adverts
+    /// are dropped at each derivation, and the next hops beyond the first are sorted.
+    struct Reference {
+        d: Dsdv,
+        derivations: u64,
+    }
+
+    impl Reference {
+        fn new(params: DsdvParams) -> Reference {
+            Reference {
+                d: Dsdv::new(0, params),
+                derivations: 0,
+            }
+        }
+
+        fn on_update(&mut self, now: SimTime, from: u32, entries: &[Entry], etx: &Etx) {
+            if etx.etx(from).is_none() {
+                return;
+            }
+            for &(dst, seq, metric) in entries {
+                if dst == self.d.me {
+                    continue;
+                }
+                let i = self.d.route_index(dst, now);
+                let r = &mut self.d.routes[i];
+                match r.adverts.iter_mut().find(|a| a.from == from) {
+                    Some(a) => (a.seq, a.metric, a.heard) = (seq, metric, now),
+                    None => r.adverts.push(Advert {
+                        from,
+                        link: u32::MAX,
+                        seq,
+                        chosen: false,
+                        metric,
+                        heard: now,
+                    }),
+                }
+                self.derive(i, now, etx);
+            }
+        }
+
+        /// When a triggered update is due: the earliest pending change of any route.
+        fn trigger_at(&self) -> Option<SimTime> {
+            let due = self.d.routes.iter().filter_map(|r| r.pending).min()?;
+            Some(match self.d.last_sent {
+                Some(t) => due.max(t + self.d.params.min_trigger_gap),
+                None => due,
+            })
+        }
+
+        fn triggered(&mut self, now: SimTime, out: &mut Vec<Entry>) -> bool {
+            let due = self.trigger_at().is_some_and(|t| t <= now);
+            if due {
+                self.d.dump(now, out);
+            }
+            due
+        }
+
+        fn on_links_changed(&mut self, now: SimTime, etx: &Etx) {
+            for i in 0..self.d.routes.len() {
+                self.derive(i, now, etx);
+            }
+        }
+
+        fn derive(&mut self, i: usize, now: SimTime, etx: &Etx) {
+            self.derivations += 1;
+            let p = self.d.params;
+            let cost = |v: u32| {
+                etx.etx(v).map(|e| match p.metric {
+                    Metric::Etx => e,
+                    Metric::HopCount => 1.0,
+                })
+            };
+            let r = &mut self.d.routes[i];
+            r.adverts.retain(|a| a.heard + p.route_timeout > now);
+            let newest = r.adverts.iter().map(|a| a.seq).max();
+            let (old_next, old_seq, old_metric) = (r.next_hops.first().copied(), r.seq, r.metric);
+            let mut seq = r.seq.max(newest.unwrap_or(0));
+            let mut cands: Vec<(f64, u32)> = Vec::new();
+            for a in &r.adverts {
+                if seq % 2 == 0 && a.seq.saturating_add(2) >= seq && a.metric.is_finite() {
+                    if let Some(c) = cost(a.from) {
+                        cands.push((c + a.metric, a.from));
+                    }
+                }
+            }
+            let best = cands
+                .iter()
+                .copied()
+                .min_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+            let metric = match best {
+                Some((m, _)) => m,
+                None => {
+                    if r.metric.is_finite() && seq % 2 == 0 {
+                        seq += 1;
+                    }
+                    f64::INFINITY
+                }
+            };
+            if seq != old_seq {
+                r.seq_first_heard = now;
+            } else if metric < r.metric && metric.is_finite() {
+                let w = p.settling_weight;
+                let sample = (now - r.seq_first_heard).ns() as f64;
+                r.settling_ns = w * r.settling_ns + (1.0 - w) * sample;
+            }
+            r.seq = seq;
+            r.metric = metric;
+            r.next_hops.clear();
+            if let Some((_, nh)) = best {
+                r.next_hops.push(nh);
+                let mut down: Vec<(f64, u32)> = r
+                    .adverts
+                    .iter()
+                    .filter(|a| {
+                        a.from != nh
+                            && a.metric.is_finite()
+                            && a.metric < metric
+                            && a.seq.saturating_add(2) >= seq
+                    })
+                    .filter_map(|a| cost(a.from).map(|c| (c + a.metric, a.from)))
+                    .collect();
+                down.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+                let more = p.k.saturating_sub(1);
+                r.next_hops.extend(down.iter().take(more).map(|&(_, v)| v));
+            }
+            let new_next = r.next_hops.first().copied();
+            if new_next != old_next {
+                self.d.route_changes += 1;
+                let hold = if new_next.is_none() {
+                    Some(now)
+                } else if seq != old_seq || old_next.is_none() {
+                    Some(now + SimTime((2.0 * r.settling_ns) as u64))
+                } else if metric > old_metric {
+                    Some(now)
+                } else {
+                    None
+                };
+                if let Some(hold) = hold {
+                    r.pending = Some(r.pending.map_or(hold, |p| p.min(hold)));
+                }
+            }
+        }
+    }
+
+    /// Everything a route shows or acts on: what it advertises, its next hops, its settling
+    /// and trigger state, and its adverts still alive at `now` (a dead advert awaiting removal
+    /// counts for nothing), sorted.
+    fn observable(r: &Route, now: SimTime, timeout: SimTime) -> String {
+        let mut live: Vec<(u32, u32, u64, SimTime)> = r
+            .adverts
+            .iter()
+            .filter(|a| a.heard + timeout > now)
+            .map(|a| (a.from, a.seq, a.metric.to_bits(), a.heard))
+            .collect();
+        live.sort_unstable();
+        format!(
+            "dst {} seq {} metric {} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
+            r.dst, r.seq, r.metric, r.next_hops, r.seq_first_heard, r.settling_ns, r.pending, live
+        )
+    }
+
     #[test]
     fn re_deriving_only_routes_that_can_change_gives_the_routes_of_a_full_re_derivation() {
         // Random updates and probe instants at which links keep, change, gain or lose their
-        // cost, adverts expiring on the way: after every step the routes (next hops, metrics,
-        // sequence numbers, settling times, pending triggers) are those of deriving every
-        // route again at every probe instant, as on_links_changed used to.
+        // cost, adverts expiring on the way; updates repeat what a neighbour last said, move
+        // to newer sequence numbers, break routes, improve or worsen a metric, with costs from
+        // a small set so that ties are frequent. After every step the routes, the trigger time
+        // and the count of route changes are those of the derivation before the shortcuts,
+        // which re-derived a route for every entry heard and every route at every probe
+        // instant.
         use rand::{Rng, SeedableRng};
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(15);
-        for metric in [Metric::Etx, Metric::HopCount] {
-            let params = DsdvParams {
-                k: 2,
-                metric,
-                route_timeout: SimTime::from_secs_f64(20.0),
-                ..DsdvParams::default()
-            };
-            let (mut fast, mut full) = (Dsdv::new(0, params), Dsdv::new(0, params));
-            let mut etx = etx_with(&[(1, 1.0), (2, 2.0)]);
-            let mut ticks = 0;
-            for step in 0..600 {
-                let t = SimTime::from_secs_f64(10.0 + step as f64 * 0.5);
-                if step % 4 == 0 {
-                    let costs = [1.0, 1.25, 2.0, 2.5, 5.0];
-                    let mut nbs: Vec<(u32, f64)> = Vec::new();
-                    for v in 1..=6u32 {
-                        if rng.gen_bool(0.85) {
-                            // most links keep their cost from one probe instant to the next
-                            let keep = etx.etx(v).filter(|_| rng.gen_bool(0.7));
-                            let c = keep.unwrap_or(costs[rng.gen_range(0..costs.len())]);
-                            nbs.push((v, c));
+        let mut skipped = 0.0;
+        for k in [1, 2, 4] {
+            for metric in [Metric::Etx, Metric::HopCount] {
+                let params = DsdvParams {
+                    k,
+                    metric,
+                    route_timeout: SimTime::from_secs_f64(20.0),
+                    ..DsdvParams::default()
+                };
+                let timeout = params.route_timeout;
+                let (mut fast, mut full) = (Dsdv::new(0, params), Reference::new(params));
+                let mut etx = etx_with(&[(1, 1.0), (2, 2.0)]);
+                // What each neighbour last advertised, by destination; each destination's
+                // newest sequence number.
+                let mut said = std::collections::HashMap::new();
+                let mut newest = [0u32; 21];
+                let (mut ticks, mut entries_heard, mut full_k) = (0, 0u64, 0);
+                for step in 0..1500 {
+                    let t = SimTime::from_secs_f64(10.0 + step as f64 * 0.5);
+                    if step % 4 == 0 {
+                        let costs = [1.0, 1.25, 2.0, 2.5, 5.0];
+                        let mut nbs: Vec<(u32, f64)> = Vec::new();
+                        for v in 1..=8u32 {
+                            if rng.gen_bool(0.9) {
+                                // most links keep their cost from one probe instant to the next
+                                let keep = etx.etx(v).filter(|_| rng.gen_bool(0.8));
+                                let c = keep.unwrap_or(costs[rng.gen_range(0..costs.len())]);
+                                nbs.push((v, c));
+                            }
                         }
+                        etx = etx_with(&nbs);
+                        fast.on_links_changed(t, &etx);
+                        full.on_links_changed(t, &etx);
+                        ticks += 1;
+                    } else {
+                        let from = rng.gen_range(1..=8u32);
+                        let n = rng.gen_range(1..=8);
+                        let entries: Vec<Entry> = (0..n)
+                            .map(|_| {
+                                let dst = rng.gen_range(9..=20u32);
+                                if let Some(&e) =
+                                    said.get(&(from, dst)).filter(|_| rng.gen_bool(0.5))
+                                {
+                                    return e;
+                                }
+                                if rng.gen_bool(0.15) {
+                                    newest[dst as usize] += 2;
+                                }
+                                let back = 2 * rng.gen_range(0..3u32);
+                                let seq = newest[dst as usize].saturating_sub(back)
+                                    + u32::from(rng.gen_bool(0.08));
+                                let m = if seq % 2 == 1 {
+                                    f64::INFINITY
+                                } else {
+                                    rng.gen_range(0..8) as f64 * 0.5
+                                };
+                                (dst, seq, m)
+                            })
+                            .collect();
+                        for &(dst, seq, m) in &entries {
+                            said.insert((from, dst), (dst, seq, m));
+                        }
+                        entries_heard += entries.len() as u64;
+                        fast.on_update(t, from, &entries, &etx);
+                        full.on_update(t, from, &entries, &etx);
+                        // Updates sent: the tables and trigger state they leave.
+                        let (mut a, mut b) = (Vec::new(), Vec::new());
+                        if rng.gen_bool(0.05) {
+                            fast.periodic(t, &mut a);
+                            full.d.periodic(t, &mut b);
+                        } else if rng.gen_bool(0.3) {
+                            assert_eq!(fast.triggered(t, &mut a), full.triggered(t, &mut b));
+                        }
+                        assert_eq!(format!("{a:?}"), format!("{b:?}"), "step {step}");
                     }
-                    etx = etx_with(&nbs);
-                    fast.on_links_changed(t, &etx);
-                    for i in 0..full.routes.len() {
-                        full.recompute(i, t, &etx);
+                    let case = format!("k {k}, {metric:?}, step {step}");
+                    assert_eq!(fast.routes.len(), full.d.routes.len(), "{case}");
+                    for (a, b) in fast.routes.iter().zip(&full.d.routes) {
+                        assert_eq!(
+                            observable(a, t, timeout),
+                            observable(b, t, timeout),
+                            "{case}"
+                        );
                     }
-                    ticks += 1;
-                } else {
-                    let from = rng.gen_range(1..=6u32);
-                    let entries: Vec<Entry> = (0..3)
-                        .map(|_| {
-                            let seq = 2 * rng.gen_range(0..6u32) + u32::from(rng.gen_bool(0.1));
-                            let m = if seq % 2 == 1 {
-                                f64::INFINITY
-                            } else {
-                                rng.gen_range(0..8) as f64 * 0.5
-                            };
-                            (rng.gen_range(7..16u32), seq, m)
-                        })
-                        .collect();
-                    fast.on_update(t, from, &entries, &etx);
-                    full.on_update(t, from, &entries, &etx);
+                    assert_eq!(fast.trigger_at(), full.trigger_at(), "{case}");
+                    full_k += fast
+                        .routes
+                        .iter()
+                        .filter(|r| r.next_hops.len() == k)
+                        .count();
+                    assert_eq!(
+                        fast.take_route_changes(),
+                        full.d.take_route_changes(),
+                        "{case}"
+                    );
                 }
-                assert_eq!(
-                    format!("{:?}", fast.routes),
-                    format!("{:?}", full.routes),
-                    "{metric:?}, step {step}"
-                );
-                assert_eq!(
-                    fast.trigger_at(),
-                    full.trigger_at(),
-                    "{metric:?}, step {step}"
-                );
+                assert_eq!(ticks, 375);
+                assert!(fast.routes.len() > 10, "the run built routes");
+                // Routes held all K next hops, so the cut at the K-th was exercised.
+                assert!(full_k > 10, "{full_k}");
+                skipped += 1.0 - fast.derivations as f64 / full.derivations as f64;
+                assert!(entries_heard > 4000);
             }
-            assert_eq!(ticks, 150);
-            assert!(fast.routes.len() > 5, "the run built routes");
         }
+        // The shortcuts were taken, not only the full derivation.
+        assert!(skipped / 6.0 > 0.3, "{skipped}");
     }
 
     #[test]

@@ -101,7 +101,6 @@ pub struct ProbeOut {
 #[derive(Debug)]
 pub struct NetProto {
     pub nodes: Vec<NodeProto>,
-    scratch: Vec<Entry>,
     scratch_ids: Vec<u32>,
     scratch_mprs: Vec<u32>,
     scratch_links: Vec<(u32, f64)>,
@@ -271,7 +270,6 @@ impl NetProto {
                     relay_timer: None,
                 })
                 .collect(),
-            scratch: Vec::new(),
             scratch_ids: Vec::new(),
             scratch_mprs: Vec::new(),
             scratch_links: Vec::new(),
@@ -443,17 +441,27 @@ impl NetProto {
 
     /// `node` received part `part` of DSDV update `id` of `from`.
     pub fn on_dsdv(&mut self, node: u32, from: u32, id: u32, part: u32, now: SimTime) {
-        let sender = &self.nodes[from as usize];
+        let (n, f) = (node as usize, from as usize);
+        // The sender's published entries are read in place (no copy), beside the receiver's
+        // state.
+        let (sender, st) = match n.cmp(&f) {
+            std::cmp::Ordering::Less => {
+                let (low, high) = self.nodes.split_at_mut(f);
+                (&high[0], &mut low[n])
+            }
+            std::cmp::Ordering::Greater => {
+                let (low, high) = self.nodes.split_at_mut(n);
+                (&low[f], &mut high[0])
+            }
+            std::cmp::Ordering::Equal => return, // it has no link to itself: nothing to learn
+        };
         if sender.dsdv_id != id {
             return; // superseded while the packet waited: its contents are gone
         }
         let a = (part as usize * ENTRIES_PER_PACKET).min(sender.dsdv_entries.len());
         let b = (a + ENTRIES_PER_PACKET).min(sender.dsdv_entries.len());
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&sender.dsdv_entries[a..b]);
-        let st = &mut self.nodes[node as usize];
         if let Some(d) = st.dsdv.as_mut() {
-            d.on_update(now, from, &self.scratch, &st.etx);
+            d.on_update(now, from, &sender.dsdv_entries[a..b], &st.etx);
         }
     }
 
