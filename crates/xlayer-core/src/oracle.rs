@@ -61,7 +61,7 @@ use crate::app::FlowTransport;
 use crate::builder;
 use crate::error::XlError;
 use crate::mac::MacParams;
-use crate::phy::error_model::chunk_ln_success;
+use crate::phy::error_model::{chunk_ln_success, erfc};
 use crate::phy::radio::{ErrorModelKind, Fading};
 use crate::phy::PhyConfig;
 use crate::scenario::Scenario;
@@ -176,27 +176,6 @@ fn sinr_threshold(cfg: &PhyConfig, rate: f64) -> f64 {
         .find(|(r, _)| *r == rate)
         .map(|(_, t)| *t)
         .unwrap_or(1.0)
-}
-
-/// `erfc(x)`, Numerical Recipes' Chebyshev fit (fractional error below 1.2e-7).
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let r = t
-        * (-z * z - 1.26551223
-            + t * (1.00002368
-                + t * (0.37409196
-                    + t * (0.09678418
-                        + t * (-0.18628806
-                            + t * (0.27886807
-                                + t * (-1.13520398
-                                    + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
-            .exp();
-    if x >= 0.0 {
-        r
-    } else {
-        2.0 - r
-    }
 }
 
 /// The standard normal quantile of `u` by bisection on the CDF.

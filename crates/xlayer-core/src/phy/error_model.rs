@@ -208,7 +208,9 @@ impl Modulation {
 
 mod dsss;
 
-use dsss::{erfc, grid_sinr, GRID_LEN, GRID_MIN_DB, GRID_STEP_DB};
+/// `erfc(x)` (Numerical Recipes' Chebyshev fit), for the other models that need it.
+pub(crate) use dsss::erfc;
+use dsss::{grid_sinr, GRID_LEN, GRID_MIN_DB, GRID_STEP_DB};
 
 // `DSSS_TABLES`, written by build.rs.
 include!(concat!(env!("OUT_DIR"), "/dsss_tables.rs"));
