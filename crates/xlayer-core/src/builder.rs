@@ -14,7 +14,7 @@ use crate::mac::{Mac, MacParams};
 use crate::net::{routing::UNREACHABLE, StaticRoutes};
 use crate::phy::error_model::default_sinr_threshold_db;
 use crate::phy::propagation::{dbm_to_mw, delay_ns, mw_to_dbm, Propagation};
-use crate::phy::{thermal_noise_mw, PhyConfig, PhyTiming};
+use crate::phy::{thermal_noise_mw, PhyConfig, PhyTiming, PreambleDetection};
 use crate::scenario::{
     rate_set, ClapOptions, ErrorModelKind, Fading, PropagationKind, RateSpec, Scenario, Standard,
     TcpOptions, TopologyKind, WeakInterference,
@@ -278,6 +278,11 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         cs_threshold_mw: dbm_to_mw(th.cs_dbm),
         noise_mw,
         capture_ratio: r.capture_db.map(|db| 10f64.powf(db / 10.0)),
+        preamble_detection: r.preamble_detection.then(|| PreambleDetection {
+            min_sinr: 10f64.powf(r.preamble_detection_snr_db.unwrap_or(4.0) / 10.0),
+            min_rssi_mw: dbm_to_mw(r.preamble_detection_min_rssi_dbm.unwrap_or(-82.0)),
+            window: PreambleDetection::WINDOW,
+        }),
         sinr_thresholds,
         // Below both thresholds a signal can neither be decoded nor sensed alone: in bulk.
         weak_below_mw: match r.weak_interference {

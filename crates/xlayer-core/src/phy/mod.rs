@@ -70,12 +70,31 @@ pub struct PhyConfig {
     pub noise_mw: f64,
     /// Power ratio for preamble capture (`None`: no capture).
     pub capture_ratio: Option<f64>,
+    /// Preamble detection (`None`: every frame reaching `rx_threshold_mw` is locked onto).
+    pub preamble_detection: Option<PreambleDetection>,
     /// Linear SINR thresholds of the threshold model, per rate of the standard.
     pub sinr_thresholds: Vec<(f64, f64)>,
     /// A signal arriving with less power than this is weak interference, delivered in bulk (see
     /// the module documentation): the lower of the two thresholds under
     /// [`WeakInterference::Bulk`], 0 mW (nothing is weak) under [`WeakInterference::Events`].
     pub weak_below_mw: f64,
+}
+
+/// ns-3's `ThresholdPreambleDetectionModel` (see the module documentation, "Preamble detection").
+#[derive(Debug, Clone, Copy)]
+pub struct PreambleDetection {
+    /// Linear SINR a preamble needs to be detected (ns-3 `Threshold`, 4 dB by default).
+    pub min_sinr: f64,
+    /// Power a preamble needs to be detected (mW; ns-3 `MinimumRssi`, −82 dBm by default).
+    pub min_rssi_mw: f64,
+    /// How long after a frame's start a later arrival can still undo its detection: ns-3 3.44's
+    /// `WifiPhy::GetPreambleDetectionDuration`, 4 µs.
+    pub window: SimTime,
+}
+
+impl PreambleDetection {
+    /// ns-3 3.44's preamble detection period (`WifiPhy::GetPreambleDetectionDuration`).
+    pub const WINDOW: SimTime = SimTime::from_us(4);
 }
 
 impl PhyConfig {
@@ -115,6 +134,8 @@ struct WeakSignal {
 struct Reception {
     tx: u32,
     power_mw: f64,
+    /// The frame's arrival here (its preamble detection period starts then).
+    start: SimTime,
     header_end: SimTime,
     end: SimTime,
     rate_mbps: f64,
@@ -166,6 +187,9 @@ pub struct Phy {
     pub rx_errors: u64,
     /// Decoded frames.
     pub rx_ok: u64,
+    /// Frames reaching the reception threshold while the receiver was free whose preamble was
+    /// not detected, or whose detection a later arrival undid (preamble detection only).
+    pub rx_undetected: u64,
     /// Transmit power offset from the scenario's `tx_power_dbm` (tuning layer; ≤ 0 dB), and
     /// the factor it multiplies received powers by.
     pub tx_power_offset_db: f64,
@@ -239,8 +263,11 @@ impl Phy {
 
     /// The weak power on the air at `t` (a signal starting at `t` counts, one ending does not).
     fn weak_mw_at(&self, t: SimTime) -> f64 {
-        self.weak
-            .iter()
+        Self::weak_sum(&self.weak, t)
+    }
+
+    fn weak_sum(weak: &[WeakSignal], t: SimTime) -> f64 {
+        weak.iter()
             .filter(|w| w.start <= t && t < w.end)
             .map(|w| w.power_mw)
             .sum()
@@ -454,6 +481,7 @@ impl Phy {
         self.rx = Some(Reception {
             tx,
             power_mw,
+            start: now,
             // `now` is the frame's arrival here (locking happens only at a signal's start), which
             // is later than `info.start` by the propagation delay.
             header_end: now + t.header,
@@ -489,6 +517,9 @@ impl Phy {
         match self.rx {
             None => {
                 if power_mw >= cfg.rx_threshold_mw {
+                    if let Some(pd) = &cfg.preamble_detection {
+                        return self.detect(now, tx, power_mw, info, cfg, pd);
+                    }
                     self.lock(now, tx, power_mw, info);
                     true
                 } else {
@@ -496,6 +527,21 @@ impl Phy {
                 }
             }
             Some(ref mut rx) => {
+                if let Some(pd) = &cfg.preamble_detection {
+                    if now < rx.start + pd.window {
+                        // Still in the locked frame's detection period: ns-3 decides at its end,
+                        // with this arrival on the air.
+                        let others = (self.energy_mw - rx.power_mw).max(0.0)
+                            + Self::weak_sum(&self.weak, now);
+                        let sinr = rx.power_mw / (cfg.noise_mw + self.injected_mw + others);
+                        if power_mw > rx.power_mw || sinr < pd.min_sinr {
+                            self.rx = None;
+                            self.rx_undetected += 1;
+                            return power_mw >= cfg.rx_threshold_mw
+                                && self.detect(now, tx, power_mw, info, cfg, pd);
+                        }
+                    }
+                }
                 let capture = match cfg.capture_ratio {
                     Some(ratio) => {
                         now < rx.header_end
@@ -514,6 +560,29 @@ impl Phy {
                     false
                 }
             }
+        }
+    }
+
+    /// Preamble detection of a frame arriving at a free receiver (already counted in
+    /// `energy_mw`): locks onto it if its power reaches the minimum RSSI and its SINR against
+    /// the noise and every other signal on the air reaches the threshold.
+    fn detect(
+        &mut self,
+        now: SimTime,
+        tx: u32,
+        power_mw: f64,
+        info: &PhyTx,
+        cfg: &PhyConfig,
+        pd: &PreambleDetection,
+    ) -> bool {
+        let others = (self.energy_mw - power_mw).max(0.0) + self.weak_mw_at(now);
+        let sinr = power_mw / (cfg.noise_mw + self.injected_mw + others);
+        if power_mw >= pd.min_rssi_mw && sinr >= pd.min_sinr {
+            self.lock(now, tx, power_mw, info);
+            true
+        } else {
+            self.rx_undetected += 1;
+            false
         }
     }
 
@@ -601,6 +670,7 @@ mod tests {
             cs_threshold_mw: 1e-10,
             noise_mw: thermal_noise_mw(22e6, 7.0),
             capture_ratio: capture,
+            preamble_detection: None,
             sinr_thresholds: vec![(11.0, 10f64.powf(0.8))],
             weak_below_mw: 1e-10,
         }
@@ -690,6 +760,113 @@ mod tests {
         let mut p = Phy::new();
         assert!(!p.signal_start(SimTime(0), 1, 5e-10, &tx(0), &c));
         assert!(p.busy(SimTime(0), &c));
+    }
+
+    /// `cfg` with ns-3's default preamble detection: 4 dB, −82 dBm, 4 µs.
+    fn pd_cfg(model: ErrorModelKind) -> PhyConfig {
+        PhyConfig {
+            preamble_detection: Some(PreambleDetection {
+                min_sinr: 10f64.powf(0.4),
+                min_rssi_mw: propagation::dbm_to_mw(-82.0),
+                window: PreambleDetection::WINDOW,
+            }),
+            ..cfg(model, None)
+        }
+    }
+
+    #[test]
+    fn equally_strong_frames_starting_together_are_both_missed_with_preamble_detection() {
+        // 60 ns apart (20 m of propagation): neither preamble reaches 4 dB over the other, so
+        // neither ends as a frame in error (no EIFS), while carrier sense stays busy.
+        let c = pd_cfg(ErrorModelKind::Ber);
+        let mut p = Phy::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let (a, b) = (tx(0), tx(60));
+        assert!(
+            p.signal_start(SimTime(0), 1, 1e-6, &a, &c),
+            "alone: detected"
+        );
+        assert!(!p.signal_start(SimTime(60), 2, 1e-6, &b, &c));
+        assert!(!p.is_receiving());
+        assert!(p.busy(SimTime(60), &c));
+        assert_eq!(
+            p.signal_end(a.start + a.timing.total, 1, &c, &mut rng),
+            None
+        );
+        assert_eq!(
+            p.signal_end(SimTime(60) + b.timing.total, 2, &c, &mut rng),
+            None
+        );
+        assert_eq!((p.rx_undetected, p.rx_errors, p.rx_ok), (2, 0, 0));
+        // Without detection the first frame keeps the receiver and is lost: EIFS follows.
+        let c = cfg(ErrorModelKind::Ber, None);
+        let mut q = Phy::new();
+        q.signal_start(SimTime(0), 1, 1e-6, &a, &c);
+        q.signal_start(SimTime(60), 2, 1e-6, &b, &c);
+        assert_eq!(
+            q.signal_end(a.start + a.timing.total, 1, &c, &mut rng),
+            Some(RxOutcome::Error { tx: 1 })
+        );
+    }
+
+    #[test]
+    fn a_stronger_frame_within_the_detection_period_is_received_instead() {
+        // ns-3 keeps the strongest preamble of its 4 us detection period: B, 10 dB stronger and
+        // 2 us after A, is decoded; A is dropped without an error.
+        let c = pd_cfg(ErrorModelKind::Threshold);
+        let mut p = Phy::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let (a, b) = (tx(0), tx(2_000));
+        assert!(p.signal_start(SimTime(0), 1, 1e-7, &a, &c));
+        assert!(p.signal_start(SimTime(2_000), 2, 1e-6, &b, &c));
+        assert_eq!(
+            p.signal_end(a.start + a.timing.total, 1, &c, &mut rng),
+            None
+        );
+        assert_eq!(
+            p.signal_end(b.start + b.timing.total, 2, &c, &mut rng),
+            Some(RxOutcome::Ok { tx: 2 })
+        );
+        assert_eq!((p.rx_undetected, p.rx_errors), (1, 0));
+    }
+
+    #[test]
+    fn an_equal_frame_after_the_detection_period_is_interference_and_the_frame_is_lost() {
+        // 10 us after A's start its preamble is detected: B only interferes, and A ends in error.
+        let c = pd_cfg(ErrorModelKind::Ber);
+        let mut p = Phy::new();
+        let mut rng = crate::sim::rng::stream(1, 0, "t");
+        let (a, b) = (tx(0), tx(10_000));
+        assert!(p.signal_start(SimTime(0), 1, 1e-6, &a, &c));
+        assert!(!p.signal_start(SimTime(10_000), 2, 1e-6, &b, &c));
+        assert!(p.is_receiving());
+        assert_eq!(
+            p.signal_end(a.start + a.timing.total, 1, &c, &mut rng),
+            Some(RxOutcome::Error { tx: 1 })
+        );
+    }
+
+    #[test]
+    fn preamble_detection_needs_the_minimum_rssi_and_the_sinr_threshold() {
+        let c = pd_cfg(ErrorModelKind::Ber);
+        let dbm = propagation::dbm_to_mw;
+        // Above the reception threshold (-90 dBm) but below -82 dBm: not detected, yet sensed.
+        let mut p = Phy::new();
+        assert!(!p.signal_start(SimTime(0), 1, dbm(-84.0), &tx(0), &c));
+        assert!(p.busy(SimTime(0), &c));
+        assert!(Phy::new().signal_start(SimTime(0), 1, dbm(-80.0), &tx(0), &c));
+        // Over an undetected signal already on the air: 3 dB stronger is short of 4 dB, 5 dB
+        // is enough.
+        for (db, detected) in [(3.0, false), (5.0, true)] {
+            let mut p = Phy::new();
+            p.signal_start(SimTime(0), 1, dbm(-84.0), &tx(0), &c);
+            let later = tx(50_000);
+            assert_eq!(
+                p.signal_start(SimTime(50_000), 2, dbm(-84.0 + db), &later, &c),
+                detected,
+                "{db} dB"
+            );
+        }
     }
 
     fn tx_of(start: u64, bytes: u32) -> PhyTx {

@@ -64,6 +64,18 @@ pub struct Radio {
     /// How signals below both thresholds reach receivers: in bulk (default) or as events.
     #[serde(default)]
     pub weak_interference: WeakInterference,
+    /// Preamble detection (`crate::phy`, "Preamble detection"): a receiver locks onto a frame
+    /// only if its preamble's SINR and power reach the two fields below. Off by default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preamble_detection: bool,
+    /// The SINR (dB) a preamble needs; with detection on, 4 dB by default (ns-3 3.44
+    /// `ThresholdPreambleDetectionModel::Threshold`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preamble_detection_snr_db: Option<f64>,
+    /// The power (dBm) a preamble needs; with detection on, −82 dBm by default (ns-3 3.44
+    /// `ThresholdPreambleDetectionModel::MinimumRssi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preamble_detection_min_rssi_dbm: Option<f64>,
 }
 
 impl Radio {
@@ -250,6 +262,35 @@ impl Radio {
                 ));
             }
         }
+        if r.preamble_detection {
+            // ns-3 3.44 ThresholdPreambleDetectionModel: Threshold 4 dB, MinimumRssi -82 dBm.
+            r.preamble_detection_snr_db = Some(r.preamble_detection_snr_db.unwrap_or(4.0));
+            r.preamble_detection_min_rssi_dbm =
+                Some(r.preamble_detection_min_rssi_dbm.unwrap_or(-82.0));
+        }
+        for (field, v) in [
+            (
+                "radio.preamble_detection_snr_db",
+                r.preamble_detection_snr_db,
+            ),
+            (
+                "radio.preamble_detection_min_rssi_dbm",
+                r.preamble_detection_min_rssi_dbm,
+            ),
+        ] {
+            match v {
+                Some(_) if !r.preamble_detection => {
+                    return Err(bad(
+                        field,
+                        "has no effect without radio.preamble_detection = true",
+                    ))
+                }
+                Some(x) if !x.is_finite() => {
+                    return Err(bad(field, "must be a finite number"));
+                }
+                _ => {}
+            }
+        }
         if r.fading == Fading::Rayleigh && r.propagation == PropagationKind::Range {
             return Err(bad(
                 "radio.fading",
@@ -257,5 +298,45 @@ impl Radio {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    const CHAIN: &str = "[topology]\nkind = \"chain\"\ncount = 2\nspacing_m = 100.0\n";
+
+    fn resolved(radio: &str) -> Result<super::Radio, String> {
+        let text = format!("{CHAIN}[radio]\n{radio}\n");
+        crate::scenario::Scenario::from_toml(&text)
+            .map(|s| s.radio)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn preamble_detection_takes_ns3s_thresholds_and_states_them() {
+        let r = resolved("preamble_detection = true").unwrap();
+        assert_eq!(r.preamble_detection_snr_db, Some(4.0));
+        assert_eq!(r.preamble_detection_min_rssi_dbm, Some(-82.0));
+        let r = resolved("preamble_detection = true\npreamble_detection_snr_db = 6.0").unwrap();
+        assert_eq!(r.preamble_detection_snr_db, Some(6.0));
+        let off = resolved("").unwrap();
+        assert_eq!(off.preamble_detection_snr_db, None);
+    }
+
+    #[test]
+    fn preamble_detection_thresholds_are_refused_naming_the_field() {
+        for (radio, field) in [
+            (
+                "preamble_detection_snr_db = 4.0",
+                "radio.preamble_detection_snr_db",
+            ),
+            (
+                "preamble_detection = true\npreamble_detection_min_rssi_dbm = nan",
+                "radio.preamble_detection_min_rssi_dbm",
+            ),
+        ] {
+            let err = resolved(radio).expect_err(field);
+            assert!(err.contains(field), "{err}");
+        }
     }
 }
