@@ -377,6 +377,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         write_view(Path(args.out) / VIEW_FILE,
                    render(recording, result, sim.scenario, source=str(args.scenario or "")))
+    if result.summary.get("warning"):
+        # e.g. Z-MAC's set-up left nodes without a slot
+        print(f"xlayer: warning: {result.summary['warning']}", file=sys.stderr)
     if args.json:
         sys.stdout.write(summary_json(result.summary))
     elif not args.quiet:

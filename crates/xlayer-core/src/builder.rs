@@ -923,11 +923,19 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         });
         // The first interval starts once Z-MAC has assigned its slots (control packets sent
         // earlier would wait in the MAC queues until then).
+        // With an "auto" set-up its end is not known yet: the set-up's watch schedules it.
         let first = match sc.mac.access.as_str() {
-            "zmac" | "zmacplus" => sc.mac.zmac.clone().unwrap_or_default().setup_s,
-            _ => 0.0,
+            "zmac" | "zmacplus" => sc.mac.zmac.clone().unwrap_or_default().setup_s.seconds(),
+            _ => Some(0.0),
         };
-        world.queue.schedule(secs(first), Event::BackpressureTick);
+        match first {
+            Some(first) => world.queue.schedule(secs(first), Event::BackpressureTick),
+            None => {
+                if let Some(w) = world.zmac_setup.as_mut() {
+                    w.start_tick = true;
+                }
+            }
+        }
     }
     world.optimizers.core = crate::tune::core::Core::new(sc.eclair.config());
     attach_optimizers(&mut world, &sc.optimizers)?;
@@ -980,7 +988,7 @@ fn attach_optimizers(
 
 /// Z-MAC / ZMAC+ (`mac.access = "zmac" | "zmacplus"`): switches every MAC to the slot access.
 fn build_zmac(sc: &Scenario, world: &mut World) {
-    use crate::mac::zmac::{new_board, slot_length, Zmac, ZmacParams};
+    use crate::mac::zmac::{new_board, slot_length, SetupWatch, Zmac, ZmacParams};
     let plus = match sc.mac.access.as_str() {
         "zmac" => false,
         "zmacplus" => true,
@@ -1007,14 +1015,28 @@ fn build_zmac(sc: &Scenario, world: &mut World) {
         plus,
         z.beacon_bytes,
     );
-    let setup_end = SimTime::from_secs_f64(z.setup_s);
+    // "auto": the MACs take the bound as their end until the watch ends the set-up earlier.
+    let setup_end = SimTime::from_secs_f64(z.setup_s.seconds().unwrap_or(z.setup_max_s));
+    let discovery_end = SimTime::from_secs_f64(z.discovery_secs());
+    if z.setup_s.seconds().is_none() {
+        world.zmac_setup = Some(SetupWatch {
+            slot,
+            max_end: setup_end,
+            end: None,
+            completed: false,
+            start_tick: false,
+        });
+        // no slot is taken before discovery ends: the first check is at the boundary after it
+        let first = SimTime(discovery_end.ns().div_ceil(slot.ns()) * slot.ns());
+        world.queue.schedule(first, Event::ZmacSetupCheck);
+    }
     let p = ZmacParams {
         plus,
         to_slots: z.to_slots,
         tno_slots: z.tno_slots,
         slot,
         setup_end,
-        discovery_end: SimTime::from_secs_f64(z.setup_s * z.discovery_fraction),
+        discovery_end,
         announce_interval_slots: z.announce_interval_slots,
         ecn_loss_threshold: z.ecn_loss_threshold,
         hcl_duration: SimTime::from_secs_f64(z.hcl_duration_s),

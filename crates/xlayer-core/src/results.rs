@@ -576,6 +576,33 @@ pub(crate) fn collect(sc: &Scenario, w: &World) -> Results {
             }),
         ),
     ];
+    if let Some(z0) = w.nodes.first().and_then(|n| n.mac.zmac()) {
+        // When the set-up phase ended (data could go), and the nodes it left without a slot.
+        let end = w.zmac_setup.and_then(|s| s.end).unwrap_or(z0.p.setup_end);
+        let uncoloured: Vec<String> = w
+            .nodes
+            .iter()
+            .filter(|n| n.mac.zmac().is_some_and(|z| z.colour.slot.is_none()))
+            .map(|n| n.id.to_string())
+            .collect();
+        summary.push(("zmac_setup_end_s", Float(end.as_secs_f64())));
+        summary.push(("zmac_uncoloured", Int(uncoloured.len() as i64)));
+        if !uncoloured.is_empty() {
+            let shown = uncoloured.len().min(20);
+            summary.push((
+                "warning",
+                Str(format!(
+                    "Z-MAC's set-up ended at {:.3} s with {} of {} nodes without a slot (they contend \
+                     as non-owners in every slot; raise mac.zmac.setup_max_s or setup_s): nodes {}{}",
+                    end.as_secs_f64(),
+                    uncoloured.len(),
+                    w.nodes.len(),
+                    uncoloured[..shown].join(", "),
+                    if shown < uncoloured.len() { ", …" } else { "" }
+                )),
+            ));
+        }
+    }
     let packets: u64 = w.flow_stats.iter().map(|s| s.received).sum();
     summary.extend(eclair_summary(
         &w.optimizers,

@@ -652,7 +652,7 @@ fn a_zmac_table_stays_in_a_file_run_under_another_macs_preset_and_errs_as_writte
         );
     }
     let zmac = Scenario::from_toml(text).unwrap();
-    assert_eq!(zmac.mac.zmac.as_ref().unwrap().setup_s, 8.0);
+    assert!(zmac.mac.zmac.is_some());
     let err =
         Scenario::from_toml(&text.replace("preset = \"dpclo-zmacplus\"", "preset = \"udp-dcf\""))
             .unwrap_err()

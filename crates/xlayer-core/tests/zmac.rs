@@ -113,6 +113,108 @@ fn setup_phase_colours_a_random_topology_with_distinct_slots_within_two_hops() {
     );
 }
 
+/// The summary's set-up report: when data could go, and how many nodes have no slot.
+fn setup_report(r: &Results) -> (f64, f64, f64) {
+    let end = r.summary_f64("zmac_setup_end_s");
+    let uncoloured = r.summary_f64("zmac_uncoloured");
+    let settled = r
+        .nodes
+        .iter()
+        .map(|x| col(x, "zmac_settled_s"))
+        .fold(0.0, f64::max);
+    (end, uncoloured, settled)
+}
+
+/// An "auto" set-up (the default) ends when the assignment is complete: every node coloured,
+/// distinct slots within two hops (checked on the topology), and the data phase starting soon
+/// after the last node settled — not at a fixed time chosen in advance.
+fn assert_auto_setup_completes(r: &Results, range: f64, what: &str) {
+    let (n, slots) = check_colouring(r, range);
+    let (end, uncoloured, settled) = setup_report(r);
+    let frames: f64 = r.nodes.iter().map(|x| col(x, "zmac_state_tx")).sum();
+    eprintln!(
+        "{what}: {n} nodes, {slots} slots, last node settled at {settled:.3} s, set-up ended at \
+         {end:.3} s, {frames} STATE frames"
+    );
+    assert_eq!(uncoloured, 0.0);
+    assert!(r.summary_value("warning").is_none());
+    assert!(
+        end >= settled,
+        "the set-up cannot end before the last node settled"
+    );
+    // After the last change its neighbours must hear it (the local frame exchange): a few
+    // announcement intervals (16 slots of about 3 ms on average), not seconds.
+    assert!(
+        end <= settled + 0.5,
+        "the data phase starts {:.3} s after the last node settled",
+        end - settled
+    );
+}
+
+#[test]
+fn auto_setup_ends_when_thirty_random_nodes_are_coloured() {
+    let toml = format!(
+        "duration_s = 3.0\nseed = 7\n{RADIO}[mac]\naccess = \"zmacplus\"\n\
+         [topology]\nkind = \"random\"\ncount = 30\nwidth_m = 1000.0\nheight_m = 1000.0\n"
+    );
+    let r = run(&toml);
+    assert_auto_setup_completes(&r, 250.0, "30 random nodes");
+}
+
+#[test]
+fn auto_setup_ends_when_the_108_node_topology_is_coloured() {
+    // DPCLO §V-C's 108 random nodes on 1250 m x 1250 m (scenarios/dpclo-fig6.toml's topology
+    // and radio, Table I): a fixed 2 s set-up left 71 of them without a slot.
+    let toml = "duration_s = 30.0\nseed = 1\n[radio]\nstandard = \"802.11b\"\n\
+                data_rate_mbps = 2.0\nbasic_rate_mbps = 1.0\npropagation = \"two_ray_ground\"\n\
+                tx_range_m = 250.0\ncs_range_m = 550.0\n[mac]\naccess = \"zmacplus\"\n\
+                [mac.zmac]\nslot_payload_bytes = 260\n\
+                [topology]\nkind = \"random\"\ncount = 108\nwidth_m = 1250.0\n\
+                height_m = 1250.0\nseed = 1\n";
+    let r = run(toml);
+    assert_auto_setup_completes(&r, 250.0, "108 nodes");
+    let (end, _, _) = setup_report(&r);
+    assert!(end < 30.0, "completed before the bound");
+}
+
+#[test]
+fn a_fixed_setup_too_short_reports_the_uncoloured_nodes() {
+    let toml = "duration_s = 2.5\nseed = 1\n[radio]\nstandard = \"802.11b\"\n\
+                data_rate_mbps = 2.0\nbasic_rate_mbps = 1.0\npropagation = \"two_ray_ground\"\n\
+                tx_range_m = 250.0\ncs_range_m = 550.0\n[mac]\naccess = \"zmacplus\"\n\
+                [mac.zmac]\nslot_payload_bytes = 260\nsetup_s = 2.0\n\
+                [topology]\nkind = \"random\"\ncount = 108\nwidth_m = 1250.0\n\
+                height_m = 1250.0\nseed = 1\n";
+    let r = run(toml);
+    let (end, uncoloured, _) = setup_report(&r);
+    assert_eq!(end, 2.0);
+    let none = r.nodes.iter().filter(|x| col(x, "zmac_slot") < 0.0).count();
+    assert!(none > 0, "2 s does not colour 108 nodes");
+    assert_eq!(uncoloured, none as f64);
+    let w = format!("{:?}", r.summary_value("warning").expect("a warning"));
+    assert!(w.contains("without a slot"), "{w}");
+}
+
+#[test]
+fn setup_s_takes_auto_or_seconds_and_names_the_field_otherwise() {
+    let base = format!("duration_s = 1.0\n{RADIO}[mac]\naccess = \"zmac\"\n[mac.zmac]\n");
+    for (v, ok) in [
+        ("\"auto\"", true),
+        ("2", true),
+        ("1.5", true),
+        ("\"soon\"", false),
+        ("-1.0", false),
+    ] {
+        let r = xlayer_core::Simulation::from_toml(&format!("{base}setup_s = {v}\n"));
+        match (r, ok) {
+            (Ok(_), true) => {}
+            (Err(e), false) => assert!(e.to_string().contains("setup_s"), "{v}: {e}"),
+            (Ok(_), false) => panic!("{v} accepted"),
+            (Err(e), true) => panic!("{v}: {e}"),
+        }
+    }
+}
+
 /// Five saturated senders and one receiver, all within range of each other (a 20 m chain),
 /// with `access`.
 fn clique(access: &str) -> Results {

@@ -170,6 +170,17 @@ impl Colouring {
         })
     }
 
+    /// Whether this node holds a slot that `step` would keep, with the frame its view gives.
+    pub fn settled(&self) -> bool {
+        let Some(s) = self.slot else { return false };
+        let me = self.me();
+        !self
+            .peers
+            .iter()
+            .any(|p| p.e.slot == s && Self::above(&p.e, &me))
+            && self.frame == frame_for(self.max_slot_two_hop())
+    }
+
     pub fn one_hop_count(&self) -> usize {
         self.peers.iter().filter(|p| p.hops == 1).count()
     }
@@ -177,6 +188,23 @@ impl Colouring {
     pub fn two_hop_count(&self) -> usize {
         self.peers.len()
     }
+}
+
+/// Whether the slot assignment of a network is complete: every node holds a slot it keeps, and
+/// every node knows the current slot and frame of every node it has learnt within two hops (so
+/// the local frames are final: Z-MAC's "local frame exchange" is done). `nodes[i].id` must be
+/// `i`. This is the observer that ends an `"auto"` set-up phase (`mac::zmac::SetupWatch`).
+pub fn complete<'a>(n: usize, node: impl Fn(usize) -> &'a Colouring) -> bool {
+    (0..n).all(|i| node(i).settled())
+        && (0..n).all(|i| {
+            node(i).peers.iter().all(|p| {
+                let id = p.e.id as usize;
+                id < n && {
+                    let o = node(id);
+                    o.slot.unwrap_or(NO_SLOT) == p.e.slot && o.frame == p.e.frame
+                }
+            })
+        })
 }
 
 /// Z-MAC's local frame for largest two-hop slot number `max_slot`: `2^a` with

@@ -12,7 +12,8 @@
 //!   rate, SIFS, an ACK at the basic rate, and one slot time of guard (propagation and carrier
 //!   sense latency); for ZMAC+ also the longest priority wait `2T + SIFS` and one beacon `T`.
 //!   802.11b at 11 Mbit/s, 1500-byte packets: 50 + 32·20 + 1310 + 10 + 304 + 20 = 2334 µs.
-//! - *Set-up* (`mac::drand`): for `setup_s` seconds from time zero nodes exchange STATE
+//! - *Set-up* (`mac::drand`): from time zero until the slot assignment completes
+//!   ([`SetupWatch`], `setup_s = "auto"`) or for a fixed `setup_s` seconds, nodes exchange STATE
 //!   announcements (broadcast frames at the basic rate, sent with the slot access below as
 //!   non-owners, one every `announce_interval_slots` slots on average, uniformly jittered
 //!   between half and 1.5 times that) and colour themselves; data frames wait until the set-up
@@ -98,6 +99,32 @@ pub struct ZmacParams {
     pub ecn_loss_threshold: u32,
     pub hcl_duration: SimTime,
     pub beacon_bytes: u32,
+}
+
+/// An `"auto"` set-up phase (`mac.zmac.setup_s = "auto"`), watched by the world
+/// (`Event::ZmacSetupCheck`, once per TDMA slot from the end of discovery): the phase ends at the
+/// slot boundary after the slot assignment completes ([`super::drand::complete`]: every node
+/// holds a slot and knows its two-hop neighbours' current slots and frames), at the latest at
+/// `max_end` (`setup_max_s`).
+///
+/// Z-MAC's set-up is a network-wide phase run once at deployment, before normal operation
+/// (neighbour discovery, DRAND, local frame exchange; Rhee et al. SenSys 2005 §3, ToN 2008
+/// §III), and DRAND runs until every node has decided its slot (DRAND's rounds continue while
+/// any node is undecided). xlayer takes that reading: one end for every node, at the instant
+/// the assignment is complete. How the nodes would learn that instant is not modelled (like the
+/// shared clock: DPCLO §V assumes tight synchronisation); the colouring itself is the simulated
+/// message exchange of `mac::drand`. The check reads every node once per slot, during set-up
+/// only.
+#[derive(Debug, Clone, Copy)]
+pub struct SetupWatch {
+    pub slot: SimTime,
+    pub max_end: SimTime,
+    /// When the set-up phase ended (the bound when the assignment never completed).
+    pub end: Option<SimTime>,
+    /// Whether the assignment completed before the bound.
+    pub completed: bool,
+    /// Start DCLO's matching intervals (`Event::BackpressureTick`) when the set-up ends.
+    pub start_tick: bool,
 }
 
 /// The TDMA slot length: one data exchange (see the module doc).
@@ -258,6 +285,17 @@ impl Mac {
 
     pub fn zmac(&self) -> Option<&Zmac> {
         self.access.zmac()
+    }
+
+    /// The set-up phase ends at `end` (an `"auto"` set-up completed): data may go from then on.
+    pub fn zmac_end_setup(&mut self, now: SimTime, end: SimTime, q: &mut EventQueue) {
+        let z = self.access.zmac_mut().expect("zmac mode");
+        z.p.setup_end = end;
+        if z.slot_armed {
+            // armed for data at the bound, or for a STATE announcement past the new end
+            z.slot_armed = false;
+            self.zmac_poke(now, q);
+        }
     }
 
     fn zmac_has_data(&self) -> bool {

@@ -36,6 +36,70 @@ pub struct MacConfig {
     pub zmac: Option<ZmacConfig>,
 }
 
+/// With `setup_s = "auto"` the discovery period defaults to `discovery_fraction` of this (the
+/// old fixed set-up's default length, so the discovery period is unchanged: 0.5 s).
+pub const AUTO_DISCOVERY_BASE_S: f64 = 2.0;
+
+/// The length of Z-MAC's set-up phase (`mac.zmac.setup_s`): until the slot assignment
+/// completes, or a fixed number of seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum SetupSpec {
+    #[default]
+    Auto,
+    Seconds(f64),
+}
+
+impl SetupSpec {
+    /// The fixed length, `None` for `"auto"`.
+    pub fn seconds(self) -> Option<f64> {
+        match self {
+            SetupSpec::Auto => None,
+            SetupSpec::Seconds(s) => Some(s),
+        }
+    }
+}
+
+impl Serialize for SetupSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SetupSpec::Auto => s.serialize_str("auto"),
+            SetupSpec::Seconds(v) => s.serialize_f64(*v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SetupSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, Visitor};
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = SetupSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"auto\" or a number of seconds")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<SetupSpec, E> {
+                if v == "auto" {
+                    Ok(SetupSpec::Auto)
+                } else {
+                    Err(E::custom(format!(
+                        "expected \"auto\" or a number of seconds, found \"{v}\""
+                    )))
+                }
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<SetupSpec, E> {
+                Ok(SetupSpec::Seconds(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<SetupSpec, E> {
+                Ok(SetupSpec::Seconds(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<SetupSpec, E> {
+                Ok(SetupSpec::Seconds(v as f64))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Z-MAC / ZMAC+ settings (see `mac::zmac` and `docs/scenario.md`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -50,12 +114,21 @@ pub struct ZmacConfig {
     /// flow packet (payload + 60 bytes of network and transport headers), 1500 without flows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slot_payload_bytes: Option<u32>,
-    /// Length of the slot-assignment set-up phase; data waits until it ends.
-    #[serde(default = "ZmacConfig::default_setup")]
-    pub setup_s: f64,
-    /// Fraction of the set-up phase spent discovering neighbours before taking slots.
+    /// Length of the slot-assignment set-up phase (data waits until it ends): `"auto"` (the
+    /// default) ends it at the slot boundary after the colouring completes, at the latest at
+    /// `setup_max_s`; a number of seconds fixes it.
+    #[serde(default)]
+    pub setup_s: SetupSpec,
+    /// Upper bound of an `"auto"` set-up phase.
+    #[serde(default = "ZmacConfig::default_setup_max")]
+    pub setup_max_s: f64,
+    /// Fraction of a fixed set-up phase spent discovering neighbours before taking slots.
     #[serde(default = "ZmacConfig::default_discovery")]
     pub discovery_fraction: f64,
+    /// Length of the discovery period; default `discovery_fraction · setup_s` with a fixed
+    /// set-up, `discovery_fraction` × 2 s (0.5 s) with `"auto"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discovery_s: Option<f64>,
     /// Mean number of TDMA slots between two STATE announcements of a node.
     #[serde(default = "ZmacConfig::default_announce")]
     pub announce_interval_slots: u32,
@@ -71,14 +144,22 @@ pub struct ZmacConfig {
 }
 
 impl ZmacConfig {
+    /// The discovery period's length in seconds (see `discovery_s`).
+    pub fn discovery_secs(&self) -> f64 {
+        self.discovery_s.unwrap_or(match self.setup_s {
+            SetupSpec::Seconds(s) => s * self.discovery_fraction,
+            SetupSpec::Auto => AUTO_DISCOVERY_BASE_S * self.discovery_fraction,
+        })
+    }
+
     fn default_to() -> u32 {
         8
     }
     fn default_tno() -> u32 {
         32
     }
-    fn default_setup() -> f64 {
-        2.0
+    fn default_setup_max() -> f64 {
+        30.0
     }
     fn default_discovery() -> f64 {
         0.25
@@ -163,11 +244,26 @@ impl MacConfig {
                 if z.slot_payload_bytes.is_some_and(|b| b == 0 || b > 65535) {
                     return Err(bad("mac.zmac.slot_payload_bytes", "must be 1..=65535"));
                 }
-                if !(z.setup_s.is_finite() && z.setup_s >= 0.0) {
-                    return Err(bad("mac.zmac.setup_s", "must be a finite number >= 0"));
+                if let SetupSpec::Seconds(s) = z.setup_s {
+                    if !(s.is_finite() && s >= 0.0) {
+                        return Err(bad(
+                            "mac.zmac.setup_s",
+                            "must be \"auto\" or a finite number >= 0",
+                        ));
+                    }
                 }
+                positive("mac.zmac.setup_max_s", z.setup_max_s)?;
                 if !(0.0..1.0).contains(&z.discovery_fraction) {
                     return Err(bad("mac.zmac.discovery_fraction", "must be in [0, 1)"));
+                }
+                if let Some(d) = z.discovery_s {
+                    let bound = z.setup_s.seconds().unwrap_or(z.setup_max_s);
+                    if !(d.is_finite() && d >= 0.0 && (d < bound || bound == 0.0)) {
+                        return Err(bad(
+                            "mac.zmac.discovery_s",
+                            format!("must be >= 0 and below the set-up's length ({bound} s)"),
+                        ));
+                    }
                 }
                 if z.announce_interval_slots < 2 {
                     return Err(bad(

@@ -88,4 +88,6 @@ pub enum Event {
     /// A per-packet hook's optimizers are done with `packet` (ECLAIR's data-path delay): it
     /// goes on up its destination's stack (`World::sink`).
     HookRelease { packet: u32 },
+    /// An `"auto"` Z-MAC set-up phase: is the slot assignment complete? (`mac::zmac::SetupWatch`)
+    ZmacSetupCheck,
 }

@@ -222,6 +222,8 @@ pub struct World {
     pub scenario_events: Vec<ScenarioChange>,
     /// The scheduler over the per-destination queues (`crate::xl`).
     pub scheduler: Scheduler,
+    /// Z-MAC's set-up phase when it runs until the slot assignment completes.
+    pub zmac_setup: Option<crate::mac::zmac::SetupWatch>,
     /// The sources' rate control (`crate::xl`).
     pub sources: SourceControl,
     /// Side effects the components asked for, carried out by `run_actions` (reused).
@@ -308,6 +310,7 @@ impl World {
             link_loss: None,
             scenario_events: Vec::new(),
             scheduler: Scheduler::default(),
+            zmac_setup: None,
             sources: SourceControl::default(),
             xl_out: Vec::new(),
             gate: AnyGate::default(),
@@ -544,6 +547,40 @@ impl World {
                 self.packets.release(packet);
                 self.sink_up(now, &p);
             }
+            Event::ZmacSetupCheck => self.zmac_setup_check(now),
+        }
+    }
+
+    /// Ends an `"auto"` Z-MAC set-up at the next slot boundary once the slot assignment is
+    /// complete, or at its bound (`mac::zmac::SetupWatch`).
+    fn zmac_setup_check(&mut self, now: SimTime) {
+        let Some(w) = self.zmac_setup else { return };
+        if w.end.is_some() {
+            return;
+        }
+        let nodes = &self.nodes;
+        let done = crate::mac::drand::complete(nodes.len(), |i| {
+            &nodes[i].mac.zmac().expect("zmac mode").colour
+        });
+        let next = now + w.slot;
+        let end = if done {
+            for n in self.nodes.iter_mut() {
+                n.mac.zmac_end_setup(now, next, &mut self.queue);
+            }
+            next
+        } else if next < w.max_end {
+            self.queue.schedule(next, Event::ZmacSetupCheck);
+            return;
+        } else {
+            w.max_end
+        };
+        self.zmac_setup = Some(crate::mac::zmac::SetupWatch {
+            end: Some(end),
+            completed: done,
+            ..w
+        });
+        if w.start_tick {
+            self.queue.schedule(end, Event::BackpressureTick);
         }
     }
 
