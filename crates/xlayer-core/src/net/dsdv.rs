@@ -56,6 +56,10 @@ use crate::sim::SimTime;
 pub const UPDATE_BASE_BYTES: u32 = 28 + 8;
 /// One entry: destination (4), sequence number (4), metric (4).
 pub const ENTRY_BYTES: u32 = 12;
+/// A node's own sequence number, carried in its ETX probes when DSDV runs (4 bytes): a probe
+/// heard is the sender's advert of itself, so a neighbour heard every second keeps its 1-hop
+/// route under its newest number even when its updates are lost.
+pub const PROBE_SEQ_BYTES: u32 = 4;
 /// Entries that fit in one update packet (802.11 MSDU limit 2304 bytes less LLC/SNAP).
 pub const ENTRIES_PER_PACKET: usize = ((2304 - 8 - UPDATE_BASE_BYTES) / ENTRY_BYTES) as usize;
 
@@ -128,6 +132,12 @@ pub struct Route {
     oldest: SimTime,
     /// `link cost + advertised metric` of the last of the next hops when all K are taken.
     last_total: f64,
+    /// Feasibility distances: for the route's latest even sequence number and the one before
+    /// it, the least metric the route has had under that number (`(number, metric)`; kept
+    /// through a break). A neighbour's advert under one of these numbers is feasible, and can
+    /// become the route's next hop, only with a metric below it: a neighbour whose route goes
+    /// through us advertises at least our metric plus a link, so it never is.
+    fd: [(u32, f64); 2],
     /// When the newest sequence number was first heard, and its best metric so far.
     seq_first_heard: SimTime,
     /// Weighted average settling time (ns).
@@ -143,6 +153,25 @@ fn before(a: (f64, u32), b: (f64, u32)) -> bool {
 }
 
 impl Route {
+    /// The feasibility distance of sequence number `seq` (infinite: never held).
+    #[inline]
+    fn fd_of(&self, seq: u32) -> f64 {
+        match self.fd {
+            [(s, m), _] | [_, (s, m)] if s == seq => m,
+            _ => f64::INFINITY,
+        }
+    }
+
+    /// The route holds `metric` under the even number `seq`.
+    #[inline]
+    fn note_fd(&mut self, seq: u32, metric: f64) {
+        if self.fd[0].0 == seq {
+            self.fd[0].1 = self.fd[0].1.min(metric);
+        } else {
+            self.fd = [(seq, metric), self.fd[0]];
+        }
+    }
+
     /// Whether an advert `(seq, metric)` over a link of cost `cost`, not one of the route's K
     /// next hops, would be one if the route were derived again: a candidate at least as good
     /// as the best, or, downhill, at least as good as the K-th. The next hops are the least
@@ -280,6 +309,7 @@ impl Dsdv {
                         adverts: Vec::new(),
                         oldest: now,
                         last_total: f64::INFINITY,
+                        fd: [(u32::MAX, f64::INFINITY); 2],
                         seq_first_heard: now,
                         settling_ns: self.params.initial_settling.ns() as f64,
                         pending: None,
@@ -464,12 +494,18 @@ impl Dsdv {
         // The newest sequence number known, ours included (a route we broke stays broken
         // until the destination's next number arrives).
         let mut seq = r.seq.max(newest.unwrap_or(0));
-        // The route: least cost among neighbours advertising that number or the one before
-        // (none while the newest is odd: broken).
+        // The route: least cost among feasible neighbours advertising that number or the one
+        // before (none while the newest is odd: broken). Feasible: the next hop we have (DSDV
+        // takes its next hop's updates whatever they say), or an advert below the feasibility
+        // distance of its number (a number we never held is feasible: no neighbour can have
+        // learnt it through us).
         let mut best: Option<(f64, u32)> = None;
         if seq % 2 == 0 {
             for a in &r.adverts {
-                if a.seq.saturating_add(2) >= seq && a.metric.is_finite() {
+                if a.seq.saturating_add(2) >= seq
+                    && a.metric.is_finite()
+                    && (Some(a.from) == old_next || a.metric < r.fd_of(a.seq))
+                {
                     let c = links[a.link as usize].cost;
                     if c.is_finite() {
                         let key = (c + a.metric, a.from);
@@ -497,6 +533,9 @@ impl Dsdv {
             let w = self.params.settling_weight;
             let sample = (now - r.seq_first_heard).ns() as f64;
             r.settling_ns = w * r.settling_ns + (1.0 - w) * sample;
+        }
+        if best.is_some() {
+            r.note_fd(seq, metric);
         }
         r.seq = seq;
         r.metric = metric;
@@ -567,6 +606,11 @@ impl Dsdv {
             Some(t) => due.max(t + self.params.min_trigger_gap),
             None => due,
         })
+    }
+
+    /// Our own sequence number (the newest we advertised), as our probes carry it.
+    pub fn own_seq(&self) -> u32 {
+        self.own_seq
     }
 
     /// A periodic update: raises our sequence number and writes the full table.
@@ -706,9 +750,15 @@ mod tests {
             let newest = r.adverts.iter().map(|a| a.seq).max();
             let (old_next, old_seq, old_metric) = (r.next_hops.first().copied(), r.seq, r.metric);
             let mut seq = r.seq.max(newest.unwrap_or(0));
+            // Feasible: the next hop, or below the feasibility distance of its number.
             let mut cands: Vec<(f64, u32)> = Vec::new();
             for a in &r.adverts {
-                if seq % 2 == 0 && a.seq.saturating_add(2) >= seq && a.metric.is_finite() {
+                let feasible = Some(a.from) == old_next || a.metric < r.fd_of(a.seq);
+                if seq % 2 == 0
+                    && a.seq.saturating_add(2) >= seq
+                    && a.metric.is_finite()
+                    && feasible
+                {
                     if let Some(c) = cost(a.from) {
                         cands.push((c + a.metric, a.from));
                     }
@@ -733,6 +783,9 @@ mod tests {
                 let w = p.settling_weight;
                 let sample = (now - r.seq_first_heard).ns() as f64;
                 r.settling_ns = w * r.settling_ns + (1.0 - w) * sample;
+            }
+            if best.is_some() {
+                r.note_fd(seq, metric);
             }
             r.seq = seq;
             r.metric = metric;
@@ -785,8 +838,16 @@ mod tests {
             .collect();
         live.sort_unstable();
         format!(
-            "dst {} seq {} metric {} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
-            r.dst, r.seq, r.metric, r.next_hops, r.seq_first_heard, r.settling_ns, r.pending, live
+            "dst {} seq {} metric {} fd {} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
+            r.dst,
+            r.seq,
+            r.metric,
+            format!("{:?}", r.fd),
+            r.next_hops,
+            r.seq_first_heard,
+            r.settling_ns,
+            r.pending,
+            live
         )
     }
 
