@@ -9,13 +9,29 @@
 //! whose link is usable are candidates. For each destination the node keeps the latest
 //! advertisement of every neighbour and derives:
 //!
-//! - the **route**: among neighbours advertising the newest (even) sequence number or the one
-//!   before it, the one with the least `link cost + advertised metric`. Plain DSDV takes the
+//! - the **route**: among *feasible* neighbours advertising the newest (even) sequence number
+//!   or the one before it, the one with the least `link cost + advertised metric`. Plain DSDV takes the
 //!   newest number only, which over lossy links makes a node follow whichever path happened to
 //!   deliver the newest number first (a lost direct update sends it the long way for a whole
 //!   period); De Couto et al. (§5) saw the same and delayed route use by the settling time. We
 //!   take the simpler two-generation rule. An odd newest number (a break) still wins: the
-//!   route stays broken until the destination's next even number arrives;
+//!   route stays broken until the destination's next even number arrives. Feasible (Perkins &
+//!   Bhagwat: a route is replaced only by a newer sequence number or a better metric under the
+//!   same one; the test is Babel's feasibility condition, RFC 8966 §3.5.1, per number): the
+//!   route's current next hop (its updates are taken whatever they say), or an advert whose
+//!   metric is below the least metric this route has had under that number (any, for a number
+//!   it never held). A neighbour that learnt its route through us advertises at least our
+//!   metric plus a link, so when our next hop's advert expires or its link fails the route
+//!   breaks (next odd number) instead of falling back on such a neighbour: before this rule, on
+//!   `scenarios/dpclo-fig4.toml` (draws 1-10, 200 s) next hops looped for 2022 pair-seconds with
+//!   ETX and 799 with hop count, after it 42 and 0 (the 42: the two-generation rule still
+//!   accepts the older number's adverts below its own feasibility distance);
+//! - the **1-hop route to a neighbour** is kept by hearing it: its ETX probes carry its own
+//!   sequence number ([`PROBE_SEQ_BYTES`]) and count as its advert of itself (ns-2's
+//!   `Agent/DSDV` likewise times out only routes to neighbours, and only when it stops hearing
+//!   them). Updates go out every 15 s, and over a lossy link three in a row can be lost while
+//!   probes arrive every second: on the same runs D had no route to its neighbour F for 54 s
+//!   (draw 7, hop count); with the probes carrying the number, no such gap remains;
 //! - the **K best next hops**: the route's next hop, then the other neighbours in order of
 //!   `link cost + advertised metric`, among the same candidates, restricted to *downhill*
 //!   neighbours (advertised metric below our own). The downhill rule keeps every choice among the K loop-free (the metric falls
