@@ -40,7 +40,7 @@
 //!   shortest paths (tested against Yen's algorithm in `tests/routing.rs`).
 //!
 //! When a neighbour's link becomes unusable or silent, routes through it that have no other
-//! next hop at the newest sequence number break: their metric becomes infinite under the next
+//! feasible next hop at the newest sequence number break: their metric becomes infinite under the next
 //! odd sequence number, advertised at once. **Triggered updates** go out when a route breaks,
 //! appears, or changes its next hop with a new sequence number, at most one per
 //! `min_trigger_gap`; a change learnt with a new sequence number is held back for twice the
