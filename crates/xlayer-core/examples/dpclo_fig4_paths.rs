@@ -4,7 +4,8 @@
 //! E sampled every second after the warm-up (through D only, B only, both, none), D's route to
 //! F (missing, or through E), the mean ETX estimates of both directions of each link, and per
 //! node MAC frames, retries, retry-limit drops, packets forwarded and frames lost to the link
-//! loss, with DPCLO's MAC level use.
+//! loss, with DPCLO's MAC level use; and, over every ordered pair of nodes sampled every second,
+//! the pair-seconds without a route (of which to a node in range) and those whose next hops loop.
 //!
 //! `cargo run --release --example dpclo_fig4_paths -- scenarios/dpclo-fig4.toml 1,2,3 [220] ["k_max = 1"]`
 //!
@@ -76,6 +77,8 @@ fn run_and_print(sim: &mut Simulation, etx: bool, dur: f64) {
     let mut est = [(0.0f64, 0u32); 12];
     let mut a_via = [0u32; 4]; // D only, B only, both, none
     let (mut d_no_route_f, mut d_f_via_e) = (0, 0);
+    // Pair-seconds: no route, no route to a node in range, next hops that loop.
+    let (mut routeless, mut routeless_nb, mut looping) = (0u32, 0u32, 0u32);
     let mut t = WARMUP_S;
     while t < dur {
         t += 1.0;
@@ -106,6 +109,31 @@ fn run_and_print(sim: &mut Simulation, etx: bool, dur: f64) {
             None => d_no_route_f += 1,
             Some(4) => d_f_via_e += 1,
             Some(_) => {}
+        }
+        let n = proto.nodes.len();
+        let hop = |u: usize, d: u32| proto.nodes[u].dsdv.as_ref().and_then(|r| r.next_hop(d));
+        for u in 0..n {
+            for d in 0..n as u32 {
+                if u as u32 == d {
+                    continue;
+                }
+                let (mut x, mut steps) = (u, 0);
+                while x as u32 != d && steps <= n {
+                    match hop(x, d) {
+                        Some(v) => x = v as usize,
+                        None => break,
+                    }
+                    steps += 1;
+                }
+                if hop(u, d).is_none() {
+                    routeless += 1;
+                    if sim.world.neighbors[u].contains(&d) {
+                        routeless_nb += 1;
+                    }
+                } else if steps > n {
+                    looping += 1;
+                }
+            }
         }
     }
     let r = sim.results();
@@ -140,6 +168,9 @@ fn run_and_print(sim: &mut Simulation, etx: bool, dur: f64) {
         );
     }
     println!();
+    println!(
+        "     pair-seconds without a route {routeless} (to a node in range {routeless_nb}), looping {looping}"
+    );
     print!("     frames/retries/retry-limit drops/forwarded/link-lost:");
     for (i, n) in sim.world.nodes.iter().enumerate() {
         let s = n.mac.stats;

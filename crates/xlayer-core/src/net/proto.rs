@@ -14,7 +14,9 @@
 use rand::Rng;
 
 use super::action::Action;
-use super::dsdv::{Dsdv, DsdvParams, Entry, ENTRIES_PER_PACKET, ENTRY_BYTES, UPDATE_BASE_BYTES};
+use super::dsdv::{
+    Dsdv, DsdvParams, Entry, ENTRIES_PER_PACKET, ENTRY_BYTES, PROBE_SEQ_BYTES, UPDATE_BASE_BYTES,
+};
 use super::etx::{Etx, EtxParams, PROBE_BASE_BYTES, PROBE_ENTRY_BYTES, STREAM as ETX_STREAM};
 use super::olsr::{Olsr, OlsrParams, TC_BASE_BYTES, TC_ENTRY_BYTES};
 use super::routing::UNREACHABLE;
@@ -31,6 +33,8 @@ pub struct NodeProto {
     /// The latest probe sent: its sequence number and entries (neighbour, probes heard), by id.
     probe_seq: u32,
     probe_entries: Vec<(u32, u32)>,
+    /// The DSDV sequence number the latest probe carries (when DSDV runs).
+    probe_dsdv_seq: u32,
     pub dsdv: Option<Dsdv>,
     rng_dsdv: Stream,
     /// The latest DSDV update sent: its handle and entries.
@@ -198,7 +202,12 @@ impl NetProto {
         out: &mut Vec<Action>,
     ) {
         match control {
-            Control::EtxProbe { seq } => self.on_probe(node, from, seq, now),
+            Control::EtxProbe { seq } => {
+                if self.on_probe(node, from, seq, now) {
+                    self.arm_dsdv_trigger(node, now, out);
+                    self.routes_updated(node, out);
+                }
+            }
             Control::OlsrTc { origin, ansn } => {
                 if let Some(at) = self.on_olsr_tc(node, from, origin, ansn, now) {
                     out.push(Action::Timer {
@@ -255,6 +264,7 @@ impl NetProto {
                     rng_probe: stream(seed, i, ETX_STREAM),
                     probe_seq: 0,
                     probe_entries: Vec::new(),
+                    probe_dsdv_seq: 0,
                     dsdv: None,
                     rng_dsdv: stream(seed, i, DSDV_STREAM),
                     dsdv_id: 0,
@@ -478,8 +488,11 @@ impl NetProto {
         let (seq, changed) = st.etx.on_probe_tick(now);
         st.etx.probe_entries(now, &mut st.probe_entries);
         st.probe_seq = seq;
+        let mut dsdv_bytes = 0;
         if let Some(d) = st.dsdv.as_mut() {
             d.on_links_changed(now, &st.etx);
+            st.probe_dsdv_seq = d.own_seq();
+            dsdv_bytes = PROBE_SEQ_BYTES;
         }
         if let Some(o) = st.olsr.as_mut() {
             o.on_tick(now, &st.etx);
@@ -490,14 +503,19 @@ impl NetProto {
         }
         ProbeOut {
             seq,
-            bytes: PROBE_BASE_BYTES + PROBE_ENTRY_BYTES * st.probe_entries.len() as u32,
+            bytes: PROBE_BASE_BYTES
+                + PROBE_ENTRY_BYTES * st.probe_entries.len() as u32
+                + dsdv_bytes,
             next_in: st.etx.next_probe_delay(&mut st.rng_probe),
             changed,
         }
     }
 
-    /// `node` received probe `seq` of `from`.
-    pub fn on_probe(&mut self, node: u32, from: u32, seq: u32, now: SimTime) {
+    /// `node` received probe `seq` of `from`. Under DSDV a probe is also the sender's advert
+    /// of itself under the number it carries (the 1-hop route, kept by hearing the neighbour,
+    /// as ns-2's `Agent/DSDV` keeps a neighbour's route while it hears it); returns whether
+    /// DSDV took it.
+    pub fn on_probe(&mut self, node: u32, from: u32, seq: u32, now: SimTime) -> bool {
         let sender = &self.nodes[from as usize];
         let reported = if sender.probe_seq == seq {
             Some(
@@ -521,6 +539,15 @@ impl NetProto {
         st.etx.on_probe(now, from, seq, reported);
         if let (true, Some(o)) = (fresh, st.olsr.as_mut()) {
             o.on_hello(now, from, &self.scratch_ids, &self.scratch_mprs);
+        }
+        let own = self.nodes[from as usize].probe_dsdv_seq;
+        let st = &mut self.nodes[node as usize];
+        match (fresh, st.dsdv.as_mut()) {
+            (true, Some(d)) if own > 0 => {
+                d.on_update(now, from, &[(from, own, 0.0)], &st.etx);
+                true
+            }
+            _ => false,
         }
     }
 }
