@@ -558,7 +558,8 @@ def _judge_fig8(m: Measured) -> List[Verdict]:
         Verdict("TCP-FeW cuts the delay (DPCLO Fig. 8 B)",
                 "TCP-FeW's mean flow delay below TCP-SACK's",
                 f"{delay_f:.2f} s against {delay_t:.2f} s", delay_f < delay_t),
-    ]
+        # The document draws Fig. 9 from this many-to-many run (§V-D 2).
+    ] + _judge_fig9(m, ", from the many-to-many run of Fig. 8")
 
 
 def _draw_fig8(m: Measured, ax: Any) -> None:
@@ -573,7 +574,7 @@ def _draw_fig8(m: Measured, ax: Any) -> None:
     ax.legend()
 
 
-def _judge_fig9(m: Measured) -> List[Verdict]:
+def _judge_fig9(m: Measured, source: str = "") -> List[Verdict]:
     def ratio(stack: str) -> Tuple[float, float, float]:
         f = m.flows[m.flows["stack"] == stack]
         short = f[f["hops"] <= 2]["throughput_bps"].mean()
@@ -583,7 +584,7 @@ def _judge_fig9(m: Measured) -> List[Verdict]:
     t, d = ratio("tcp-sack"), ratio("dpclo-zmacplus")
     return [Verdict(
         "TCP's long flows starve while DPCLO's per-flow throughput is roughly equal across path "
-        "lengths (DPCLO Fig. 9)",
+        f"lengths (DPCLO Fig. 9{source})",
         "mean throughput of 1-2-hop flows over 4+-hop flows: DPCLO-ZMAC+'s at most half "
         "TCP-SACK's",
         f"TCP-SACK {t[0]:.1f} ({_kbps(t[1])} / {_kbps(t[2])}), DPCLO-ZMAC+ {d[0]:.1f} "
