@@ -15,19 +15,29 @@
 //!   deliver the newest number first (a lost direct update sends it the long way for a whole
 //!   period); De Couto et al. (§5) saw the same and delayed route use by the settling time. We
 //!   take the simpler two-generation rule. An odd newest number (a break) still wins: the
-//!   route stays broken until the destination's next even number arrives. Feasible (Perkins &
-//!   Bhagwat: a route is replaced only by a newer sequence number or a better metric under the
-//!   same one; the test is Babel's feasibility condition, RFC 8966 §3.5.1, per number): the
-//!   route's current next hop (its updates are taken whatever they say), or an advert whose
-//!   metric is below the least metric this route has had under that number (any, for a number
-//!   it never held). A neighbour that learnt its route through us advertises at least our
-//!   metric plus a link, so when our next hop's advert expires or its link fails the route
-//!   breaks (next odd number) instead of falling back on such a neighbour: before this rule, on
-//!   `scenarios/dpclo-fig4.toml` (draws 1-10, 200 s) next hops looped for 2022 pair-seconds with
-//!   ETX and 799 with hop count, after it 42 and 0 (the 42, on draws 1 and 9 with ETX, and 2
-//!   more on draw 7 with Z-MAC's complete set-up, are not traced yet; a likely source is the
-//!   older number's adverts, which the two-generation rule still accepts below that number's
-//!   feasibility distance: this rule makes loops rare, not impossible);
+//!   route stays broken until the destination's next even number arrives. The route is
+//!   advertised under the number of the advert it follows (its *label*), not the newest.
+//!   Feasible (Perkins & Bhagwat: a route is replaced only by a newer sequence number or a
+//!   better metric under the same one; the test is Babel's feasibility condition, RFC 8966
+//!   §3.5.1): the route's current next hop (its updates are taken whatever they say), or an
+//!   advert `(number, metric)` below the route's feasibility distance, the least
+//!   `(label, metric)` it has held, a newer number being less whatever the metric (kept
+//!   through a break). Loop-free by construction (RFC 8966 §2.4): a node's feasibility
+//!   distance only falls, and is at most what it advertises; a node takes a new next hop only
+//!   for an advert below its own distance, so its next hop's distance stays below its own,
+//!   and a cycle of next hops would need a distance below itself. The older number's adverts
+//!   remain candidates only while the route has not held the newer number, or from the
+//!   current next hop: a node whose direct update was lost keeps its short path until that
+//!   path's newer number arrives. A neighbour that learnt its route through us advertises at
+//!   least our metric plus a link under our label or an older one, so when our next hop's
+//!   advert expires or its link fails the route breaks (next odd number) instead of falling
+//!   back on such a neighbour. On `scenarios/dpclo-fig4.toml` (draws 1-10, 200 s), next hops
+//!   looped for 2022 pair-seconds with ETX and 799 with hop count with no feasibility rule,
+//!   87 and 0 with a feasibility distance per sequence number, and 0 and 0 with this one. The
+//!   87 came from the two numbers mixing (draw 7, 161 s, towards A: E followed C's advert of
+//!   number 18 but advertised it as 20, the newest; C had never held 20, so E's advert was
+//!   feasible for it, and C and E routed through each other). Only the first next hop is
+//!   held by this rule; the K − 1 others by the downhill rule below;
 //! - the **1-hop route to a neighbour** is kept by hearing it: its ETX probes carry its own
 //!   sequence number ([`PROBE_SEQ_BYTES`]) and count as its advert of itself (ns-2's
 //!   `Agent/DSDV` likewise times out only routes to neighbours, and only when it stops hearing
@@ -150,12 +160,13 @@ pub struct Route {
     oldest: SimTime,
     /// `link cost + advertised metric` of the last of the next hops when all K are taken.
     last_total: f64,
-    /// Feasibility distances: for the route's latest even sequence number and the one before
-    /// it, the least metric the route has had under that number (`(number, metric)`; kept
-    /// through a break). A neighbour's advert under one of these numbers is feasible, and can
-    /// become the route's next hop, only with a metric below it: a neighbour whose route goes
-    /// through us advertises at least our metric plus a link, so it never is.
-    fd: [(u32, f64); 2],
+    /// The sequence number of the advert the route follows, which is the number it is
+    /// advertised under while not broken (the newest, `seq`, or the one before it).
+    label: u32,
+    /// Feasibility distance (Babel, RFC 8966 §3.5.1): the least `(label, metric)` the route
+    /// has held, a newer number being less whatever the metric (kept through a break). An
+    /// advert is feasible, and can become a next hop, only below it ([`Route::feasible`]).
+    fd: (u32, f64),
     /// When the newest sequence number was first heard, and its best metric so far.
     seq_first_heard: SimTime,
     /// Weighted average settling time (ns).
@@ -171,22 +182,21 @@ fn before(a: (f64, u32), b: (f64, u32)) -> bool {
 }
 
 impl Route {
-    /// The feasibility distance of sequence number `seq` (infinite: never held).
+    /// Whether an advert `(seq, metric)` is below the feasibility distance: a newer number
+    /// than it, or the same with a lower metric (RFC 8966 §3.5.1).
     #[inline]
-    fn fd_of(&self, seq: u32) -> f64 {
-        match self.fd {
-            [(s, m), _] | [_, (s, m)] if s == seq => m,
-            _ => f64::INFINITY,
-        }
+    fn feasible(&self, seq: u32, metric: f64) -> bool {
+        seq > self.fd.0 || (seq == self.fd.0 && metric < self.fd.1)
     }
 
-    /// The route holds `metric` under the even number `seq`.
+    /// The route holds `metric` under the even number `seq`: the feasibility distance becomes
+    /// the least of it and `(seq, metric)`.
     #[inline]
     fn note_fd(&mut self, seq: u32, metric: f64) {
-        if self.fd[0].0 == seq {
-            self.fd[0].1 = self.fd[0].1.min(metric);
-        } else {
-            self.fd = [(seq, metric), self.fd[0]];
+        if seq > self.fd.0 {
+            self.fd = (seq, metric);
+        } else if seq == self.fd.0 {
+            self.fd.1 = self.fd.1.min(metric);
         }
     }
 
@@ -327,7 +337,8 @@ impl Dsdv {
                         adverts: Vec::new(),
                         oldest: now,
                         last_total: f64::INFINITY,
-                        fd: [(u32::MAX, f64::INFINITY); 2],
+                        label: 0,
+                        fd: (0, f64::INFINITY),
                         seq_first_heard: now,
                         settling_ns: self.params.initial_settling.ns() as f64,
                         pending: None,
@@ -514,21 +525,22 @@ impl Dsdv {
         let mut seq = r.seq.max(newest.unwrap_or(0));
         // The route: least cost among feasible neighbours advertising that number or the one
         // before (none while the newest is odd: broken). Feasible: the next hop we have (DSDV
-        // takes its next hop's updates whatever they say), or an advert below the feasibility
-        // distance of its number (a number we never held is feasible: no neighbour can have
-        // learnt it through us).
+        // takes its next hop's updates whatever they say; its feasibility distance is below
+        // ours, and only falls), or an advert below our feasibility distance.
         let mut best: Option<(f64, u32)> = None;
+        let mut label = r.label;
         if seq % 2 == 0 {
             for a in &r.adverts {
                 if a.seq.saturating_add(2) >= seq
                     && a.metric.is_finite()
-                    && (Some(a.from) == old_next || a.metric < r.fd_of(a.seq))
+                    && (Some(a.from) == old_next || r.feasible(a.seq, a.metric))
                 {
                     let c = links[a.link as usize].cost;
                     if c.is_finite() {
                         let key = (c + a.metric, a.from);
                         if best.is_none_or(|b| before(key, b)) {
                             best = Some(key);
+                            label = a.seq;
                         }
                     }
                 }
@@ -553,7 +565,8 @@ impl Dsdv {
             r.settling_ns = w * r.settling_ns + (1.0 - w) * sample;
         }
         if best.is_some() {
-            r.note_fd(seq, metric);
+            r.label = label;
+            r.note_fd(label, metric);
         }
         r.seq = seq;
         r.metric = metric;
@@ -658,7 +671,9 @@ impl Dsdv {
             if let Some(t) = r.pending {
                 self.pending = Some(self.pending.map_or(t, |p| p.min(t)));
             }
-            if r.seq > 0 || r.metric.is_finite() {
+            if r.metric.is_finite() {
+                out.push((r.dst, r.label, r.metric));
+            } else if r.seq > 0 {
                 out.push((r.dst, r.seq, r.metric));
             }
         }
@@ -768,17 +783,17 @@ mod tests {
             let newest = r.adverts.iter().map(|a| a.seq).max();
             let (old_next, old_seq, old_metric) = (r.next_hops.first().copied(), r.seq, r.metric);
             let mut seq = r.seq.max(newest.unwrap_or(0));
-            // Feasible: the next hop, or below the feasibility distance of its number.
-            let mut cands: Vec<(f64, u32)> = Vec::new();
+            // Feasible: the next hop, or below the feasibility distance.
+            let mut cands: Vec<(f64, u32, u32)> = Vec::new();
             for a in &r.adverts {
-                let feasible = Some(a.from) == old_next || a.metric < r.fd_of(a.seq);
+                let feasible = Some(a.from) == old_next || r.feasible(a.seq, a.metric);
                 if seq % 2 == 0
                     && a.seq.saturating_add(2) >= seq
                     && a.metric.is_finite()
                     && feasible
                 {
                     if let Some(c) = cost(a.from) {
-                        cands.push((c + a.metric, a.from));
+                        cands.push((c + a.metric, a.from, a.seq));
                     }
                 }
             }
@@ -787,7 +802,7 @@ mod tests {
                 .copied()
                 .min_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
             let metric = match best {
-                Some((m, _)) => m,
+                Some((m, _, _)) => m,
                 None => {
                     if r.metric.is_finite() && seq % 2 == 0 {
                         seq += 1;
@@ -802,13 +817,14 @@ mod tests {
                 let sample = (now - r.seq_first_heard).ns() as f64;
                 r.settling_ns = w * r.settling_ns + (1.0 - w) * sample;
             }
-            if best.is_some() {
-                r.note_fd(seq, metric);
+            if let Some((_, _, label)) = best {
+                r.label = label;
+                r.note_fd(label, metric);
             }
             r.seq = seq;
             r.metric = metric;
             r.next_hops.clear();
-            if let Some((_, nh)) = best {
+            if let Some((_, nh, _)) = best {
                 r.next_hops.push(nh);
                 let mut down: Vec<(f64, u32)> = r
                     .adverts
@@ -856,9 +872,10 @@ mod tests {
             .collect();
         live.sort_unstable();
         format!(
-            "dst {} seq {} metric {} fd {} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
+            "dst {} seq {} label {} metric {} fd {} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
             r.dst,
             r.seq,
+            r.label,
             r.metric,
             format!("{:?}", r.fd),
             r.next_hops,
