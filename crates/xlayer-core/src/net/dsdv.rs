@@ -33,7 +33,8 @@
 //!   advert expires or its link fails the route breaks (next odd number) instead of falling
 //!   back on such a neighbour. On `scenarios/dpclo-fig4.toml` (draws 1-10, 200 s), next hops
 //!   looped for 2022 pair-seconds with ETX and 799 with hop count with no feasibility rule,
-//!   87 and 0 with a feasibility distance per sequence number, and 0 and 0 with this one. The
+//!   87 and 0 with a feasibility distance per sequence number, and 0 and 0 with this one
+//!   (pair-seconds without a route 962 and 1516 before it, 837 and 1303 after). The
 //!   87 came from the two numbers mixing (draw 7, 161 s, towards A: E followed C's advert of
 //!   number 18 but advertised it as 20, the newest; C had never held 20, so E's advert was
 //!   feasible for it, and C and E routed through each other). Only the first next hop is
@@ -47,7 +48,9 @@
 //! - the **K best next hops**: the route's next hop, then the other neighbours in order of
 //!   `link cost + advertised metric`, among the same candidates, restricted to *downhill*
 //!   neighbours (advertised metric below our own). The downhill rule keeps every choice among the K loop-free (the metric falls
-//!   strictly along any path), which a scheduler picking any of them per packet needs; where the
+//!   strictly along any path while the adverts are current; stale ones can break this, the
+//!   feasibility rule does not cover the K − 1 others: requiring it of them starved a flow in
+//!   `tests/dpclo.rs`'s Fig. 7 run), which a scheduler picking any of them per packet needs; where the
 //!   K shortest paths' first hops are all downhill, the K next hops are exactly those of the K
 //!   shortest paths (tested against Yen's algorithm in `tests/routing.rs`).
 //!
