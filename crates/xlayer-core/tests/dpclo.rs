@@ -323,8 +323,8 @@ fn dpclo_etx_steers_around_a_lossy_short_path_where_hop_count_cannot() {
 }
 
 #[test]
-#[ignore = "does not hold in xlayer: with ETX 173 kbit/s against 173 without (mean of 10 \
-            draws, 200 s), ahead on 4 of 10 — ETX opens A's second path only in the ETX \
+#[ignore = "does not hold in xlayer: with ETX 175 kbit/s against 176 without (mean of 10 \
+            draws, 200 s), ahead on 2 of 10 — ETX opens A's second path only in the ETX \
             variant (README, Validation)"]
 fn dpclo_fig4_etx_raises_the_throughput_over_lossy_links() {
     // §V-C.2, Fig. 4: every link of Fig. 2's topology loses a fraction drawn from U[0, 0.6];
@@ -337,9 +337,6 @@ fn dpclo_fig4_etx_raises_the_throughput_over_lossy_links() {
 }
 
 #[test]
-#[ignore = "holds on the mean, not on most draws, since DSDV no longer loops over lossy links \
-            (issue 20 item 3): with K = 1, 186 kbit/s with ETX against 180 without, ahead on \
-            5 of 10 (before the DSDV fix 186 against 173, ahead on 8: hop count gained most)"]
 fn dpclo_fig4_etx_raises_the_throughput_of_single_path_dpclo_over_lossy_links() {
     // Fig. 4's claim with K held at 1 in both variants (`k_max = 1`), which leaves what ETX
     // changes on its own: the route (DSDV-ETX against hop count) and eq. 7's price over the
