@@ -115,13 +115,26 @@ SMOOTHING = 0.5
 #: The most sets one certificate (:func:`_certify`) adds before the proportional-fair master
 #: is solved again with them.
 CERTIFY_COLUMNS = 40
-#: Multi-path routing is solved in link form (a rate per commodity and link, :func:`_arc_form`)
-#: up to this many commodity-link variables, in path form (paths generated) above: for the
-#: proportional-fair objective (Clarabel: 25 s a master of 24,400 on dpclo-fig9, where the
-#: path form's take about a second) and for the linear ones (HiGHS, a few seconds there; the
-#: path form's degenerate duals leave the bound far: 60 % against 34 % after 2 minutes).
+#: Multi-path routing is solved in link form over every link (a rate per commodity and link,
+#: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
+#: (:class:`_Master`): for the proportional-fair objective (Clarabel: 25 s a master of 24,400
+#: on dpclo-fig9) and for the linear ones (HiGHS: dpclo-fig9's aggregate over every link
+#: ended a minute 25 % from its bound, over generated links 9 %).
 ARC_LIMIT = 12_000
-ARC_LIMIT_LINEAR = 100_000
+ARC_LIMIT_LINEAR = 12_000
+#: Each iteration tries maximal independent sets grown greedily by price from this many of
+#: the dearest links (:func:`_greedy_sets`). 64 left dpclo-fig9's proportional-fair master
+#: rising by 0.03 per iteration after 70 iterations; from every priced link (several hundred
+#: there) it rises 5 times as fast per iteration and settles (the sets are cheap; the master's
+#: solve is what costs, and :data:`PRUNE_AFTER` keeps it small).
+GREEDY_TRIES = 1000
+#: The proportional-fair master drops a column idle (no time share) in this many masters in
+#: a row; one the pricing finds again comes back. Its optimum keeps (a column without time
+#: share has a reduced cost <= 0), and Clarabel's time grows with the columns: dpclo-fig9's
+#: master held 23,000 sets after 32 iterations without it, 2000-4500 with it. Not for the
+#: linear objectives, whose degenerate LPs then cycle (dpclo-fig9's aggregate dropped and
+#: found the same sets again for 200 iterations without moving). 0 keeps every column.
+PRUNE_AFTER = 3
 #: Stacks that choose next hops themselves, whatever the routing table (``run_routing``).
 SELF_ROUTING_PRESETS = ("dclo",)
 #: Changes whenever what :func:`sweep_oracle` caches changes, so that old caches are redone.
@@ -334,7 +347,8 @@ def _commodities(p: _Problem) -> Tuple[str, List[List[int]]]:
     return best
 
 
-def _arc_form(p: _Problem) -> Tuple[sparse.csr_matrix, sparse.csr_matrix, int]:
+def _arc_form(p: _Problem, allowed: Optional[Sequence[np.ndarray]] = None
+              ) -> Tuple[sparse.csr_matrix, sparse.csr_matrix, int]:
     """Multipath in link form over commodities (:func:`_commodities`): variables y_f, then
     the rate z_cl of commodity c on each link l it can use (finite airtime; not out of its
     sink, nor into its source when it has one), commodity by commodity. Returns the airtime
@@ -348,6 +362,8 @@ def _arc_form(p: _Problem) -> Tuple[sparse.csr_matrix, sparse.csr_matrix, int]:
     for ci, members in enumerate(groups):
         f0 = p.flows[members[0]]
         usable = np.isfinite(p.air[members[0]])
+        if allowed is not None:
+            usable &= allowed[ci]
         if end == "dst":
             usable &= p.src != int(f0["dst"])
         else:
@@ -383,21 +399,25 @@ def _arc_form(p: _Problem) -> Tuple[sparse.csr_matrix, sparse.csr_matrix, int]:
 
 class _Master:
     """The restricted master problem over a growing list of columns (independent sets) and,
-    under multi-path routing, of paths.
+    under multi-path routing, of the links each commodity may use.
 
-    Free multi-path routing is written over paths (the path form of the multi-commodity flow:
-    any flow over links decomposes into paths and cycles, and cycles only use airtime, so
-    both have the same optimum): a variable per path generated so far, y_f the sum of flow
-    f's, and a link constraint only for the links some path uses (the others carry nothing,
-    their price is 0). A path joins when its price at the master's link prices (airtime x
-    price over its links: Dijkstra, the same cheapest path the Lagrangian bound uses) is below
-    what a unit of its flow is worth in the master (1/y_f for the log utility, 1 for the
-    aggregate, the dual of y_f >= t for max-min), the pricing of the multi-commodity flow's
-    conservation constraints; when none does, the master is the optimum over every path.
-    The link form (a variable per flow and link) has the same optimum but grows with flows x
-    links: 24,400 variables on dpclo-fig9, 25 s a Clarabel solve."""
+    Free multi-path routing is a multi-commodity flow in link form: a rate per commodity
+    (:func:`_commodities`) and link, with conservation at every node. Over every link
+    (``form`` "links") it grows with commodities x links: 24,400 variables on dpclo-fig9, 25 s
+    a Clarabel solve. Above :data:`ARC_LIMIT` (:data:`ARC_LIMIT_LINEAR` for the linear
+    objectives) each commodity gets only the links of the paths generated so far ("generated
+    links"), a link constraint only for the links some commodity may use (the others carry
+    nothing, their price is 0), and conservation only at the nodes they touch. A path joins
+    when its price at the master's link prices (airtime x price over its links: Dijkstra, the
+    same cheapest path the Lagrangian bound uses) is below what a unit of its flow is worth
+    in the master (1/y_f for the log utility, 1 for the aggregate, the dual of y_f >= t for
+    max-min), the pricing of the multi-commodity flow's conservation constraints; when none
+    does, the master is the optimum over every link. A commodity's generated links form a
+    network, so the master routes over any combination of its paths' links, not only over
+    the paths themselves (a path form, a variable per path, took 75 iterations and 1264 paths
+    where this takes 43 and 600 for the same value on dpclo-fig9's proportional fairness)."""
 
-    def __init__(self, p: _Problem, objective: str, arc: Optional[bool] = None) -> None:
+    def __init__(self, p: _Problem, objective: str, form: Optional[str] = None) -> None:
         self.p = p
         self.objective = objective
         #: the solver's status of the last master problem ("optimal", or "optimal_inaccurate"
@@ -408,41 +428,58 @@ class _Master:
         #: the aggregate objective's weight of each flow (all 1: the aggregate; 1/y_f at a
         #: proportional-fair point: its certificate, :func:`_certify`)
         self.weights = np.ones(len(p.flows))
-        self.paths: List[Tuple[int, Tuple[int, ...]]] = []  # (flow, local links), multipath
+        #: each column's time share in the last master
+        self.shares = np.zeros(0)
+        #: the paths generated (flow, local links), in the "generated links" form
+        self.paths: List[Tuple[int, Tuple[int, ...]]] = []
         self._known_paths: set = set()
         self.eq_a: Optional[sparse.csr_matrix] = None
-        self.arc = False
+        #: "routes" (static), "links" or "generated links" (multipath)
+        self.form = "routes"
+        #: per commodity, the links it may use ("generated links")
+        self.allowed: Optional[List[np.ndarray]] = None
+        self._built = -1
+        self._rows = np.arange(p.n_links)
         if p.routing == "static":
             self.flow_mat = _route_matrix(p)
             return
         air, eq, nvars = _arc_form(p)
         limit = ARC_LIMIT if objective == "proportional" else ARC_LIMIT_LINEAR
-        if arc if arc is not None else nvars - len(p.flows) <= limit:
-            self.arc = True
+        self.form = form or ("links" if nvars - len(p.flows) <= limit else "generated links")
+        if self.form == "links":
             self.flow_mat, self.eq_a = air, eq
+        else:
+            _, groups = _commodities(p)
+            self.commodity = np.empty(len(p.flows), dtype=int)
+            for ci, members in enumerate(groups):
+                self.commodity[members] = ci
+            self.allowed = [np.zeros(p.n_links, dtype=bool) for _ in groups]
         for fi in range(len(p.flows)):
-                weight = np.where(np.isfinite(p.air[fi]), p.air[fi], np.inf)
-                path, _ = p.shortest_path(fi, weight)  # least airtime
-                if path is None:
-                    f = p.flows[fi]
-                    raise XlayerError(f"flows[{fi}]: flow {f['flow']} has no path of links "
-                                      f"from node {f['src']} to node {f['dst']}")
-                if not self.arc:
-                    self.add_path(fi, path)
+            weight = np.where(np.isfinite(p.air[fi]), p.air[fi], np.inf)
+            path, _ = p.shortest_path(fi, weight)  # least airtime
+            if path is None:
+                f = p.flows[fi]
+                raise XlayerError(f"flows[{fi}]: flow {f['flow']} has no path of links "
+                                  f"from node {f['src']} to node {f['dst']}")
+            if self.allowed is not None:
+                self.add_path(fi, path)
 
     def add_path(self, fi: int, path: Sequence[int]) -> bool:
-        """Adds flow ``fi``'s ``path`` (local links) unless known; whether it was new."""
+        """Lets flow ``fi``'s commodity use the links of ``path`` (local links) unless the path
+        is known; whether it was new."""
         key = (fi, tuple(path))
         if key in self._known_paths:
             return False
+        assert self.allowed is not None
         self._known_paths.add(key)
         self.paths.append(key)
+        self.allowed[self.commodity[fi]][list(path)] = True
         return True
 
     def improving_paths(self, mu: np.ndarray) -> Tuple[np.ndarray, int]:
         """Multipath: each flow's cheapest path at link prices ``mu`` and its price (the d of
-        the Lagrangian bound); the paths cheaper than the flow is worth join the master.
-        Returns (the prices d, how many paths joined)."""
+        the Lagrangian bound); in the "generated links" form the paths cheaper than the flow
+        is worth join the master. Returns (the prices d, how many paths joined)."""
         p = self.p
         d = np.empty(len(p.flows))
         added = 0
@@ -450,31 +487,20 @@ class _Master:
             with np.errstate(invalid="ignore"):
                 w = np.where(np.isfinite(p.air[fi]), p.air[fi] * mu, np.inf)
             path, d[fi] = p.shortest_path(fi, w)
-            if not self.arc and path is not None and d[fi] < self.worth[fi] * (1.0 - TOLERANCE):
+            if (self.allowed is not None and path is not None
+                    and d[fi] < self.worth[fi] * (1.0 - TOLERANCE)):
                 added += self.add_path(fi, path)
         return d, added
 
-    def _flows(self) -> Tuple[sparse.csr_matrix, np.ndarray, Optional[sparse.csr_matrix]]:
+    def _flows(self) -> Tuple[sparse.csr_matrix, np.ndarray]:
         """(airtime matrix, links x flow variables, over the constrained links; the local
-        links constrained; the flows x variables matrix summing paths into y, None when the
-        variables are the y_f themselves)."""
-        p = self.p
-        if p.routing == "static" or self.arc:
-            return self.flow_mat, np.arange(p.n_links), None
-        rows = np.unique(np.fromiter((li for _, path in self.paths for li in path), dtype=int))
-        at = {li: i for i, li in enumerate(rows.tolist())}
-        r, c, v = [], [], []
-        for j, (fi, path) in enumerate(self.paths):
-            for li in path:
-                r.append(at[li])
-                c.append(j)
-                v.append(p.air[fi, li])
-        npaths = len(self.paths)
-        mat = sparse.csr_matrix((v, (r, c)), shape=(len(rows), npaths))
-        fl = np.fromiter((fi for fi, _ in self.paths), dtype=int, count=npaths)
-        sums = sparse.csr_matrix((np.ones(npaths), (fl, np.arange(npaths))),
-                                 shape=(len(p.flows), npaths))
-        return mat, rows, sums
+        links constrained)."""
+        if self.allowed is not None and self._built != len(self.paths):
+            air, self.eq_a, _ = _arc_form(self.p, self.allowed)
+            self._rows = np.flatnonzero(np.diff(air.indptr))
+            self.flow_mat = air[self._rows]
+            self._built = len(self.paths)
+        return self.flow_mat, self._rows
 
     def _eq(self, more: int) -> sparse.csr_matrix:
         """The link form's conservation rows, with zeros for ``more`` variables after it."""
@@ -487,7 +513,7 @@ class _Master:
         p = self.p
         nf = len(p.flows)
         nc = len(columns)
-        flow_mat, rows, sums = self._flows()
+        flow_mat, rows = self._flows()
         nflowvars = flow_mat.shape[1]
         nrows = len(rows)
         extra = 1 if self.objective == "maxmin" else 0
@@ -514,8 +540,7 @@ class _Master:
             cons = [link_c, time_c, x >= 0]
             if self.eq_a is not None:
                 cons.append(self._eq(nc + extra) @ x == 0)
-            rate = x[:nf] if sums is None else sums @ x[:nflowvars]
-            prob = cp.Problem(cp.Maximize(cp.sum(cp.log(rate))), cons)
+            prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x[:nf]))), cons)
             try:
                 with warnings.catch_warnings():
                     # an inaccurate solution is reported in the summary (solver_status)
@@ -529,7 +554,8 @@ class _Master:
                 raise XlayerError(f"oracle: the proportional-fair master problem is {prob.status}")
             self.status = str(prob.status)
             xv = np.maximum(np.asarray(x.value), 0.0)
-            y = xv[:nf] if sums is None else sums @ xv[:nflowvars]
+            self.shares = xv[nflowvars:nflowvars + nc]
+            y = xv[:nf]
             mu[rows] = np.maximum(np.asarray(link_c.dual_value).ravel(), 0.0)
             sigma = float(np.asarray(time_c.dual_value).ravel()[0])
             with np.errstate(divide="ignore"):
@@ -539,16 +565,13 @@ class _Master:
         cost = np.zeros(nvars)
         if self.objective == "aggregate":
             self.worth = self.weights
-            if sums is None:
-                cost[:nf] = -self.weights
-            else:
-                cost[:nflowvars] = -self.weights[[fi for fi, _ in self.paths]]
+            cost[:nf] = -self.weights
         else:
             cost[-1] = -1.0
         a_ub = [link_a, time_a]
         b_ub = [np.zeros(nrows), np.ones(1)]
         if self.objective == "maxmin":  # t - y_f <= 0
-            ys = sparse.eye(nf, nflowvars, format="csr") if sums is None else sums
+            ys = sparse.eye(nf, nflowvars, format="csr")
             t_rows = sparse.hstack([-ys, sparse.csr_matrix((nf, nc)),
                                     sparse.csr_matrix(np.ones((nf, 1)))]).tocsr()
             a_ub.append(t_rows)
@@ -561,7 +584,8 @@ class _Master:
             raise XlayerError(f"oracle: the {self.objective} master problem failed: "
                               f"{res.message}")
         xv = res.x
-        y = xv[:nf] if sums is None else sums @ xv[:nflowvars]
+        self.shares = xv[nflowvars:nflowvars + nc]
+        y = xv[:nf]
         mu[rows] = np.maximum(-res.ineqlin.marginals[:nrows], 0.0)
         sigma = float(-res.ineqlin.marginals[nrows])
         if self.objective == "maxmin":
@@ -645,7 +669,7 @@ def _max_weight_independent_set(p: _Problem, weights: np.ndarray
     return upper, value, tuple(sorted(int(cand[i]) for i in picked))
 
 
-def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = 64
+def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = GREEDY_TRIES
                  ) -> List[Tuple[int, ...]]:
     """Maximal independent sets grown greedily by price from each of the ``tries`` dearest
     links, those whose price exceeds the price of time: cheap columns, found before the exact
@@ -746,10 +770,11 @@ def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, 
     iterations, the bound at 0.2 per flow after 40); its prices give the bound directly
     (:func:`_lagrangian_bound` at them). The sets it generates join ``cols`` (and its paths
     ``master``'s), so the next proportional-fair master has them. Returns the best bound."""
-    lp = _Master(p, "aggregate", arc=master.arc)
+    lp = _Master(p, "aggregate", form=master.form)
     lp.weights = 1.0 / np.maximum(y, 1e-300)
-    if not master.arc and p.routing == "multipath":
+    if master.allowed is not None:  # the same generated links, shared
         lp.paths, lp._known_paths = master.paths, master._known_paths
+        lp.allowed = master.allowed
     upper = math.inf
     nf = len(p.flows)
     center: Optional[np.ndarray] = None  # the prices of the best weighted bound (Wentges)
@@ -768,7 +793,7 @@ def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, 
     added = 0
     for _ in range(MAX_ITERATIONS):
         _, mu, sigma, value = lp.solve(cols)
-        if p.routing == "multipath" and not lp.arc:
+        if lp.allowed is not None:
             new_paths = lp.improving_paths(mu)[1]
             if new_paths and time.perf_counter() < deadline:
                 continue
@@ -846,6 +871,8 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         cols = list(dict.fromkeys(local(start or ()) + _covering_sets(p)))
         generate = True
     known = set(cols)
+    generated: Dict[Tuple[int, ...], None] = {}
+    idle_since: Dict[Tuple[int, ...], int] = {}
     master = _Master(p, objective)
     iterations = 0
     last = -math.inf
@@ -869,6 +896,17 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             upper = min(upper, _lagrangian_bound(objective, _cheapest(p, mu), heaviest))
             break
         previous = (y, mu, sigma, value)
+        if generate and PRUNE_AFTER and objective == "proportional":
+            # columns idle (no time share) for PRUNE_AFTER masters leave the master; one the
+            # pricing finds again comes back (``known`` holds the master's columns only)
+            for c, share in zip(cols, master.shares):
+                generated.setdefault(c, None)
+                if share > 1e-9 or c not in idle_since:
+                    idle_since[c] = iterations
+            keep = [c for c in cols if iterations - idle_since[c] < PRUNE_AFTER]
+            if len(keep) < len(cols):
+                cols[:] = keep
+                known = set(keep)
         out_of_time = time_limit is not None and time.perf_counter() - t0 > time_limit
         # multi-path routing: the paths cheaper than their flow is worth join the master
         # first (cheap: Dijkstra per flow); their prices are the d of the Lagrangian bound
@@ -899,6 +937,9 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         last = value
         found = [] if out_of_time else [c for c in _greedy_sets(p, mu, sigma) if c not in known]
         if (found or new_paths) and not stalled:
+            if _TRACE:
+                    print(f"  exact {weight:.6g} greedy best {gmax:.6g} sigma {sigma:.6g} "
+                          f"heaviest {heaviest:.6g} {time.perf_counter() - te:.2f}s", flush=True)
             if _TRACE:
                 print(f"it {iterations} t {time.perf_counter() - t0:.1f} value {value:.8g} "
                       f"cols {len(cols)} greedy {len(found)} paths {len(master.paths)} "
@@ -969,6 +1010,9 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             known.add(c)
             cols.append(c)
     solve_s = time.perf_counter() - t0
+    for c in cols:
+        generated.setdefault(c, None)
+    cols = list(generated)
     upper = max(upper, value)
     y = np.maximum(y, 0.0)
     rates = y * 1e6
@@ -996,8 +1040,8 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         "links": p.n_links,
         "conflicts": len(p.conflicts),
         "columns": len(cols),
-        "form": "routes" if routing == "static" else ("links" if master.arc else "paths"),
-        "paths": len(master.paths) if routing == "multipath" and not master.arc else nf,
+        "form": master.form,
+        "paths": len(master.paths) if master.allowed is not None else nf,
         "iterations": iterations,
         "solve_s": solve_s,
         "solver_status": master.status,
