@@ -492,6 +492,23 @@ def test_a_solve_cut_short_still_bounds_the_optimum_from_above():
         assert short["bound"] >= best - 1e-6 * max(1.0, abs(best))
 
 
+def test_a_solve_ends_once_its_bound_is_within_the_gap_asked():
+    """``gap=G`` (``xlayer oracle --gap G``) ends the generation once the upper bound is within
+    G of the best solution found: the optimum by brute force lies between the two."""
+    m = _random_model(random.Random(0))
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    nf = len(m["flows"])
+    for obj, key in (("proportional", "utility"), ("aggregate", "aggregate_bps")):
+        best = xo.solve(m, obj, "multipath", columns=everything).summary[key]
+        got = xo.solve(m, obj, "multipath", gap=0.05).summary
+        assert got["gap"] <= 0.05
+        assert got[key] <= best + 1e-6 * max(1.0, abs(best)) <= got["bound"] + 1e-5 * abs(best)
+        if obj == "proportional":  # per flow in ln(rate)
+            assert got[key] >= best - 0.05 * nf - 1e-6
+        else:
+            assert got[key] >= best * (1 - 0.05) - 1e-6
+
+
 def test_a_master_that_fails_after_the_first_keeps_the_previous_one(monkeypatch):
     m = _random_model(random.Random(5))
     everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
