@@ -11,8 +11,8 @@ solves
                    for every link l:  sum_f a_fl * z_fl <= sum_{S containing l} lambda_S
 
 where ``z_fl`` is flow f's rate over link l (``y_f`` on each link of its static route, or a free
-multi-commodity flow, in link or path form, see :class:`_Master`) and ``a_fl`` the airtime a
-Mbit of flow f takes on link l. U is the sum of ln(rate in bit/s) (proportional fairness; a
+multi-commodity flow, over every link or over generated links, see :class:`_Master`) and
+``a_fl`` the airtime a Mbit of flow f takes on link l. U is the sum of ln(rate in bit/s) (proportional fairness; a
 conic problem solved by cvxpy with Clarabel), the aggregate, or the smallest rate (LPs, scipy's
 HiGHS).
 
@@ -23,8 +23,9 @@ maximum-weight independent set (a MILP, HiGHS through ``scipy.optimize.milp``, o
 "at most one link" per clique of a cover of the conflict graph's edges) is the pricing step,
 and a set whose weight exceeds the price of time (the dual of ``sum lambda <= 1``) joins
 the master, made maximal (links added in order of price while they conflict with none of it: a
-larger independent set is never worse). Sets grown greedily by price from the dearest links
-are tried first; the exact pricing runs when they find none or the master's value stalls.
+larger independent set is never worse). Sets grown greedily by price from every priced link
+are tried first; the exact pricing runs when they find none or the master's value stalls. The
+proportional-fair master drops the sets idle for a few iterations (:data:`PRUNE_AFTER`).
 When no set improves, the master's optimum is the optimum over the convex hull of all
 independent sets (within ``TOLERANCE``).
 
@@ -126,11 +127,14 @@ CERTIFY_ROUNDS = 10
 CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
 #: Multi-path routing is solved in link form over every link (a rate per commodity and link,
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
-#: (:class:`_Master`): for the proportional-fair objective (Clarabel: 25 s a master of 24,400
-#: on dpclo-fig9) and for the linear ones (HiGHS: dpclo-fig9's aggregate over every link
-#: ended a minute 25 % from its bound, over generated links 9 %).
-ARC_LIMIT = 12_000
-ARC_LIMIT_LINEAR = 12_000
+#: (:class:`_Master`): for the proportional-fair objective (Clarabel: 25 s a master of 19,170
+#: on dpclo-fig9; more-testbed's 4748 ended 2 minutes at a gap of 0.045 per flow over every
+#: link, 0.038 over generated links) and for the linear ones (HiGHS: dpclo-fig9's aggregate
+#: over every link ended a minute 25 % from its bound, over generated links 9 %;
+#: more-testbed's 2.7 % and 0.35 % after 2 minutes). dclo-dense (562) and dpclo-fig6 (1213,
+#: one commodity each) solve over every link in seconds.
+ARC_LIMIT = 2_000
+ARC_LIMIT_LINEAR = 2_000
 #: Each iteration tries maximal independent sets grown greedily by price from this many of
 #: the dearest links (:func:`_greedy_sets`). 64 left dpclo-fig9's proportional-fair master
 #: rising by 0.03 per iteration after 70 iterations; from every priced link (several hundred
@@ -185,8 +189,9 @@ class OracleResult:
     """The optimum: ``flows`` (flow, src, dst, hops, rate_bps, and after :func:`compare_run`
     measured_bps and measured_over_optimal) and ``summary`` (objective, routing, backoff,
     utility, aggregate_bps, min_rate_bps, links, conflicts, columns, form
-    (how the master routes: ``routes`` static, ``links`` or ``paths`` multi-path, see
-    :class:`_Master`), paths (those generated in path form, else the flows), iterations,
+    (how the master routes: ``routes`` static, ``links`` or ``generated links`` multi-path,
+    see :class:`_Master`), paths (those generated in the generated-links form, else the
+    flows), iterations,
     solve_s, and
     after a comparison measured_utility, measured_aggregate_bps, optimal_utility,
     optimal_aggregate_bps, fraction_utility and fraction_aggregate)."""
