@@ -232,6 +232,15 @@ def test_cli_prints_the_optimum_as_json(capsys):
     assert got["flows"][0]["rate_bps"] == pytest.approx(HOP_BPS / 3, rel=1e-5)
 
 
+def test_cli_accepts_a_gap_and_its_summary_stays_within_it(capsys):
+    from xlayer.cli import main
+
+    assert main(["oracle", "scenarios/chain.toml", "--routing", "multipath", "--gap", "0.2",
+                 "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["gap"] <= 0.2 and got["bound"] >= got["utility"] - 1e-9
+
+
 def test_a_solver_failure_is_one_line_naming_the_way_out(monkeypatch, capsys):
     import cvxpy as cp
 
