@@ -232,6 +232,15 @@ def test_cli_prints_the_optimum_as_json(capsys):
     assert got["flows"][0]["rate_bps"] == pytest.approx(HOP_BPS / 3, rel=1e-5)
 
 
+def test_cli_accepts_a_gap_and_its_summary_stays_within_it(capsys):
+    from xlayer.cli import main
+
+    assert main(["oracle", "scenarios/chain.toml", "--routing", "multipath", "--gap", "0.2",
+                 "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["gap"] <= 0.2 and got["bound"] >= got["utility"] - 1e-9
+
+
 def test_a_solver_failure_is_one_line_naming_the_way_out(monkeypatch, capsys):
     import cvxpy as cp
 
@@ -492,6 +501,23 @@ def test_a_solve_cut_short_still_bounds_the_optimum_from_above():
         assert short["bound"] >= best - 1e-6 * max(1.0, abs(best))
 
 
+def test_a_solve_ends_once_its_bound_is_within_the_gap_asked():
+    """``gap=G`` (``xlayer oracle --gap G``) ends the generation once the upper bound is within
+    G of the best solution found: the optimum by brute force lies between the two."""
+    m = _random_model(random.Random(0))
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    nf = len(m["flows"])
+    for obj, key in (("proportional", "utility"), ("aggregate", "aggregate_bps")):
+        best = xo.solve(m, obj, "multipath", columns=everything).summary[key]
+        got = xo.solve(m, obj, "multipath", gap=0.05).summary
+        assert got["gap"] <= 0.05
+        assert got[key] <= best + 1e-6 * max(1.0, abs(best)) <= got["bound"] + 1e-5 * abs(best)
+        if obj == "proportional":  # per flow in ln(rate)
+            assert got[key] >= best - 0.05 * nf - 1e-6
+        else:
+            assert got[key] >= best * (1 - 0.05) - 1e-6
+
+
 def test_a_master_that_fails_after_the_first_keeps_the_previous_one(monkeypatch):
     m = _random_model(random.Random(5))
     everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
@@ -533,7 +559,7 @@ def _shared_end_model(rng, end):
 @pytest.mark.parametrize("seed", range(4))
 def test_every_multipath_form_equals_the_flow_per_link_formulation(seed, monkeypatch):
     """Multi-path routing in link form over merged commodities (flows sharing a sink or a
-    source) and in path form (paths generated: ARC_LIMIT and ARC_LIMIT_LINEAR 0) reach the
+    source) and over generated links (ARC_LIMIT and ARC_LIMIT_LINEAR 0) reach the
     optimum of the multi-commodity flow written with a rate per flow and link (the test's own
     formulation, over every independent set), and their bounds hold it."""
     rng = random.Random(100 + seed)
@@ -541,7 +567,7 @@ def test_every_multipath_form_equals_the_flow_per_link_formulation(seed, monkeyp
     arc_limit = min(xo.ARC_LIMIT, xo.ARC_LIMIT_LINEAR)
     for m in cases:
         everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
-        for limit, form in ((arc_limit, "links"), (0, "paths")):
+        for limit, form in ((arc_limit, "links"), (0, "generated links")):
             monkeypatch.setattr(xo, "ARC_LIMIT", limit)
             monkeypatch.setattr(xo, "ARC_LIMIT_LINEAR", limit)
             for obj, key in (("proportional", "utility"), ("aggregate", "aggregate_bps"),

@@ -9,7 +9,7 @@
                [--allow-failures] [--no-workers-timeout S] [--allow-python-optimizers]
     xlayer compare SCENARIO --stacks A,B [--seeds N] [same options as sweep]
     xlayer oracle [SCENARIO|RESULT_DIR|SWEEP_DIR] [--objective O] [--routing R] [--json]
-               [--time-limit S]
+               [--time-limit S] [--gap G]
     xlayer plot DIR [--out DIR] [--format png,svg,pdf] [--dpi N] [--style STYLE] [--quiet]
                [--oracle]
     xlayer report DIR [--out FILE] [--style STYLE]
@@ -231,6 +231,10 @@ def _parser() -> argparse.ArgumentParser:
                       help="end each solve at the first exact pricing after S seconds; the "
                       "summary's bound and gap say how close it got (default: solve to the "
                       "optimum)")
+    p_or.add_argument("--gap", type=float, metavar="G",
+                      help="end each solve once its upper bound is within G of its optimum "
+                      "found: relative for the aggregate and max-min, per flow in ln(rate) for "
+                      "proportional fairness (default 1e-5)")
     p_or.add_argument("--json", action="store_true", help="print the optimum as JSON on stdout")
     p_or.set_defaults(command_fn=_cmd_oracle)
 
@@ -423,7 +427,7 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
     else:
         overrides, seed = args.overrides, args.seed
     o = oracle(source, objective=args.objective, routing=args.routing, overrides=overrides,
-               seed=seed, backoff=args.backoff, time_limit=args.time_limit)
+               seed=seed, backoff=args.backoff, time_limit=args.time_limit, gap=args.gap)
     if isinstance(o, OracleSweep):
         if args.json:
             out = {"runs": _records(o.runs), "flows": _records(o.flows)}

@@ -11,10 +11,10 @@ solves
                    for every link l:  sum_f a_fl * z_fl <= sum_{S containing l} lambda_S
 
 where ``z_fl`` is flow f's rate over link l (``y_f`` on each link of its static route, or a free
-multi-commodity flow, in link or path form, see :class:`_Master`) and ``a_fl`` the airtime a
-Mbit of flow f takes on link l. U is the sum of ln(rate in bit/s) (proportional fairness; a
-conic problem solved by cvxpy with Clarabel), the aggregate, or the smallest rate (LPs, scipy's
-HiGHS).
+multi-commodity flow, over every link or over generated links, see :class:`_Master`) and
+``a_fl`` the airtime a Mbit of flow f takes on link l. U is the sum of ln(rate in bit/s)
+(proportional fairness; a conic problem solved by cvxpy with Clarabel), the aggregate, or the
+smallest rate (LPs, scipy's HiGHS).
 
 The independent sets are generated, not enumerated (column generation): starting from a few
 maximal independent sets that cover every link (or the columns of an earlier solve of the same
@@ -23,8 +23,9 @@ maximum-weight independent set (a MILP, HiGHS through ``scipy.optimize.milp``, o
 "at most one link" per clique of a cover of the conflict graph's edges) is the pricing step,
 and a set whose weight exceeds the price of time (the dual of ``sum lambda <= 1``) joins
 the master, made maximal (links added in order of price while they conflict with none of it: a
-larger independent set is never worse). Sets grown greedily by price from the dearest links
-are tried first; the exact pricing runs when they find none or the master's value stalls.
+larger independent set is never worse). Sets grown greedily by price from every priced link
+are tried first; the exact pricing runs when they find none or the master's value stalls. The
+proportional-fair master drops the sets idle for a few iterations (:data:`PRUNE_AFTER`).
 When no set improves, the master's optimum is the optimum over the convex hull of all
 independent sets (within ``TOLERANCE``).
 
@@ -102,26 +103,51 @@ BACKOFFS = ("none", "mean")
 #: Column generation stops when no independent set's weight exceeds the price of time by more
 #: than this relative amount; the optimum it returns is within it of the true one.
 TOLERANCE = 1e-6
-#: Column generation also stops when the Lagrangian upper bound (:func:`_lagrangian_bound`) is
-#: within this of the master's value: relative for the aggregate and the smallest rate, per
-#: flow in ln(rate) for the proportional-fair utility. The summary's ``gap`` is the one reached.
-GAP_TOLERANCE = 1e-6
+#: Column generation also stops when the upper bound (:func:`_lagrangian_bound`,
+#: :func:`_certify`) is within this of the master's value: relative for the aggregate and the
+#: smallest rate, per flow in ln(rate) for the proportional-fair utility (the optimal rates'
+#: geometric mean at most 1.00001 times the one found), far below the 0.1 % the fractions of
+#: the optimum are printed to; ``solve(gap=...)`` and ``xlayer oracle --gap`` ask another.
+#: The summary's ``gap`` is the one reached. (1e-6 before, at which dpclo-fig6's
+#: proportional fairness ended a minute's limit at 2e-6; it ends at 1.4e-6 in 3 s now.)
+GAP_TOLERANCE = 1e-5
 #: A run's fraction of optimal above 1 + this is "beating the optimum": the model is wrong.
 FRACTION_TOLERANCE = 0.02
 MAX_ITERATIONS = 10_000
 #: Wentges smoothing of the exact pricing's link prices (:func:`solve`): the weight of the
 #: prices of the best bound so far against the master's. 0 prices at the master's only.
 SMOOTHING = 0.5
-#: The most sets one certificate (:func:`_certify`) adds before the proportional-fair master
-#: is solved again with them.
-CERTIFY_COLUMNS = 40
-#: Multi-path routing is solved in link form (a rate per commodity and link, :func:`_arc_form`)
-#: up to this many commodity-link variables, in path form (paths generated) above: for the
-#: proportional-fair objective (Clarabel: 25 s a master of 24,400 on dpclo-fig9, where the
-#: path form's take about a second) and for the linear ones (HiGHS, a few seconds there; the
-#: path form's degenerate duals leave the bound far: 60 % against 34 % after 2 minutes).
-ARC_LIMIT = 12_000
-ARC_LIMIT_LINEAR = 100_000
+#: The most rounds of sets (the exact pricing's and the greedy ones, as :func:`solve` adds)
+#: one certificate (:func:`_certify`) adds before the proportional-fair master is solved
+#: again with them.
+CERTIFY_ROUNDS = 10
+#: Clarabel's settings for the proportional-fair master, each tried when the one before
+#: failed: its defaults, then shorter interior-point steps (more-testbed's master after 45
+#: iterations stopped with "insufficient progress" under the defaults and solved with 0.9).
+CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
+#: Multi-path routing is solved in link form over every link (a rate per commodity and link,
+#: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
+#: (:class:`_Master`): for the proportional-fair objective (Clarabel: 25 s a master of 19,170
+#: on dpclo-fig9; more-testbed's 4748 ended 2 minutes at a gap of 0.045 per flow over every
+#: link, 0.038 over generated links) and for the linear ones (HiGHS: dpclo-fig9's aggregate
+#: over every link ended a minute 25 % from its bound, over generated links 9 %;
+#: more-testbed's 2.7 % and 0.35 % after 2 minutes). dclo-dense (562) and dpclo-fig6 (1213,
+#: one commodity each) solve over every link in seconds.
+ARC_LIMIT = 2_000
+ARC_LIMIT_LINEAR = 2_000
+#: Each iteration tries maximal independent sets grown greedily by price from this many of
+#: the dearest links (:func:`_greedy_sets`). With dpclo-fig9's routes frozen, 64 left its
+#: proportional-fair master at -54.3 after 60 iterations and still rising 0.03 per iteration;
+#: from every priced link (several hundred there) it reached -53.4 in 29 and settled (the sets
+#: are cheap; the master's solve is what costs, and :data:`PRUNE_AFTER` keeps it small).
+GREEDY_TRIES = 1000
+#: The proportional-fair master drops a column idle (no time share) in this many masters in
+#: a row; one the pricing finds again comes back. Its optimum keeps (a column without time
+#: share has a reduced cost <= 0), and Clarabel's time grows with the columns: dpclo-fig9's
+#: master held 23,000 sets after 32 iterations without it, 2000-4500 with it. Not for the
+#: linear objectives, whose degenerate LPs then cycle (dpclo-fig9's aggregate dropped and
+#: found the same sets again for 200 iterations without moving). 0 keeps every column.
+PRUNE_AFTER = 3
 #: Stacks that choose next hops themselves, whatever the routing table (``run_routing``).
 SELF_ROUTING_PRESETS = ("dclo",)
 #: Changes whenever what :func:`sweep_oracle` caches changes, so that old caches are redone.
@@ -163,8 +189,9 @@ class OracleResult:
     """The optimum: ``flows`` (flow, src, dst, hops, rate_bps, and after :func:`compare_run`
     measured_bps and measured_over_optimal) and ``summary`` (objective, routing, backoff,
     utility, aggregate_bps, min_rate_bps, links, conflicts, columns, form
-    (how the master routes: ``routes`` static, ``links`` or ``paths`` multi-path, see
-    :class:`_Master`), paths (those generated in path form, else the flows), iterations,
+    (how the master routes: ``routes`` static, ``links`` or ``generated links`` multi-path,
+    see :class:`_Master`), paths (those generated in the generated-links form, else the
+    flows), iterations,
     solve_s, and
     after a comparison measured_utility, measured_aggregate_bps, optimal_utility,
     optimal_aggregate_bps, fraction_utility and fraction_aggregate)."""
@@ -334,7 +361,8 @@ def _commodities(p: _Problem) -> Tuple[str, List[List[int]]]:
     return best
 
 
-def _arc_form(p: _Problem) -> Tuple[sparse.csr_matrix, sparse.csr_matrix, int]:
+def _arc_form(p: _Problem, allowed: Optional[Sequence[np.ndarray]] = None
+              ) -> Tuple[sparse.csr_matrix, sparse.csr_matrix, int]:
     """Multipath in link form over commodities (:func:`_commodities`): variables y_f, then
     the rate z_cl of commodity c on each link l it can use (finite airtime; not out of its
     sink, nor into its source when it has one), commodity by commodity. Returns the airtime
@@ -348,6 +376,8 @@ def _arc_form(p: _Problem) -> Tuple[sparse.csr_matrix, sparse.csr_matrix, int]:
     for ci, members in enumerate(groups):
         f0 = p.flows[members[0]]
         usable = np.isfinite(p.air[members[0]])
+        if allowed is not None:
+            usable &= allowed[ci]
         if end == "dst":
             usable &= p.src != int(f0["dst"])
         else:
@@ -383,21 +413,25 @@ def _arc_form(p: _Problem) -> Tuple[sparse.csr_matrix, sparse.csr_matrix, int]:
 
 class _Master:
     """The restricted master problem over a growing list of columns (independent sets) and,
-    under multi-path routing, of paths.
+    under multi-path routing, of the links each commodity may use.
 
-    Free multi-path routing is written over paths (the path form of the multi-commodity flow:
-    any flow over links decomposes into paths and cycles, and cycles only use airtime, so
-    both have the same optimum): a variable per path generated so far, y_f the sum of flow
-    f's, and a link constraint only for the links some path uses (the others carry nothing,
-    their price is 0). A path joins when its price at the master's link prices (airtime x
-    price over its links: Dijkstra, the same cheapest path the Lagrangian bound uses) is below
-    what a unit of its flow is worth in the master (1/y_f for the log utility, 1 for the
-    aggregate, the dual of y_f >= t for max-min), the pricing of the multi-commodity flow's
-    conservation constraints; when none does, the master is the optimum over every path.
-    The link form (a variable per flow and link) has the same optimum but grows with flows x
-    links: 24,400 variables on dpclo-fig9, 25 s a Clarabel solve."""
+    Free multi-path routing is a multi-commodity flow in link form: a rate per commodity
+    (:func:`_commodities`) and link, with conservation at every node. Over every link
+    (``form`` "links") it grows with commodities x links: 24,400 variables on dpclo-fig9, 25 s
+    a Clarabel solve. Above :data:`ARC_LIMIT` (:data:`ARC_LIMIT_LINEAR` for the linear
+    objectives) each commodity gets only the links of the paths generated so far ("generated
+    links"), a link constraint only for the links some commodity may use (the others carry
+    nothing, their price is 0), and conservation only at the nodes they touch. A path joins
+    when its price at the master's link prices (airtime x price over its links: Dijkstra, the
+    same cheapest path the Lagrangian bound uses) is below what a unit of its flow is worth
+    in the master (1/y_f for the log utility, 1 for the aggregate, the dual of y_f >= t for
+    max-min), the pricing of the multi-commodity flow's conservation constraints; when none
+    does, the master is the optimum over every link. A commodity's generated links form a
+    network, so the master routes over any combination of its paths' links, not only over
+    the paths themselves (a path form, a variable per path, took 75 iterations and 1264 paths
+    where this takes 43 and 600 for the same value on dpclo-fig9's proportional fairness)."""
 
-    def __init__(self, p: _Problem, objective: str, arc: Optional[bool] = None) -> None:
+    def __init__(self, p: _Problem, objective: str, form: Optional[str] = None) -> None:
         self.p = p
         self.objective = objective
         #: the solver's status of the last master problem ("optimal", or "optimal_inaccurate"
@@ -408,41 +442,58 @@ class _Master:
         #: the aggregate objective's weight of each flow (all 1: the aggregate; 1/y_f at a
         #: proportional-fair point: its certificate, :func:`_certify`)
         self.weights = np.ones(len(p.flows))
-        self.paths: List[Tuple[int, Tuple[int, ...]]] = []  # (flow, local links), multipath
+        #: each column's time share in the last master
+        self.shares = np.zeros(0)
+        #: the paths generated (flow, local links), in the "generated links" form
+        self.paths: List[Tuple[int, Tuple[int, ...]]] = []
         self._known_paths: set = set()
         self.eq_a: Optional[sparse.csr_matrix] = None
-        self.arc = False
+        #: "routes" (static), "links" or "generated links" (multipath)
+        self.form = "routes"
+        #: per commodity, the links it may use ("generated links")
+        self.allowed: Optional[List[np.ndarray]] = None
+        self._built = -1
+        self._rows = np.arange(p.n_links)
         if p.routing == "static":
             self.flow_mat = _route_matrix(p)
             return
         air, eq, nvars = _arc_form(p)
         limit = ARC_LIMIT if objective == "proportional" else ARC_LIMIT_LINEAR
-        if arc if arc is not None else nvars - len(p.flows) <= limit:
-            self.arc = True
+        self.form = form or ("links" if nvars - len(p.flows) <= limit else "generated links")
+        if self.form == "links":
             self.flow_mat, self.eq_a = air, eq
+        else:
+            _, groups = _commodities(p)
+            self.commodity = np.empty(len(p.flows), dtype=int)
+            for ci, members in enumerate(groups):
+                self.commodity[members] = ci
+            self.allowed = [np.zeros(p.n_links, dtype=bool) for _ in groups]
         for fi in range(len(p.flows)):
-                weight = np.where(np.isfinite(p.air[fi]), p.air[fi], np.inf)
-                path, _ = p.shortest_path(fi, weight)  # least airtime
-                if path is None:
-                    f = p.flows[fi]
-                    raise XlayerError(f"flows[{fi}]: flow {f['flow']} has no path of links "
-                                      f"from node {f['src']} to node {f['dst']}")
-                if not self.arc:
-                    self.add_path(fi, path)
+            weight = np.where(np.isfinite(p.air[fi]), p.air[fi], np.inf)
+            path, _ = p.shortest_path(fi, weight)  # least airtime
+            if path is None:
+                f = p.flows[fi]
+                raise XlayerError(f"flows[{fi}]: flow {f['flow']} has no path of links "
+                                  f"from node {f['src']} to node {f['dst']}")
+            if self.allowed is not None:
+                self.add_path(fi, path)
 
     def add_path(self, fi: int, path: Sequence[int]) -> bool:
-        """Adds flow ``fi``'s ``path`` (local links) unless known; whether it was new."""
+        """Lets flow ``fi``'s commodity use the links of ``path`` (local links) unless the path
+        is known; whether it was new."""
         key = (fi, tuple(path))
         if key in self._known_paths:
             return False
+        assert self.allowed is not None
         self._known_paths.add(key)
         self.paths.append(key)
+        self.allowed[self.commodity[fi]][list(path)] = True
         return True
 
     def improving_paths(self, mu: np.ndarray) -> Tuple[np.ndarray, int]:
         """Multipath: each flow's cheapest path at link prices ``mu`` and its price (the d of
-        the Lagrangian bound); the paths cheaper than the flow is worth join the master.
-        Returns (the prices d, how many paths joined)."""
+        the Lagrangian bound); in the "generated links" form the paths cheaper than the flow
+        is worth join the master. Returns (the prices d, how many paths joined)."""
         p = self.p
         d = np.empty(len(p.flows))
         added = 0
@@ -450,31 +501,20 @@ class _Master:
             with np.errstate(invalid="ignore"):
                 w = np.where(np.isfinite(p.air[fi]), p.air[fi] * mu, np.inf)
             path, d[fi] = p.shortest_path(fi, w)
-            if not self.arc and path is not None and d[fi] < self.worth[fi] * (1.0 - TOLERANCE):
+            if (self.allowed is not None and path is not None
+                    and d[fi] < self.worth[fi] * (1.0 - TOLERANCE)):
                 added += self.add_path(fi, path)
         return d, added
 
-    def _flows(self) -> Tuple[sparse.csr_matrix, np.ndarray, Optional[sparse.csr_matrix]]:
+    def _flows(self) -> Tuple[sparse.csr_matrix, np.ndarray]:
         """(airtime matrix, links x flow variables, over the constrained links; the local
-        links constrained; the flows x variables matrix summing paths into y, None when the
-        variables are the y_f themselves)."""
-        p = self.p
-        if p.routing == "static" or self.arc:
-            return self.flow_mat, np.arange(p.n_links), None
-        rows = np.unique(np.fromiter((li for _, path in self.paths for li in path), dtype=int))
-        at = {li: i for i, li in enumerate(rows.tolist())}
-        r, c, v = [], [], []
-        for j, (fi, path) in enumerate(self.paths):
-            for li in path:
-                r.append(at[li])
-                c.append(j)
-                v.append(p.air[fi, li])
-        npaths = len(self.paths)
-        mat = sparse.csr_matrix((v, (r, c)), shape=(len(rows), npaths))
-        fl = np.fromiter((fi for fi, _ in self.paths), dtype=int, count=npaths)
-        sums = sparse.csr_matrix((np.ones(npaths), (fl, np.arange(npaths))),
-                                 shape=(len(p.flows), npaths))
-        return mat, rows, sums
+        links constrained)."""
+        if self.allowed is not None and self._built != len(self.paths):
+            air, self.eq_a, _ = _arc_form(self.p, self.allowed)
+            self._rows = np.flatnonzero(np.diff(air.indptr))
+            self.flow_mat = air[self._rows]
+            self._built = len(self.paths)
+        return self.flow_mat, self._rows
 
     def _eq(self, more: int) -> sparse.csr_matrix:
         """The link form's conservation rows, with zeros for ``more`` variables after it."""
@@ -487,7 +527,7 @@ class _Master:
         p = self.p
         nf = len(p.flows)
         nc = len(columns)
-        flow_mat, rows, sums = self._flows()
+        flow_mat, rows = self._flows()
         nflowvars = flow_mat.shape[1]
         nrows = len(rows)
         extra = 1 if self.objective == "maxmin" else 0
@@ -514,22 +554,26 @@ class _Master:
             cons = [link_c, time_c, x >= 0]
             if self.eq_a is not None:
                 cons.append(self._eq(nc + extra) @ x == 0)
-            rate = x[:nf] if sums is None else sums @ x[:nflowvars]
-            prob = cp.Problem(cp.Maximize(cp.sum(cp.log(rate))), cons)
-            try:
-                with warnings.catch_warnings():
-                    # an inaccurate solution is reported in the summary (solver_status)
-                    warnings.simplefilter("ignore", UserWarning)
-                    prob.solve(solver=cp.CLARABEL)
-            except cp.error.SolverError as e:
-                raise XlayerError(f"oracle: Clarabel could not solve the proportional-fair master "
-                                  f"problem ({str(e).splitlines()[0]}); --objective aggregate or "
-                                  "maxmin solves the linear ones") from None
+            prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x[:nf]))), cons)
+            for options in CLARABEL_RETRIES:
+                try:
+                    with warnings.catch_warnings():
+                        # an inaccurate solution is reported in the summary (solver_status)
+                        warnings.simplefilter("ignore", UserWarning)
+                        prob.solve(solver=cp.CLARABEL, **options)
+                    break
+                except cp.error.SolverError as e:
+                    if options is CLARABEL_RETRIES[-1]:
+                        raise XlayerError(
+                            f"oracle: Clarabel could not solve the proportional-fair master "
+                            f"problem ({str(e).splitlines()[0]}); --objective aggregate or "
+                            "maxmin solves the linear ones") from None
             if prob.status not in ("optimal", "optimal_inaccurate"):
                 raise XlayerError(f"oracle: the proportional-fair master problem is {prob.status}")
             self.status = str(prob.status)
             xv = np.maximum(np.asarray(x.value), 0.0)
-            y = xv[:nf] if sums is None else sums @ xv[:nflowvars]
+            self.shares = xv[nflowvars:nflowvars + nc]
+            y = xv[:nf]
             mu[rows] = np.maximum(np.asarray(link_c.dual_value).ravel(), 0.0)
             sigma = float(np.asarray(time_c.dual_value).ravel()[0])
             with np.errstate(divide="ignore"):
@@ -539,16 +583,13 @@ class _Master:
         cost = np.zeros(nvars)
         if self.objective == "aggregate":
             self.worth = self.weights
-            if sums is None:
-                cost[:nf] = -self.weights
-            else:
-                cost[:nflowvars] = -self.weights[[fi for fi, _ in self.paths]]
+            cost[:nf] = -self.weights
         else:
             cost[-1] = -1.0
         a_ub = [link_a, time_a]
         b_ub = [np.zeros(nrows), np.ones(1)]
         if self.objective == "maxmin":  # t - y_f <= 0
-            ys = sparse.eye(nf, nflowvars, format="csr") if sums is None else sums
+            ys = sparse.eye(nf, nflowvars, format="csr")
             t_rows = sparse.hstack([-ys, sparse.csr_matrix((nf, nc)),
                                     sparse.csr_matrix(np.ones((nf, 1)))]).tocsr()
             a_ub.append(t_rows)
@@ -561,7 +602,8 @@ class _Master:
             raise XlayerError(f"oracle: the {self.objective} master problem failed: "
                               f"{res.message}")
         xv = res.x
-        y = xv[:nf] if sums is None else sums @ xv[:nflowvars]
+        self.shares = xv[nflowvars:nflowvars + nc]
+        y = xv[:nf]
         mu[rows] = np.maximum(-res.ineqlin.marginals[:nrows], 0.0)
         sigma = float(-res.ineqlin.marginals[nrows])
         if self.objective == "maxmin":
@@ -645,7 +687,7 @@ def _max_weight_independent_set(p: _Problem, weights: np.ndarray
     return upper, value, tuple(sorted(int(cand[i]) for i in picked))
 
 
-def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = 64
+def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = GREEDY_TRIES
                  ) -> List[Tuple[int, ...]]:
     """Maximal independent sets grown greedily by price from each of the ``tries`` dearest
     links, those whose price exceeds the price of time: cheap columns, found before the exact
@@ -735,7 +777,7 @@ def _gap(objective: str, upper: float, value: float, nf: int) -> float:
 
 
 def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, ...]],
-             known: set, deadline: float) -> float:
+             known: set, deadline: float, tolerance: float = GAP_TOLERANCE) -> float:
     """An upper bound on the proportional-fair optimum from a feasible point ``y`` (the
     certificate of its first-order optimality): any feasible rates have sum_f x_f / y_f <= V,
     the largest such weighted aggregate, so their utility is at most sum ln y + N ln(V / N)
@@ -746,10 +788,11 @@ def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, 
     iterations, the bound at 0.2 per flow after 40); its prices give the bound directly
     (:func:`_lagrangian_bound` at them). The sets it generates join ``cols`` (and its paths
     ``master``'s), so the next proportional-fair master has them. Returns the best bound."""
-    lp = _Master(p, "aggregate", arc=master.arc)
+    lp = _Master(p, "aggregate", form=master.form)
     lp.weights = 1.0 / np.maximum(y, 1e-300)
-    if not master.arc and p.routing == "multipath":
+    if master.allowed is not None:  # the same generated links, shared
         lp.paths, lp._known_paths = master.paths, master._known_paths
+        lp.allowed = master.allowed
     upper = math.inf
     nf = len(p.flows)
     center: Optional[np.ndarray] = None  # the prices of the best weighted bound (Wentges)
@@ -768,7 +811,7 @@ def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, 
     added = 0
     for _ in range(MAX_ITERATIONS):
         _, mu, sigma, value = lp.solve(cols)
-        if p.routing == "multipath" and not lp.arc:
+        if lp.allowed is not None:
             new_paths = lp.improving_paths(mu)[1]
             if new_paths and time.perf_counter() < deadline:
                 continue
@@ -780,7 +823,7 @@ def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, 
                 center, center_bound = at, bound
             if float(mu[list(best)].sum()) > sigma * (1.0 + TOLERANCE) + 1e-12:
                 candidate = best
-        if candidate is None and _gap("aggregate", center_bound, value, nf) > GAP_TOLERANCE:
+        if candidate is None and _gap("aggregate", center_bound, value, nf) > tolerance:
             _, weight, best, bound = price(mu)
             if bound < center_bound:
                 center, center_bound = mu.copy(), bound
@@ -790,15 +833,17 @@ def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, 
             print(f"  certify value {value:.8g} of {nf} lp gap "
                   f"{_gap('aggregate', center_bound, value, nf):.2e} cols {len(cols)}",
                   flush=True)
-        if _gap("aggregate", center_bound, value, nf) <= GAP_TOLERANCE or candidate is None:
+        if _gap("aggregate", center_bound, value, nf) <= tolerance or candidate is None:
             break
-        if time.perf_counter() >= deadline or added >= CERTIFY_COLUMNS:
+        if time.perf_counter() >= deadline or added >= CERTIFY_ROUNDS:
             break
-        candidate = _maximal(p, candidate, np.argsort(-mu, kind="stable"))
-        if candidate in known:
+        found = [_maximal(p, candidate, np.argsort(-mu, kind="stable"))]
+        found += _greedy_sets(p, mu, sigma)
+        found = [c for c in dict.fromkeys(found) if c not in known]
+        if not found:
             break
-        known.add(candidate)
-        cols.append(candidate)
+        known.update(found)
+        cols.extend(found)
         added += 1
     return upper
 
@@ -843,9 +888,16 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         cols = local(columns)
         generate = False
     else:
-        cols = list(dict.fromkeys(local(start or ()) + _covering_sets(p)))
+        covering = _covering_sets(p)
+        cols = list(dict.fromkeys(local(start or ()) + covering))
         generate = True
     known = set(cols)
+    # the sets covering every link stay: a link no column of the master holds forces its
+    # rates to 0, which leaves the conic master without an interior (Clarabel stopped with
+    # "insufficient progress" on dpclo-fig9 once pruning had uncovered 617 links)
+    kept = set(covering) if columns is None else set()
+    generated: Dict[Tuple[int, ...], None] = {}
+    idle_since: Dict[Tuple[int, ...], int] = {}
     master = _Master(p, objective)
     iterations = 0
     last = -math.inf
@@ -854,6 +906,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     previous: Optional[Tuple[np.ndarray, np.ndarray, float, float]] = None
     center: Optional[np.ndarray] = None  # the link prices of the best bound so far
     center_bound = math.inf
+    certifying = master.form != "generated links"
     while True:
         iterations += 1
         try:
@@ -869,6 +922,18 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             upper = min(upper, _lagrangian_bound(objective, _cheapest(p, mu), heaviest))
             break
         previous = (y, mu, sigma, value)
+        if generate and PRUNE_AFTER and objective == "proportional":
+            # columns idle (no time share) for PRUNE_AFTER masters leave the master; one the
+            # pricing finds again comes back (``known`` holds the master's columns only)
+            for c, share in zip(cols, master.shares):
+                generated.setdefault(c, None)
+                if share > 1e-9 or c not in idle_since:
+                    idle_since[c] = iterations
+            keep = [c for c in cols
+                    if c in kept or iterations - idle_since[c] < PRUNE_AFTER]
+            if len(keep) < len(cols):
+                cols[:] = keep
+                known = set(keep)
         out_of_time = time_limit is not None and time.perf_counter() - t0 > time_limit
         # multi-path routing: the paths cheaper than their flow is worth join the master
         # first (cheap: Dijkstra per flow); their prices are the d of the Lagrangian bound
@@ -917,12 +982,20 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         # tell that no set improves.
         candidate: Optional[Tuple[int, ...]] = None
         priced = False
-        if objective == "proportional" and generate and stalled:
+        if objective == "proportional" and generate and stalled and certifying:
             # the master's value has stopped moving: bound it by its certificate, whose
-            # columns join the master
+            # columns join the master, for as long as each certificate at least halves the
+            # gap. Not over generated links: there the certificate's weighted aggregate keeps
+            # generating paths (dpclo-fig9: 1000 paths and 50 s for one certificate, its
+            # bound 0.2 per flow away), where the stabilised Lagrangian bound below reaches
+            # 0.01 in a minute.
             before = (len(cols), len(master.paths))
             deadline = t0 + time_limit if time_limit is not None else math.inf
-            upper = min(upper, _certify(p, master, y, cols, known, deadline))
+            certified = _certify(p, master, y, cols, known, deadline, tolerance)
+            if not _gap(objective, certified, value, nf) <= 0.5 * _gap(objective, upper, value,
+                                                                       nf):
+                certifying = False
+            upper = min(upper, certified)
             if _gap(objective, upper, value, nf) <= tolerance:
                 break
             if (len(cols), len(master.paths)) != before:
@@ -969,6 +1042,9 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             known.add(c)
             cols.append(c)
     solve_s = time.perf_counter() - t0
+    for c in cols:
+        generated.setdefault(c, None)
+    cols = list(generated)
     upper = max(upper, value)
     y = np.maximum(y, 0.0)
     rates = y * 1e6
@@ -996,8 +1072,8 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         "links": p.n_links,
         "conflicts": len(p.conflicts),
         "columns": len(cols),
-        "form": "routes" if routing == "static" else ("links" if master.arc else "paths"),
-        "paths": len(master.paths) if routing == "multipath" and not master.arc else nf,
+        "form": master.form,
+        "paths": len(master.paths) if master.allowed is not None else nf,
         "iterations": iterations,
         "solve_s": solve_s,
         "solver_status": master.status,
@@ -1080,20 +1156,23 @@ def run_routing(scenario: Mapping[str, Any]) -> str:
 
 
 def _bounds(m: Mapping[str, Any], objective: str, routing: str, backoff: str,
-            time_limit: Optional[float] = None) -> Dict[str, OracleResult]:
+            time_limit: Optional[float] = None, gap: Optional[float] = None
+            ) -> Dict[str, OracleResult]:
     """The optima a comparison needs: ``objective``'s, the proportional-fair one and the
     largest aggregate, each solve warm-started with the columns of the ones before."""
     out: Dict[str, OracleResult] = {}
     start: List[Tuple[int, ...]] = []
     for obj in dict.fromkeys([objective, "proportional", "aggregate"]):
-        out[obj] = solve(m, obj, routing, backoff=backoff, start=start, time_limit=time_limit)
+        out[obj] = solve(m, obj, routing, backoff=backoff, start=start, time_limit=time_limit,
+                         gap=gap)
         start = out[obj].columns
     return out
 
 
 def _compare(m: Mapping[str, Any], measured: pd.DataFrame, objective: str, routing: str,
-             backoff: str, time_limit: Optional[float] = None) -> OracleResult:
-    res = _bounds(m, objective, routing, backoff, time_limit)
+             backoff: str, time_limit: Optional[float] = None, gap: Optional[float] = None
+             ) -> OracleResult:
+    res = _bounds(m, objective, routing, backoff, time_limit, gap)
     pf = res["proportional"]
     return compare_run(res[objective], measured, pf.summary["utility"],
                        res["aggregate"].summary["aggregate_bps"], m=m,
@@ -1105,7 +1184,8 @@ def _compare(m: Mapping[str, Any], measured: pd.DataFrame, objective: str, routi
 def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = None,
            objective: str = "proportional", routing: Optional[str] = None,
            overrides: Iterable[str] = (), seed: Optional[int] = None, backoff: str = "none",
-           time_limit: Optional[float] = None) -> Union[OracleResult, "OracleSweep"]:
+           time_limit: Optional[float] = None, gap: Optional[float] = None
+           ) -> Union[OracleResult, "OracleSweep"]:
     """The optimum of a scenario (TOML path, dict, None for the default); given a run's result
     folder (``scenario.toml`` + ``flows.csv``), the optimum of the scenario it ran with the
     run's measured rates beside it and its fractions of the optimal utility and aggregate
@@ -1113,7 +1193,8 @@ def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = Non
     (:func:`sweep_oracle`). ``objective``: proportional (sum of log rates), aggregate or maxmin;
     ``routing``: static (the scenario's routes) or multipath (free multi-commodity flow);
     default static for a scenario, :func:`run_routing` for a run. ``backoff``: see
-    :data:`BACKOFFS`. ``time_limit``: each solve's (:func:`solve`; not for a sweep folder).
+    :data:`BACKOFFS`. ``time_limit`` and ``gap``: each solve's (:func:`solve`; not for a sweep
+    folder).
 
     >>> o = xlayer.oracle("scenarios/chain.toml")
     >>> o.flows[["flow", "rate_bps"]]; o.summary["utility"], o.summary["aggregate_bps"]
@@ -1132,9 +1213,9 @@ def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = Non
         m = _core.oracle_model(json.dumps(full, allow_nan=False))
         measured = read_csv_table(folder / "flows.csv", ("flow", "throughput_bps"))
         return _compare(m, measured, objective, routing or run_routing(full), backoff,
-                        time_limit)
+                        time_limit, gap)
     return solve(model(source, overrides, seed), objective, routing or "static", backoff=backoff,
-                 time_limit=time_limit)
+                 time_limit=time_limit, gap=gap)
 
 
 # ----------------------------------------------------------------------------------------------
