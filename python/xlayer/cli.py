@@ -814,17 +814,34 @@ def _run_sweep(spec: Any, args: argparse.Namespace, headline: Any) -> Any:
 @contextlib.contextmanager
 def _dask_client_logs_silenced() -> Iterator[None]:
     """Dask's client logs a traceback when it loses its scheduler; the sweep reports that
-    itself in one line, so the command keeps to its one-line errors."""
+    itself in one line, so the command keeps to its one-line errors.
+
+    The client's own records below CRITICAL are dropped; so is any record of another
+    ``distributed`` module at ERROR or above or carrying a traceback (``distributed.batched``
+    logs "Batched Comm Closed" with one at INFO when the connection drops), at the handlers of
+    the ``distributed`` logger, where its modules' records are printed. Dask's warnings stay."""
     logger = logging.getLogger("distributed.client")
 
     def below_critical(record: logging.LogRecord) -> bool:
         return record.levelno >= logging.CRITICAL
 
+    def no_tracebacks(record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR and not record.exc_info
+
+    try:
+        import distributed  # noqa: F401  (sets up its loggers' handlers, which the sweep would)
+    except ImportError:
+        pass
+    handlers = list(logging.getLogger("distributed").handlers)
     logger.addFilter(below_critical)  # a filter, since Dask may set the logger's level itself
+    for h in handlers:
+        h.addFilter(no_tracebacks)
     try:
         yield
     finally:
         logger.removeFilter(below_critical)
+        for h in handlers:
+            h.removeFilter(no_tracebacks)
 
 
 def _core_presets() -> List[str]:
