@@ -559,17 +559,16 @@ def _shared_end_model(rng, end):
 @pytest.mark.parametrize("seed", range(4))
 def test_every_multipath_form_equals_the_flow_per_link_formulation(seed, monkeypatch):
     """Multi-path routing in link form over merged commodities (flows sharing a sink or a
-    source) and over generated links (ARC_LIMIT and ARC_LIMIT_LINEAR 0) reach the
+    source) and over generated links (ARC_LIMIT 0) reach the
     optimum of the multi-commodity flow written with a rate per flow and link (the test's own
     formulation, over every independent set), and their bounds hold it."""
     rng = random.Random(100 + seed)
     cases = [_random_model(rng), _shared_end_model(rng, "dst"), _shared_end_model(rng, "src")]
-    arc_limit = min(xo.ARC_LIMIT, xo.ARC_LIMIT_LINEAR)
+    arc_limit = xo.ARC_LIMIT
     for m in cases:
         everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
         for limit, form in ((arc_limit, "links"), (0, "generated links")):
             monkeypatch.setattr(xo, "ARC_LIMIT", limit)
-            monkeypatch.setattr(xo, "ARC_LIMIT_LINEAR", limit)
             for obj, key in (("proportional", "utility"), ("aggregate", "aggregate_bps"),
                              ("maxmin", "min_rate_bps")):
                 direct = _link_formulation(m, obj, "multipath", everything)[key]

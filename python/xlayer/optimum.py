@@ -127,14 +127,13 @@ CERTIFY_ROUNDS = 10
 CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
 #: Multi-path routing is solved in link form over every link (a rate per commodity and link,
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
-#: (:class:`_Master`): for the proportional-fair objective (Clarabel: 25 s a master of 19,170
+#: (:class:`_Master`), for every objective: for the proportional-fair one (Clarabel: 25 s a master of 19,170
 #: on dpclo-fig9; more-testbed's 4748 ended 2 minutes at a gap of 0.045 per flow over every
 #: link, 0.038 over generated links) and for the linear ones (HiGHS: dpclo-fig9's aggregate
 #: over every link ended a minute 25 % from its bound, over generated links 9 %;
 #: more-testbed's 2.7 % and 0.35 % after 2 minutes). dclo-dense (562) and dpclo-fig6 (1213,
 #: one commodity each) solve over every link in seconds.
 ARC_LIMIT = 2_000
-ARC_LIMIT_LINEAR = 2_000
 #: Each iteration tries maximal independent sets grown greedily by price from this many of
 #: the dearest links (:func:`_greedy_sets`). With dpclo-fig9's routes frozen, 64 left its
 #: proportional-fair master at -54.3 after 60 iterations and still rising 0.03 per iteration;
@@ -418,8 +417,7 @@ class _Master:
     Free multi-path routing is a multi-commodity flow in link form: a rate per commodity
     (:func:`_commodities`) and link, with conservation at every node. Over every link
     (``form`` "links") it grows with commodities x links: 24,400 variables on dpclo-fig9, 25 s
-    a Clarabel solve. Above :data:`ARC_LIMIT` (:data:`ARC_LIMIT_LINEAR` for the linear
-    objectives) each commodity gets only the links of the paths generated so far ("generated
+    a Clarabel solve. Above :data:`ARC_LIMIT` each commodity gets only the links of the paths generated so far ("generated
     links"), a link constraint only for the links some commodity may use (the others carry
     nothing, their price is 0), and conservation only at the nodes they touch. A path joins
     when its price at the master's link prices (airtime x price over its links: Dijkstra, the
@@ -458,8 +456,7 @@ class _Master:
             self.flow_mat = _route_matrix(p)
             return
         air, eq, nvars = _arc_form(p)
-        limit = ARC_LIMIT if objective == "proportional" else ARC_LIMIT_LINEAR
-        self.form = form or ("links" if nvars - len(p.flows) <= limit else "generated links")
+        self.form = form or ("links" if nvars - len(p.flows) <= ARC_LIMIT else "generated links")
         if self.form == "links":
             self.flow_mat, self.eq_a = air, eq
         else:
