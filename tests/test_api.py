@@ -6,6 +6,7 @@ import json
 import math
 import re
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -248,21 +249,23 @@ def test_summary_json_is_strict_json_with_nan_as_null(tmp_path):
 
 
 def test_failed_write_leaves_no_partial_folder(tiny_path, tmp_path, monkeypatch):
+    import xlayer.results as results
+
     result = xlayer.run(tiny_path)
-    real_to_csv = pd.DataFrame.to_csv
+    real_write_table = results._write_table
     calls = []
 
     out = tmp_path / "deep" / "out"
     target_existed_during_write = []
 
-    def to_csv_failing_on_second_file(self, path, *args, **kwargs):
+    def write_table_failing_on_second_file(result, name, path):
         calls.append(path)
         target_existed_during_write.append(out.exists())
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
-        return real_to_csv(self, path, *args, **kwargs)
+        return real_write_table(result, name, path)
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", to_csv_failing_on_second_file)
+    monkeypatch.setattr(results, "_write_table", write_table_failing_on_second_file)
     with pytest.raises(OSError, match="No space left"):
         result.write(out)
     assert len(calls) == 2  # the failure really happened mid-write
@@ -280,10 +283,10 @@ def test_interrupted_write_keeps_the_previous_result_folder(tiny_path, tmp_path,
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     result = xlayer.run(tiny_path, seed=2)
 
-    def interrupted(self, path, *args, **kwargs):
+    def interrupted(result, name, path):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", interrupted)
+    monkeypatch.setattr("xlayer.results._write_table", interrupted)  # every table file
     with pytest.raises(KeyboardInterrupt):
         result.write(out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
@@ -549,6 +552,68 @@ def test_core_tables_arrive_by_column_with_their_types_and_missing_cells():
     assert df["extra"][0] == "a" and pd.isna(df["extra"][1]) and df["extra"][2] == "c"
     df.loc[0, "t_s"] = 9.0  # a writable copy, not a view of the core's bytes
     assert table({}, ["flow"]).columns.tolist() == ["flow"]
+
+
+def test_a_core_table_is_written_as_pandas_writes_it_without_pandas(tmp_path):
+    """A result folder's CSV files are written without pandas while the tables have not been
+    read (so ``xlayer run --out`` imports none), byte for byte as ``DataFrame.to_csv`` writes
+    them: pandas, the writer these files always came from, is the reference here."""
+    import random
+
+    from xlayer.results import CoreTable, table
+
+    rng = random.Random(7)
+    specials = [0.0, -0.0, 1.0, 1e16, 1e15, 123456789012345678.0, 1e-5, 1e-4, 0.1 + 0.2,
+                5e-324, 1.7976931348623157e308, float("inf"), float("-inf"), float("nan"),
+                2.0 ** 53, 12345.678, -3.25e-7]
+    floats = specials + [rng.uniform(-1, 1) * 10.0 ** rng.randint(-30, 30) for _ in range(2000)]
+    n = len(floats)
+    ints = [rng.randint(-2**63, 2**63 - 1) for _ in range(n)]
+    words = [rng.choice([None, "a", "b,c", 'say "hi"', "line\nbreak", "", True, False, 7])
+             for _ in range(n)]
+    data = {
+        "extra": ("obj", words),
+        "flow": ("i8", struct.pack(f"<{n}q", *ints)),
+        "t_s": ("f8", struct.pack(f"<{n}d", *floats)),
+    }
+    for cols in (["flow", "t_s"], ["t_s", "missing"], []):
+        ours, theirs = tmp_path / "ours.csv", tmp_path / "theirs.csv"
+        assert CoreTable(data, cols).write_csv(ours)
+        table(data, cols).to_csv(theirs, index=False)
+        assert ours.read_bytes() == theirs.read_bytes()
+    # An empty table is its header, in the known columns' order.
+    ours, theirs = tmp_path / "e1.csv", tmp_path / "e2.csv"
+    assert CoreTable({}, ["flow", "t_s"]).write_csv(ours)
+    table({}, ["flow", "t_s"]).to_csv(theirs, index=False)
+    assert ours.read_bytes() == theirs.read_bytes()
+    # A text column with fractional numbers in it is left to pandas (its own number format).
+    mixed = {"value": ("obj", ["a", 0.5])}
+    assert not CoreTable(mixed, ["value"]).write_csv(tmp_path / "m.csv")
+    assert not (tmp_path / "m.csv").exists()
+
+
+def test_a_run_written_and_printed_imports_neither_pandas_nor_numpy(tmp_path):
+    """``xlayer run --out`` and ``xlayer.run(out=...)`` with the summary and the flow rows
+    read: no pandas or numpy import (a third of a second and more of every short run);
+    reading a table makes it a DataFrame, whose CSV is the file written."""
+    code = (
+        "import sys, xlayer\n"
+        "from xlayer.cli import main\n"
+        f"assert main(['run', '-q', '--out', {str(tmp_path / 'cli')!r}]) == 0\n"
+        f"r = xlayer.run(out={str(tmp_path / 'api')!r})\n"
+        "assert r.summary['flows'] == r._table_length('flows') > 0\n"
+        "assert r._table_rows('flows', 1)[0]['flow'] == 0\n"
+        "print(sorted(m for m in ('pandas', 'numpy') if m in sys.modules))\n"
+        "import pandas as pd\n"
+        "assert isinstance(r.flows, pd.DataFrame) and isinstance(r.nodes, pd.DataFrame)\n"
+        f"written = open({str(tmp_path / 'api' / 'flows.csv')!r}, newline='').read()\n"
+        "assert r.flows.to_csv(index=False) == written\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+    assert (tmp_path / "cli" / "flows.csv").read_bytes() == \
+        (tmp_path / "api" / "flows.csv").read_bytes()
 
 
 def test_a_fine_time_series_has_a_row_per_flow_and_bin():

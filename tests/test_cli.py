@@ -145,10 +145,10 @@ def test_params_lists_the_tuning_parameters(capsys):
 
 
 def test_failed_write_exits_2_and_leaves_no_folder(tiny_path, tmp_path, monkeypatch, capsys):
-    def disk_full(self, path, *args, **kwargs):
+    def disk_full(result, name, path):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", disk_full)
+    monkeypatch.setattr("xlayer.results._write_table", disk_full)  # every table file
     assert main(["run", str(tiny_path), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("xlayer: error: ") and "No space left on device" in err

@@ -16,11 +16,10 @@ import copy
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from xlayer import _core
 from xlayer import results as _results
-from xlayer._progress import ProgressBar, ProgressCallback
 from xlayer.errors import ScenarioError, SimulationError
 from xlayer.optimizers import attach_scenario_optimizers, check_python_allowed
 from xlayer.results import (
@@ -32,19 +31,25 @@ from xlayer.results import (
     TCP_TRACE_COLUMNS,
     TIMESERIES_COLUMNS,
     CaptureFolder,
+    CoreTable,
     PcapFiles,
     Result,
     check_output_folder,
     staged_result_folder,
-    table,
 )
 from xlayer.scenario import ScenarioSource, load_scenario, normalize_scenario
+
+if TYPE_CHECKING:
+    from xlayer._progress import ProgressBar
 
 __all__ = ["Simulation", "run", "tunables"]
 
 #: A run advances in this many steps, so progress can be shown and Ctrl-C is honoured.
 PROGRESS_STEPS = 100
 
+#: ``callback(now_s, end_s)`` (:data:`xlayer._progress.ProgressCallback`; that module, and rich
+#: with it, is imported only when a bar is drawn).
+ProgressCallback = Callable[[float, float], None]
 Progress = Union[bool, ProgressCallback, None]
 
 
@@ -124,8 +129,10 @@ class Simulation:
         about 100 steps.
         """
         callback: Optional[Callable[[float, float], None]]
-        bar: Optional[ProgressBar] = None
+        bar: Optional["ProgressBar"] = None
         if progress is True:
+            from xlayer._progress import ProgressBar
+
             bar = ProgressBar(str(self.scenario.get("name", "simulating")))
             callback = bar
         elif progress is False or progress is None:
@@ -161,23 +168,23 @@ class Simulation:
     def results(self) -> Result:
         """The :class:`Result` of the run so far (normally called once the end is reached)."""
         raw = self._sim.results()
-        nodes = table(raw["nodes"], NODE_COLUMNS)
+        nodes = CoreTable(raw["nodes"], NODE_COLUMNS)
         pcaps: Mapping[int, bytes] = {}
         if self._pcap_dir is not None:
             self._sim.flush_pcaps()
             pcaps = PcapFiles(self._pcap_dir, self._pcap_nodes, owner=self._pcap_owner)
         return Result(
             summary=dict(raw["summary"]),
-            flows=table(raw["flows"], FLOW_COLUMNS),
+            flows=CoreTable(raw["flows"], FLOW_COLUMNS),
             nodes=nodes,
             scenario=copy.deepcopy(self.scenario),
             pcaps=pcaps,
             xlayer_version=_core.__version__,
-            timeseries=table(raw.get("timeseries", []), TIMESERIES_COLUMNS),
-            tcp_trace=table(raw.get("tcp_trace", []), TCP_TRACE_COLUMNS),
-            optimizers=table(raw.get("optimizers", []), OPTIMIZER_COLUMNS),
-            conflicts=table(raw.get("conflicts", []), CONFLICT_COLUMNS),
-            core=table(raw.get("core", []), CORE_COLUMNS),
+            timeseries=CoreTable(raw.get("timeseries", []), TIMESERIES_COLUMNS),
+            tcp_trace=CoreTable(raw.get("tcp_trace", []), TCP_TRACE_COLUMNS),
+            optimizers=CoreTable(raw.get("optimizers", []), OPTIMIZER_COLUMNS),
+            conflicts=CoreTable(raw.get("conflicts", []), CONFLICT_COLUMNS),
+            core=CoreTable(raw.get("core", []), CORE_COLUMNS),
         )
 
     def pcap(self, node: int) -> bytes:

@@ -397,6 +397,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _print_optimizer_notes(console: Console, result: Result) -> None:
     """One line per failed optimizer and per conflict, when there are any."""
+    if not result._table_length("optimizers") and not result._table_length("conflicts"):
+        return  # the usual case, answered without making the tables DataFrames
     opts = result.optimizers
     unloaded = opts["status"].isin(["failed", "layer_failed"]) if len(opts) else []
     for row in opts[unloaded].itertuples() if len(opts) else ():
@@ -1068,7 +1070,7 @@ def _console() -> "Console":
 
 
 def _print_summary(console: "Console", result: "Result") -> None:
-    from xlayer.analysis import format_value
+    from xlayer._fields import format_value  # not xlayer.analysis: that imports pandas
 
     s = result.summary
     t = _table(f"xlayer — {s.get('name', '')}", show_header=False)
@@ -1105,10 +1107,11 @@ FLOW_TABLE = (("flow", "flow"), ("src", "src→dst"), ("hops", "hops"), ("sent",
 
 
 def _print_flows(console: "Console", result: "Result") -> None:
-    from xlayer.analysis import display_unit, format_value
+    from xlayer._fields import display_unit, format_value
 
-    flows = result.flows
-    if flows.empty:
+    # Rows read without making the table a DataFrame: a run printed here needs no pandas.
+    n_flows = result._table_length("flows")
+    if not n_flows:
         console.print("no flows")
         return
     t = _table(
@@ -1117,7 +1120,7 @@ def _print_flows(console: "Console", result: "Result") -> None:
     )
     for _, title in FLOW_TABLE:
         t.add_column(title, justify="right", no_wrap=True)
-    for row in flows.head(MAX_FLOW_ROWS).to_dict("records"):
+    for row in result._table_rows("flows", MAX_FLOW_ROWS):
         cells = []
         for col, _ in FLOW_TABLE:
             if col == "src":
@@ -1127,8 +1130,8 @@ def _print_flows(console: "Console", result: "Result") -> None:
                                           with_unit=False))
         t.add_row(*cells)
     console.print(t)
-    if len(flows) > MAX_FLOW_ROWS:
-        console.print(f"… and {len(flows) - MAX_FLOW_ROWS} more flows (write them with --out)")
+    if n_flows > MAX_FLOW_ROWS:
+        console.print(f"… and {n_flows - MAX_FLOW_ROWS} more flows (write them with --out)")
 
 
 def _is_missing(value: Any) -> bool:

@@ -39,8 +39,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python < 3.11 only
     import tomli as tomllib
 
-import numpy as np
-
 from xlayer import _core
 from xlayer.errors import scenario_error
 
@@ -135,10 +133,14 @@ def plain_copy(value: Mapping, origin: str = "scenario") -> dict:
 
 
 def _plain(value: Any, path: str, depth: int, on_path: set, origin: str = "scenario") -> Any:
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    elif isinstance(value, np.generic):
-        value = value.item()
+    # numpy is not imported for this: a value can only be a numpy object once the caller has
+    # imported numpy (a run that never does is spared its import, a tenth of a second).
+    np = sys.modules.get("numpy")
+    if np is not None:
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        elif isinstance(value, np.generic):
+            value = value.item()
     if isinstance(value, (Mapping, list, tuple)):
         where = path or origin
         if depth >= MAX_DEPTH:

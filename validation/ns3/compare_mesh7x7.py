@@ -6,8 +6,9 @@
 
 ns-3 side: validation/ns3/mesh7x7.cc, built by validation/ns3/build.sh against the PyPI `ns3`
 wheel (installed by build.sh if missing), run as a subprocess; its last stdout line is JSON.
-xlayer side: ``xlayer.run("scenarios/mesh-7x7.toml")`` in this process (install it with
-``pip install .`` at the repository root).
+xlayer side: ``python -m xlayer run scenarios/mesh-7x7.toml --json --out TMP`` as a process of its
+own (install it with ``pip install .`` at the repository root), timed whole like the ns-3 program:
+interpreter start, imports, set-up, the run and the result folder written.
 
 Shown: per-flow throughput in both, the aggregate in both and their ratio, the flows that starve
 (< 5 % of their 6 Mbit/s offered load) in each, event counts, and wall-clock seconds of each
@@ -17,9 +18,11 @@ with the speed-up. The two run one after the other, never at the same time.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, NoReturn, Optional
@@ -77,18 +80,29 @@ def run_ns3(run: int, quiet: bool) -> Dict[str, Any]:
     return res
 
 
-def run_xlayer(xlayer: Any, seed: Optional[int], quiet: bool) -> Dict[str, Any]:
+def run_xlayer(seed: Optional[int], quiet: bool) -> Dict[str, Any]:
+    """Runs ``xlayer run`` as a process of its own, as the ns-3 program runs, and times the whole
+    of it (interpreter start, imports, set-up, the run, the result folder written)."""
     if not quiet:
         print(f"running xlayer ({SCENARIO.relative_to(REPO)}) ...", file=sys.stderr, flush=True)
-    t0 = time.perf_counter()
-    res = xlayer.run(str(SCENARIO), seed=seed)
-    measured = time.perf_counter() - t0
-    flows = [
-        {"flow": int(r.flow), "src": int(r.src), "dst": int(r.dst),
-         "throughput_bps": float(r.throughput_bps)}
-        for r in res.flows[["flow", "src", "dst", "throughput_bps"]].itertuples(index=False)
-    ]
-    s = res.summary
+    with tempfile.TemporaryDirectory(prefix="compare-mesh7x7-") as tmp:
+        out = Path(tmp) / "result"
+        cmd = [sys.executable, "-m", "xlayer", "run", str(SCENARIO), "--json", "--out", str(out)]
+        if seed is not None:
+            cmd += ["--seed", str(seed)]
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        measured = time.perf_counter() - t0
+        if proc.returncode != 0:
+            sys.stderr.write(proc.stderr)
+            fail(f"xlayer run exited {proc.returncode}")
+        s = json.loads(proc.stdout)
+        with open(out / "flows.csv", newline="", encoding="utf-8") as f:
+            flows = [
+                {"flow": int(r["flow"]), "src": int(r["src"]), "dst": int(r["dst"]),
+                 "throughput_bps": float(r["throughput_bps"])}
+                for r in csv.DictReader(f)
+            ]
     return {
         "flows": flows,
         "aggregate_throughput_bps": float(s["aggregate_throughput_bps"]),
@@ -201,7 +215,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="reuse a saved ns-3 JSON line (the program's stdout) instead of running it")
     args = ap.parse_args(argv)
 
-    xlayer = import_xlayer()        # fail fast, before the minute-long ns-3 run
+    import_xlayer()                 # fail fast, before the minute-long ns-3 run
     if args.ns3_result is not None:
         lines = [l for l in args.ns3_result.read_text().splitlines() if l.strip()]
         ns = json.loads(lines[-1])
@@ -209,7 +223,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     else:
         build_ns3()
         ns = run_ns3(args.run, quiet=args.json)
-    xl = run_xlayer(xlayer, args.xlayer_seed, quiet=args.json)
+    xl = run_xlayer(args.xlayer_seed, quiet=args.json)
     c = compare(xl, ns)
     if args.json:
         print(json.dumps(c, indent=2))
