@@ -1,6 +1,6 @@
 """What a sweep runs on its Dask workers: the preload plugin and batches of runs.
 
-:class:`Preload` is a Dask worker plugin that imports xlayer (its core, the result writer, pandas)
+:class:`Preload` is a Dask worker plugin that imports xlayer (its core, the result writer)
 when a worker starts or joins, so that the first task does not pay the import. The sweep
 registers it with the scheduler, its own local cluster's or a user's: the scheduler hands it to
 every worker, those that join later included.
@@ -46,9 +46,10 @@ class Preload(WorkerPlugin):
 
 
 def preload() -> None:
-    """Imports what a run and the writing of its folder need (the core, pandas, the store)."""
+    """Imports what a run and the writing of its folder need (the core, the store); neither
+    imports pandas any more (:class:`xlayer.results.CoreTable`)."""
     import xlayer.api  # noqa: F401 - the core and the Simulation
-    import xlayer.results  # noqa: F401 - pandas, the result writer
+    import xlayer.results  # noqa: F401 - the result writer
     import xlayer.store  # noqa: F401
     import xlayer.sweeps  # noqa: F401
 
