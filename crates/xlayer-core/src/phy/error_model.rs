@@ -258,16 +258,32 @@ fn entry(m: Modulation, i: usize) -> f64 {
     v
 }
 
-/// `ln(P(bits survive))` for `bits` bits sent with `m` at linear SINR `sinr`.
+/// Linear SINRs at or above this are past the table's last point (30 dB) by a margin that no
+/// rounding of `10 log10` can cross (30.004 dB), so [`grid_pos`] skips the logarithm for them.
+const PAST_GRID_SINR: f64 = 1001.0;
+
+/// The position of linear SINR `sinr` on the tables' grid: its fractional index, clamped to the
+/// first and the last point. Computed once per chunk of constant SINR and read for both the
+/// header's and the payload's modulation ([`ln_ok_per_bit_at`]).
 #[inline]
-pub fn chunk_ln_success(m: Modulation, sinr: f64, bits: f64) -> f64 {
+pub fn grid_pos(sinr: f64) -> f64 {
+    const LAST: f64 = (GRID_LEN - 1) as f64;
+    if sinr >= PAST_GRID_SINR {
+        return LAST;
+    }
     let db = if sinr > 0.0 {
         10.0 * sinr.log10()
     } else {
         GRID_MIN_DB
     };
-    let pos = (db - GRID_MIN_DB) / GRID_STEP_DB;
-    let per_bit = if pos <= 0.0 {
+    ((db - GRID_MIN_DB) / GRID_STEP_DB).clamp(0.0, LAST)
+}
+
+/// `ln(1 − error)` per bit of `m` at grid position `pos` ([`grid_pos`]), interpolated linearly
+/// between the grid's points.
+#[inline]
+pub fn ln_ok_per_bit_at(m: Modulation, pos: f64) -> f64 {
+    if pos <= 0.0 {
         entry(m, 0)
     } else if pos >= (GRID_LEN - 1) as f64 {
         entry(m, GRID_LEN - 1)
@@ -275,8 +291,13 @@ pub fn chunk_ln_success(m: Modulation, sinr: f64, bits: f64) -> f64 {
         let i = pos as usize;
         let f = pos - i as f64;
         entry(m, i) * (1.0 - f) + entry(m, i + 1) * f
-    };
-    per_bit * bits
+    }
+}
+
+/// `ln(P(bits survive))` for `bits` bits sent with `m` at linear SINR `sinr`.
+#[inline]
+pub fn chunk_ln_success(m: Modulation, sinr: f64, bits: f64) -> f64 {
+    ln_ok_per_bit_at(m, grid_pos(sinr)) * bits
 }
 
 /// Default SINR threshold (dB) of the threshold model for a data rate.

@@ -54,7 +54,7 @@ use rand::Rng;
 
 use crate::sim::rng::Stream;
 use crate::sim::SimTime;
-use error_model::{chunk_ln_success, Modulation};
+use error_model::{grid_pos, ln_ok_per_bit_at, Modulation};
 pub use radio::WeakInterference;
 use radio::{ErrorModelKind, Standard};
 pub use timing::{FrameTiming, PhyTiming};
@@ -458,19 +458,14 @@ impl Phy {
         if cfg.error_model == ErrorModelKind::Ber {
             let header_ns = b.min(rx.header_end).ns().saturating_sub(a.ns());
             let payload_ns = b.ns().saturating_sub(a.max(rx.header_end).ns());
+            let pos = grid_pos(sinr);
             if header_ns > 0 {
-                rx.ln_ok += chunk_ln_success(
-                    rx.header_mod,
-                    sinr,
-                    header_ns as f64 * rx.header_bits_per_ns,
-                );
+                rx.ln_ok += ln_ok_per_bit_at(rx.header_mod, pos)
+                    * (header_ns as f64 * rx.header_bits_per_ns);
             }
             if payload_ns > 0 {
-                rx.ln_ok += chunk_ln_success(
-                    rx.payload_mod,
-                    sinr,
-                    payload_ns as f64 * rx.payload_bits_per_ns,
-                );
+                rx.ln_ok += ln_ok_per_bit_at(rx.payload_mod, pos)
+                    * (payload_ns as f64 * rx.payload_bits_per_ns);
             }
         }
     }

@@ -11,6 +11,13 @@
 //! for. When the 32-bit sequence would overflow, the pending entries are renumbered in their
 //! order ([`EventQueue::renumber`]), which keeps every future comparison what it would have been.
 //!
+//! A pop leaves its entry at the root as a hole ([`EventQueue::hole`]) instead of refilling the
+//! root at once: most events schedule one or more new ones, and the first of them takes the hole
+//! with one sift-down, where a refill then a push paid a sift-down and a sift-up. The popped key
+//! is below every pending and every future key (times never go back, sequence numbers only
+//! grow), so a sift-up stops under it and every other operation is unchanged; a pop or a peek
+//! with no push in between refills the root first.
+//!
 //! Timers ([`TimerId`]) own a permanent slot: re-arming one moves its entry (with a fresh
 //! sequence number, exactly as a new event would get) and cancelling one removes it, so a
 //! cancelled timer is never popped. Nothing on the hot path allocates once the vectors have
@@ -53,6 +60,8 @@ pub struct EventQueue {
     timer_slot: Vec<bool>,
     /// Slots of popped one-off events, reused last-in first-out.
     free: Vec<u32>,
+    /// Whether `heap[0]` is the entry last popped, not a pending one (see the module's doc).
+    hole: bool,
     next_seq: u64,
     seq_max: u64,
     now: SimTime,
@@ -73,6 +82,7 @@ impl EventQueue {
             pos: Vec::with_capacity(1024),
             timer_slot: Vec::with_capacity(1024),
             free: Vec::with_capacity(1024),
+            hole: false,
             next_seq: 0,
             seq_max: SEQ_MAX,
             now: SimTime::ZERO,
@@ -93,11 +103,23 @@ impl EventQueue {
 
     /// Events pending (armed timers included).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.hole as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
+    }
+
+    /// Refills the root's hole, if there is one, with the last entry.
+    #[inline]
+    fn fill(&mut self) {
+        if self.hole {
+            self.hole = false;
+            let last = self.heap.pop().expect("the hole is in the heap");
+            if !self.heap.is_empty() {
+                self.sift_down(0, last);
+            }
+        }
     }
 
     #[inline]
@@ -114,6 +136,7 @@ impl EventQueue {
     /// from `len`: every comparison between entries, pending or future, comes out as before.
     #[cold]
     fn renumber(&mut self) {
+        self.fill();
         self.heap.sort_unstable();
         for (i, k) in self.heap.iter_mut().enumerate() {
             let slot = slot_of(*k) as u32;
@@ -220,22 +243,24 @@ impl EventQueue {
     /// Time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
+        if self.hole {
+            // The smallest of the root's children.
+            return self.heap.get(1..self.heap.len().min(5))?.iter().min().map(|&k| time_of(k));
+        }
         self.heap.first().map(|&k| time_of(k))
     }
 
     /// Pops the next event if it is due at or before `until`, advancing the clock to it.
     #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<Event> {
+        self.fill();
         let &top = self.heap.first()?;
         let time = time_of(top);
         if time > until {
             return None;
         }
         let slot = slot_of(top);
-        let last = self.heap.pop().expect("peeked");
-        if !self.heap.is_empty() {
-            self.sift_down(0, last);
-        }
+        self.hole = true;
         self.pos[slot] = NOT_QUEUED;
         if !self.timer_slot[slot] {
             self.free.push(slot as u32);
@@ -254,6 +279,11 @@ impl EventQueue {
 
     #[inline]
     fn push(&mut self, k: u128) {
+        if self.hole {
+            self.hole = false;
+            self.sift_down(0, k);
+            return;
+        }
         let hole = self.heap.len();
         self.heap.push(k);
         self.sift_up(hole, k);
