@@ -186,7 +186,11 @@ pub struct World {
     saturating: Vec<Vec<u32>>,
     saturating_next: Vec<usize>,
     out: Vec<MacAction>,
-    rx_packet: Option<Packet>,
+    /// The transmission whose frame the MAC is handling as decoded (its packet is what a
+    /// `MacAction::Deliver` hands up); its slot is not freed before the actions are processed.
+    /// An index rather than a copy of the packet: most decoded frames are overheard and
+    /// delivered nowhere.
+    rx_tx: Option<u32>,
     pub variation: ChannelVariation,
     pub ttl: u8,
     pub warmup: SimTime,
@@ -288,7 +292,7 @@ impl World {
             saturating,
             saturating_next: vec![0; n],
             out: Vec::with_capacity(16),
-            rx_packet: None,
+            rx_tx: None,
             variation,
             ttl,
             warmup,
@@ -444,7 +448,7 @@ impl World {
                     Some(RxOutcome::Ok { .. }) => {
                         let slot = &self.txs[tx as usize];
                         let frame = slot.frame;
-                        self.rx_packet = slot.packet;
+                        self.rx_tx = Some(tx);
                         if let Some(p) = n.pcap.as_mut() {
                             capture::record_frame(
                                 p,
@@ -464,7 +468,7 @@ impl World {
                             &mut self.out,
                         );
                         self.process_actions(node);
-                        self.rx_packet = None;
+                        self.rx_tx = None;
                     }
                     Some(RxOutcome::Error { .. }) => {
                         n.mac
@@ -594,10 +598,11 @@ impl World {
                 MacAction::Deliver { from, .. } => {
                     // The packet comes from the transmission just decoded (the sender's copy
                     // may be freed before this receiver's copy is needed).
-                    if let Some(p) = self.rx_packet.filter(|p| p.control.is_control()) {
-                        self.control_receive(node, from, p);
-                    } else if let Some(p) = self.rx_packet {
-                        if self.forwarding.takes(&p) {
+                    let rx = self.rx_tx.and_then(|tx| self.txs[tx as usize].packet);
+                    if let Some(p) = rx {
+                        if p.control.is_control() {
+                            self.control_receive(node, from, p);
+                        } else if self.forwarding.takes(&p) {
                             self.forwarding_receive(node, from, p);
                         } else {
                             let h = self.packets.alloc(p);
