@@ -313,15 +313,14 @@ impl EventQueue {
         loop {
             let first = 4 * hole + 1;
             let (best, bk) = if first + 3 < n {
-                // All four children: a tournament, without a loop's bounds checks.
-                let c = &self.heap[first..first + 4];
-                let (a, ka) = if c[1] < c[0] { (1, c[1]) } else { (0, c[0]) };
-                let (b, kb) = if c[3] < c[2] { (3, c[3]) } else { (2, c[2]) };
-                if kb < ka {
-                    (first + b, kb)
-                } else {
-                    (first + a, ka)
-                }
+                // All four children: a tournament, without a loop's bounds checks, its winners
+                // picked by index arithmetic rather than branches (which the keys' order makes
+                // unpredictable).
+                let c: &[u128; 4] = self.heap[first..first + 4].try_into().expect("four");
+                let a = (c[1] < c[0]) as usize;
+                let b = 2 + (c[3] < c[2]) as usize;
+                let w = if c[b] < c[a] { b } else { a };
+                (first + w, c[w])
             } else if first < n {
                 let mut best = first;
                 let mut bk = self.heap[first];
