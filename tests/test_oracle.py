@@ -610,3 +610,27 @@ def test_dpclo_fig6_many_to_one_carries_at_most_the_sinks_best_link():
     mm = xo.solve(m, "maxmin", "multipath").summary
     assert mm["gap"] <= xo.GAP_TOLERANCE and mm["stopped"] == "optimal"
     assert 0 < mm["min_rate_bps"] * len(m["flows"]) <= best * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_warm_highs_master_and_a_fresh_linprog_reach_the_same_optimum(seed, monkeypatch):
+    """The linear masters kept warm in one HiGHS model (xo.WARM_LP, columns and rates added
+    as they are generated) and solved anew by linprog every iteration: the same optimum, the
+    direct formulation's, for static routes and both multipath forms, each within its gap."""
+    pytest.importorskip("highspy")
+    rng = random.Random(200 + seed)
+    m = _random_model(rng) if seed % 2 else _shared_end_model(rng, "dst")
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    arc_limit = xo.ARC_LIMIT
+    for routing, limit in (("static", arc_limit), ("multipath", arc_limit), ("multipath", 0)):
+        if routing == "static" and not all(f["route"] for f in m["flows"]):
+            continue
+        monkeypatch.setattr(xo, "ARC_LIMIT", limit)
+        for obj, key in (("aggregate", "aggregate_bps"), ("maxmin", "min_rate_bps")):
+            direct = _link_formulation(m, obj, routing, everything)[key]
+            for warm in (True, False):
+                monkeypatch.setattr(xo, "WARM_LP", warm)
+                got = xo.solve(m, obj, routing)
+                assert got.summary[key] == pytest.approx(direct, rel=1e-4), (routing, obj, warm)
+                assert got.summary["gap"] <= xo.GAP_TOLERANCE
+                assert got.summary["bound"] >= direct - 1e-6 * max(1.0, abs(direct))

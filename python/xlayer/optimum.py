@@ -121,6 +121,9 @@ SMOOTHING = 0.5
 #: one certificate (:func:`_certify`) adds before the proportional-fair master is solved
 #: again with them.
 CERTIFY_ROUNDS = 10
+#: The master forms (:class:`_Master`) whose proportional-fair bound also comes from the
+#: certificate of the master's rates (:func:`_certify`).
+CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
 #: Clarabel's settings for the proportional-fair master, each tried when the one before
 #: failed: its defaults, then shorter interior-point steps (more-testbed's master after 45
 #: iterations stopped with "insufficient progress" under the defaults and solved with 0.9).
@@ -1122,7 +1125,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     previous: Optional[Tuple[np.ndarray, np.ndarray, float, float]] = None
     center: Optional[np.ndarray] = None  # the link prices of the best bound so far
     center_bound = math.inf
-    certifying = master.form != "generated links"
+    certifying = master.form in CERTIFY_FORMS
     while True:
         iterations += 1
         try:
