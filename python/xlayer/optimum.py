@@ -14,7 +14,8 @@ where ``z_fl`` is flow f's rate over link l (``y_f`` on each link of its static 
 multi-commodity flow, over every link or over generated links, see :class:`_Master`) and
 ``a_fl`` the airtime a Mbit of flow f takes on link l. U is the sum of ln(rate in bit/s)
 (proportional fairness; a conic problem solved by cvxpy with Clarabel), the aggregate, or the
-smallest rate (LPs, scipy's HiGHS).
+smallest rate (LPs, HiGHS: one model kept warm across the iterations through highspy,
+:class:`_WarmLP`, or scipy's ``linprog`` anew each iteration without it).
 
 The independent sets are generated, not enumerated (column generation): starting from a few
 maximal independent sets that cover every link (or the columns of an earlier solve of the same
@@ -132,8 +133,9 @@ CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
 #: (:class:`_Master`), for every objective: for the proportional-fair one (Clarabel: 25 s a master of 19,170
 #: on dpclo-fig9; more-testbed's 4748 ended 2 minutes at a gap of 0.045 per flow over every
-#: link, 0.038 over generated links) and for the linear ones (HiGHS: dpclo-fig9's aggregate
-#: over every link ended a minute 25 % from its bound, over generated links 9 %;
+#: link, 0.038 over generated links) and for the linear ones (HiGHS, each master solved anew
+#: then: dpclo-fig9's aggregate over every link ended a minute 25 % from its bound, over
+#: generated links 9 %;
 #: more-testbed's 2.7 % and 0.35 % after 2 minutes). dclo-dense (562) and dpclo-fig6 (1213,
 #: one commodity each) solve over every link in seconds.
 ARC_LIMIT = 2_000
