@@ -122,6 +122,12 @@ SMOOTHING = 0.5
 #: one certificate (:func:`_certify`) adds before the proportional-fair master is solved
 #: again with them.
 CERTIFY_ROUNDS = 10
+#: The proportional-fair generation runs the exact pricing at the master's own link prices
+#: also when the smoothed pricing (:data:`SMOOTHING`) found a set that improves the master,
+#: and both sets join: a MILP costs a third of a Clarabel master on dpclo-fig9 (0.37 s
+#: against 1.1 s), so a second set and a second bound per master pay (96 iterations to its
+#: tolerance before, 82 with it). The linear masters price once.
+PRICE_BOTH = True
 #: The master forms (:class:`_Master`) whose proportional-fair bound also comes from the
 #: certificate of the master's rates (:func:`_certify`).
 CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
@@ -1234,7 +1240,9 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             upper = min(upper, bound_s)
             if float(mu[list(best)].sum()) > sigma * (1.0 + TOLERANCE) + 1e-12:
                 candidate, priced = best, True
-        if not priced and _gap(objective, upper, value, nf) > tolerance:
+        extra: Optional[Tuple[int, ...]] = None
+        both = PRICE_BOTH and objective == "proportional"
+        if (not priced or both) and _gap(objective, upper, value, nf) > tolerance:
             heaviest, weight, best = _max_weight_independent_set(p, mu)
             bound_m = _lagrangian_bound(objective, _cheapest(p, mu) if d is None else d,
                                         heaviest)
@@ -1242,7 +1250,10 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
                 center, center_bound = mu.copy(), bound_m
             upper = min(upper, bound_m)
             if weight > sigma * (1.0 + TOLERANCE) + 1e-12:
-                candidate = best
+                if candidate is None:
+                    candidate = best
+                else:
+                    extra = best
         if _TRACE:
             print(f"it {iterations} t {time.perf_counter() - t0:.1f} value {value:.8g} "
                   f"upper {upper:.8g} gap {_gap(objective, upper, value, nf):.2e} "
@@ -1253,10 +1264,11 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         if out_of_time:
             stopped = "time limit"
             break
-        if candidate is not None:
-            candidate = _maximal(p, candidate, np.argsort(-mu, kind="stable"))
-            if candidate not in known:
-                found.append(candidate)
+        for c in (candidate, extra):
+            if c is not None:
+                c = _maximal(p, c, np.argsort(-mu, kind="stable"))
+                if c not in known and c not in found:
+                    found.append(c)
         if not found and not new_paths:
             break
         for c in found:
