@@ -634,3 +634,21 @@ def test_the_warm_highs_master_and_a_fresh_linprog_reach_the_same_optimum(seed, 
                 assert got.summary[key] == pytest.approx(direct, rel=1e-4), (routing, obj, warm)
                 assert got.summary["gap"] <= xo.GAP_TOLERANCE
                 assert got.summary["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pricing_once_or_twice_per_proportional_fair_master_reaches_the_same_optimum(
+        seed, monkeypatch):
+    """xo.PRICE_BOTH (the exact pricing at the master's own prices as well as at the smoothed
+    ones) changes the sets generated, not the optimum nor the validity of its bound."""
+    rng = random.Random(300 + seed)
+    m = _random_model(rng)
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    for routing in xo.ROUTINGS:
+        direct = _link_formulation(m, "proportional", routing, everything)["utility"]
+        for both in (True, False):
+            monkeypatch.setattr(xo, "PRICE_BOTH", both)
+            got = xo.solve(m, "proportional", routing).summary
+            assert got["utility"] == pytest.approx(direct, rel=1e-4), (routing, both)
+            assert got["gap"] <= xo.GAP_TOLERANCE
+            assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
