@@ -610,3 +610,45 @@ def test_dpclo_fig6_many_to_one_carries_at_most_the_sinks_best_link():
     mm = xo.solve(m, "maxmin", "multipath").summary
     assert mm["gap"] <= xo.GAP_TOLERANCE and mm["stopped"] == "optimal"
     assert 0 < mm["min_rate_bps"] * len(m["flows"]) <= best * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_warm_highs_master_and_a_fresh_linprog_reach_the_same_optimum(seed, monkeypatch):
+    """The linear masters kept warm in one HiGHS model (xo.WARM_LP, columns and rates added
+    as they are generated) and solved anew by linprog every iteration: the same optimum, the
+    direct formulation's, for static routes and both multipath forms, each within its gap."""
+    pytest.importorskip("highspy")
+    rng = random.Random(200 + seed)
+    m = _random_model(rng) if seed % 2 else _shared_end_model(rng, "dst")
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    arc_limit = xo.ARC_LIMIT
+    for routing, limit in (("static", arc_limit), ("multipath", arc_limit), ("multipath", 0)):
+        if routing == "static" and not all(f["route"] for f in m["flows"]):
+            continue
+        monkeypatch.setattr(xo, "ARC_LIMIT", limit)
+        for obj, key in (("aggregate", "aggregate_bps"), ("maxmin", "min_rate_bps")):
+            direct = _link_formulation(m, obj, routing, everything)[key]
+            for warm in (True, False):
+                monkeypatch.setattr(xo, "WARM_LP", warm)
+                got = xo.solve(m, obj, routing)
+                assert got.summary[key] == pytest.approx(direct, rel=1e-4), (routing, obj, warm)
+                assert got.summary["gap"] <= xo.GAP_TOLERANCE
+                assert got.summary["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pricing_once_or_twice_per_proportional_fair_master_reaches_the_same_optimum(
+        seed, monkeypatch):
+    """xo.PRICE_BOTH (the exact pricing at the master's own prices as well as at the smoothed
+    ones) changes the sets generated, not the optimum nor the validity of its bound."""
+    rng = random.Random(300 + seed)
+    m = _random_model(rng)
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    for routing in xo.ROUTINGS:
+        direct = _link_formulation(m, "proportional", routing, everything)["utility"]
+        for both in (True, False):
+            monkeypatch.setattr(xo, "PRICE_BOTH", both)
+            got = xo.solve(m, "proportional", routing).summary
+            assert got["utility"] == pytest.approx(direct, rel=1e-4), (routing, both)
+            assert got["gap"] <= xo.GAP_TOLERANCE
+            assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))

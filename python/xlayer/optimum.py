@@ -14,7 +14,8 @@ where ``z_fl`` is flow f's rate over link l (``y_f`` on each link of its static 
 multi-commodity flow, over every link or over generated links, see :class:`_Master`) and
 ``a_fl`` the airtime a Mbit of flow f takes on link l. U is the sum of ln(rate in bit/s)
 (proportional fairness; a conic problem solved by cvxpy with Clarabel), the aggregate, or the
-smallest rate (LPs, scipy's HiGHS).
+smallest rate (LPs, HiGHS: one model kept warm across the iterations through highspy,
+:class:`_WarmLP`, or scipy's ``linprog`` anew each iteration without it).
 
 The independent sets are generated, not enumerated (column generation): starting from a few
 maximal independent sets that cover every link (or the columns of an earlier solve of the same
@@ -121,6 +122,15 @@ SMOOTHING = 0.5
 #: one certificate (:func:`_certify`) adds before the proportional-fair master is solved
 #: again with them.
 CERTIFY_ROUNDS = 10
+#: The proportional-fair generation runs the exact pricing at the master's own link prices
+#: also when the smoothed pricing (:data:`SMOOTHING`) found a set that improves the master,
+#: and both sets join: a MILP costs a third of a Clarabel master on dpclo-fig9 (0.37 s
+#: against 1.1 s), so a second set and a second bound per master pay (96 iterations to its
+#: tolerance before, 82 with it). The linear masters price once.
+PRICE_BOTH = True
+#: The master forms (:class:`_Master`) whose proportional-fair bound also comes from the
+#: certificate of the master's rates (:func:`_certify`).
+CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
 #: Clarabel's settings for the proportional-fair master, each tried when the one before
 #: failed: its defaults, then shorter interior-point steps (more-testbed's master after 45
 #: iterations stopped with "insufficient progress" under the defaults and solved with 0.9).
@@ -129,8 +139,9 @@ CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
 #: (:class:`_Master`), for every objective: for the proportional-fair one (Clarabel: 25 s a master of 19,170
 #: on dpclo-fig9; more-testbed's 4748 ended 2 minutes at a gap of 0.045 per flow over every
-#: link, 0.038 over generated links) and for the linear ones (HiGHS: dpclo-fig9's aggregate
-#: over every link ended a minute 25 % from its bound, over generated links 9 %;
+#: link, 0.038 over generated links) and for the linear ones (HiGHS, each master solved anew
+#: then: dpclo-fig9's aggregate over every link ended a minute 25 % from its bound, over
+#: generated links 9 %;
 #: more-testbed's 2.7 % and 0.35 % after 2 minutes). dclo-dense (562) and dpclo-fig6 (1213,
 #: one commodity each) solve over every link in seconds.
 ARC_LIMIT = 2_000
@@ -147,6 +158,11 @@ GREEDY_TRIES = 1000
 #: linear objectives, whose degenerate LPs then cycle (dpclo-fig9's aggregate dropped and
 #: found the same sets again for 200 iterations without moving). 0 keeps every column.
 PRUNE_AFTER = 3
+#: The linear masters (aggregate, max-min) are one HiGHS LP kept across the iterations and
+#: re-solved from its last basis (:class:`_WarmLP`, through highspy, which cvxpy brings;
+#: its prices stay closer from one iteration to the next, so the generation ends sooner);
+#: False, or without highspy, each is solved anew by ``scipy.optimize.linprog``.
+WARM_LP = True
 #: Stacks that choose next hops themselves, whatever the routing table (``run_routing``).
 SELF_ROUTING_PRESETS = ("dclo",)
 #: Changes whenever what :func:`sweep_oracle` caches changes, so that old caches are redone.
@@ -452,6 +468,9 @@ class _Master:
         self.allowed: Optional[List[np.ndarray]] = None
         self._built = -1
         self._rows = np.arange(p.n_links)
+        #: the linear masters' HiGHS model kept warm across iterations (:class:`_WarmLP`;
+        #: False without highspy)
+        self._warm: Any = None
         if p.routing == "static":
             self.flow_mat = _route_matrix(p)
             return
@@ -522,6 +541,17 @@ class _Master:
               ) -> Tuple[np.ndarray, np.ndarray, float, float]:
         """Returns (flow rates in Mbit/s, link prices mu >= 0, price of time sigma, value)."""
         p = self.p
+        if self.objective != "proportional" and WARM_LP:
+            if self._warm is None:
+                hc = _highs_class()
+                self._warm = _WarmLP(hc, self) if hc is not None else False
+            if self._warm:
+                out = self._warm.solve(columns)
+                if out is not None:
+                    y, mu, sigma, value, self.shares = out
+                    if self.objective == "aggregate":
+                        self.worth = self.weights
+                    return y, mu, sigma, value
         nf = len(p.flows)
         nc = len(columns)
         flow_mat, rows = self._flows()
@@ -606,6 +636,210 @@ class _Master:
         if self.objective == "maxmin":
             self.worth = np.maximum(-res.ineqlin.marginals[nrows + 1:], 0.0)
         return y, mu, sigma, float(-res.fun)
+
+
+def _highs_class() -> Any:
+    """highspy's HiGHS (a dependency of cvxpy, so there with the ``oracle`` extra), or None.
+    Its bare core class: the ``highspy.Highs`` wrapper prints HiGHS's banner when made."""
+    try:
+        from highspy import _core as hc
+
+        return hc
+    except ImportError:
+        return None
+
+
+class _WarmLP:
+    """The linear masters (aggregate, max-min) as one HiGHS LP kept across the iterations of a
+    column generation: new independent sets, newly allowed commodity-link rates and the rows
+    they touch are added to it, and HiGHS's simplex starts again from the last optimal basis
+    (a new column nonbasic, a new row's slack basic) instead of from nothing. Its prices move
+    less between iterations than a fresh solve's, and the generation needs fewer:
+    dpclo-fig9's aggregate reached its optimum in 75 iterations, where ``linprog`` anew left
+    it 17 % from its bound after 78. A solve is not always faster so: without presolve
+    dpclo-fig8's (180 flows) took twice a fresh solve's simplex iterations, each dearer,
+    1.3-3 s against 0.4-1 s. Every link has its row from the start (``-sum lambda_S <= 0`` for a link no
+    commodity may use yet: it constrains nothing, and its price is read as 0, which keeps
+    the other prices optimal for the master without it); conservation rows, one per
+    commodity and node touched, are added as rates need them, the commodity's common end
+    (:func:`_arc_form`) never. The same LP as :meth:`_Master.solve` builds for ``linprog``."""
+
+    def __init__(self, hc: Any, master: "_Master") -> None:
+        p = master.p
+        self.hc = hc
+        self.master = master
+        self.h = hc._Highs()
+        self.h.setOptionValue("output_flag", False)
+        self.inf = hc.kHighsInf
+        nf = len(p.flows)
+        self.nf = nf
+        L = p.n_links
+        self.n_rows = 0
+        self.n_cols = 0
+        self.link_row = self._add_rows(np.full(L, -self.inf), np.zeros(L))
+        self.time_row = int(self._add_rows(np.full(1, -self.inf), np.ones(1))[0])
+        self.t_rows = (self._add_rows(np.full(nf, -self.inf), np.zeros(nf))
+                       if master.objective == "maxmin" else np.zeros(0, dtype=int))
+        self.cons_row: Dict[Tuple[int, int], int] = {}
+        if master.eq_a is not None or master.allowed is not None:
+            end, groups = _commodities(p)
+            self.groups = groups
+            self.rep = np.asarray([g[0] for g in groups], dtype=int)
+            self.common = np.asarray([int(p.flows[g[0]][end]) for g in groups], dtype=int)
+            self.end = end
+            self.flow_c = np.empty(nf, dtype=int)
+            for ci, members in enumerate(groups):
+                self.flow_c[members] = ci
+        else:
+            self.groups = []
+        self.z_col: Dict[Tuple[int, int], int] = {}
+        self.set_col: Dict[Tuple[int, ...], int] = {}
+        self.active: Dict[Tuple[int, ...], bool] = {}
+        # the flow rates y_f: on their static routes, or at their ends' conservation rows
+        rows: List[List[int]] = []
+        vals: List[List[float]] = []
+        for fi in range(nf):
+            r: List[int] = []
+            v: List[float] = []
+            if p.routing == "static":
+                dense = np.asarray(master.flow_mat[:, fi].todense()).ravel()
+                nz = np.flatnonzero(dense)
+                r += [int(self.link_row[k]) for k in nz]
+                v += dense[nz].tolist()
+            else:
+                f = p.flows[fi]
+                ci = int(self.flow_c[fi])
+                for node, val in ((int(f["src"]), -1.0), (int(f["dst"]), 1.0)):
+                    row = self._cons(ci, node)
+                    if row is not None:
+                        r.append(row)
+                        v.append(val)
+            if len(self.t_rows):
+                r.append(int(self.t_rows[fi]))
+                v.append(-1.0)
+            rows.append(r)
+            vals.append(v)
+        self.used = np.zeros(p.n_links, dtype=bool)
+        if p.routing == "static":
+            self.used[np.flatnonzero(np.diff(master.flow_mat.tocsr().indptr))] = True
+        cost = -master.weights if master.objective == "aggregate" else np.zeros(nf)
+        self.y_col = self._add_cols(cost, rows, vals)
+        self.weights = master.weights.copy()
+        if master.objective == "maxmin":
+            ones = [list(map(int, self.t_rows))]
+            self.t_col = int(self._add_cols(np.full(1, -1.0), ones, [[1.0] * nf])[0])
+
+    def _add_rows(self, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        n = len(lower)
+        self.h.addRows(n, np.asarray(lower, dtype=float), np.asarray(upper, dtype=float), 0,
+                       np.zeros(n, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
+        out = np.arange(self.n_rows, self.n_rows + n)
+        self.n_rows += n
+        return out
+
+    def _cons(self, ci: int, node: int) -> Optional[int]:
+        """The conservation row of commodity ``ci`` at ``node`` (made when first needed), or
+        None at its common end."""
+        if node == int(self.common[ci]):
+            return None
+        key = (ci, node)
+        if key not in self.cons_row:
+            self.cons_row[key] = int(self._add_rows(np.zeros(1), np.zeros(1))[0])
+        return self.cons_row[key]
+
+    def _add_cols(self, cost: np.ndarray, rows: List[List[int]], vals: List[List[float]]
+                  ) -> np.ndarray:
+        n = len(rows)
+        if n == 0:
+            return np.zeros(0, dtype=int)
+        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=n)
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int32)
+        idx = np.fromiter((i for r in rows for i in r), dtype=np.int32, count=int(lengths.sum()))
+        val = np.fromiter((x for v in vals for x in v), dtype=float, count=int(lengths.sum()))
+        self.h.addCols(n, np.asarray(cost, dtype=float), np.zeros(n), np.full(n, self.inf),
+                       int(lengths.sum()), starts, idx, val)
+        out = np.arange(self.n_cols, self.n_cols + n)
+        self.n_cols += n
+        return out
+
+    def _usable(self) -> List[np.ndarray]:
+        """Each commodity's usable links now, as :func:`_arc_form` takes them."""
+        p = self.master.p
+        out = []
+        for ci, members in enumerate(self.groups):
+            f0 = p.flows[members[0]]
+            usable = np.isfinite(p.air[members[0]])
+            if self.master.allowed is not None:
+                usable &= self.master.allowed[ci]
+            if self.end == "dst":
+                usable &= p.src != int(f0["dst"])
+            else:
+                usable &= p.dst != int(f0["src"])
+            if len(members) == 1:
+                usable &= (p.dst != int(f0["src"])) & (p.src != int(f0["dst"]))
+            out.append(np.flatnonzero(usable))
+        return out
+
+    def solve(self, columns: Sequence[Tuple[int, ...]]
+              ) -> Optional[Tuple[np.ndarray, np.ndarray, float, float, np.ndarray]]:
+        """(y, mu, sigma, value, shares) as :meth:`_Master.solve`'s LP, or None when HiGHS
+        did not end optimal (the caller solves it cold)."""
+        p = self.master.p
+        m = self.master
+        # new commodity-link rates: airtime on the link's row, out of its tail, into its head
+        rows: List[List[int]] = []
+        vals: List[List[float]] = []
+        keys: List[Tuple[int, int]] = []
+        for ci, links in enumerate(self._usable() if self.groups else []):
+            rep = int(self.rep[ci])
+            for li in links.tolist():
+                if (ci, li) in self.z_col:
+                    continue
+                r = [int(self.link_row[li])]
+                v = [float(p.air[rep, li])]
+                for node, val in ((int(p.src[li]), 1.0), (int(p.dst[li]), -1.0)):
+                    row = self._cons(ci, node)
+                    if row is not None:
+                        r.append(row)
+                        v.append(val)
+                rows.append(r)
+                vals.append(v)
+                keys.append((ci, li))
+        for key, col in zip(keys, self._add_cols(np.zeros(len(rows)), rows, vals)):
+            self.z_col[key] = int(col)
+            self.used[key[1]] = True
+        # new independent sets; those left out of ``columns`` held at 0
+        want = dict.fromkeys(columns)
+        new = [c for c in want if c not in self.set_col]
+        added = self._add_cols(np.zeros(len(new)),
+                               [[int(self.link_row[li]) for li in c] + [self.time_row]
+                                for c in new],
+                               [[-1.0] * len(c) + [1.0] for c in new])
+        for c, col in zip(new, added):
+            self.set_col[c] = int(col)
+            self.active[c] = True
+        for c, on in self.active.items():
+            if on != (c in want):
+                self.h.changeColBounds(self.set_col[c], 0.0, self.inf if c in want else 0.0)
+                self.active[c] = c in want
+        if m.objective == "aggregate" and not np.array_equal(m.weights, self.weights):
+            self.h.changeColsCost(self.nf, self.y_col.astype(np.int32), -m.weights)
+            self.weights = m.weights.copy()
+        self.h.run()
+        if self.h.getModelStatus() != self.hc.HighsModelStatus.kOptimal:
+            return None
+        sol = self.h.getSolution()
+        x = np.asarray(sol.col_value)
+        dual = np.asarray(sol.row_dual)
+        y = x[self.y_col]
+        # a link no commodity may use yet has no price (as if its row were not there)
+        mu = np.where(self.used, np.maximum(-dual[self.link_row], 0.0), 0.0)
+        sigma = float(-dual[self.time_row])
+        shares = np.asarray([x[self.set_col[c]] for c in columns]) if len(columns) else np.zeros(0)
+        if m.objective == "maxmin":
+            m.worth = np.maximum(-dual[self.t_rows], 0.0)
+        value = -float(self.h.getInfo().objective_function_value)
+        return y, mu, sigma, value, shares
 
 
 class _Cliques:
@@ -903,7 +1137,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     previous: Optional[Tuple[np.ndarray, np.ndarray, float, float]] = None
     center: Optional[np.ndarray] = None  # the link prices of the best bound so far
     center_bound = math.inf
-    certifying = master.form != "generated links"
+    certifying = master.form in CERTIFY_FORMS
     while True:
         iterations += 1
         try:
@@ -1010,7 +1244,9 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             upper = min(upper, bound_s)
             if float(mu[list(best)].sum()) > sigma * (1.0 + TOLERANCE) + 1e-12:
                 candidate, priced = best, True
-        if not priced and _gap(objective, upper, value, nf) > tolerance:
+        extra: Optional[Tuple[int, ...]] = None
+        both = PRICE_BOTH and objective == "proportional"
+        if (not priced or both) and _gap(objective, upper, value, nf) > tolerance:
             heaviest, weight, best = _max_weight_independent_set(p, mu)
             bound_m = _lagrangian_bound(objective, _cheapest(p, mu) if d is None else d,
                                         heaviest)
@@ -1018,7 +1254,10 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
                 center, center_bound = mu.copy(), bound_m
             upper = min(upper, bound_m)
             if weight > sigma * (1.0 + TOLERANCE) + 1e-12:
-                candidate = best
+                if candidate is None:
+                    candidate = best
+                else:
+                    extra = best
         if _TRACE:
             print(f"it {iterations} t {time.perf_counter() - t0:.1f} value {value:.8g} "
                   f"upper {upper:.8g} gap {_gap(objective, upper, value, nf):.2e} "
@@ -1029,10 +1268,11 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         if out_of_time:
             stopped = "time limit"
             break
-        if candidate is not None:
-            candidate = _maximal(p, candidate, np.argsort(-mu, kind="stable"))
-            if candidate not in known:
-                found.append(candidate)
+        for c in (candidate, extra):
+            if c is not None:
+                c = _maximal(p, c, np.argsort(-mu, kind="stable"))
+                if c not in known and c not in found:
+                    found.append(c)
         if not found and not new_paths:
             break
         for c in found:
