@@ -639,14 +639,18 @@ class _Master:
 
 
 def _highs_class() -> Any:
-    """highspy's HiGHS (a dependency of cvxpy, so there with the ``oracle`` extra), or None.
-    Its bare core class: the ``highspy.Highs`` wrapper prints HiGHS's banner when made."""
+    """highspy's HiGHS (in the ``oracle`` extra, and a dependency of cvxpy), or None.
+    Its bare core module: the ``highspy.Highs`` wrapper prints HiGHS's banner when made. The
+    module is highspy's own layout, not its documented API, so a highspy without what
+    :class:`_WarmLP` uses counts as no highspy (the masters are then solved anew by
+    ``linprog``) rather than failing."""
     try:
         from highspy import _core as hc
-
-        return hc
     except ImportError:
         return None
+    if all(hasattr(hc, name) for name in ("_Highs", "kHighsInf", "HighsModelStatus")):
+        return hc
+    return None
 
 
 class _WarmLP:
