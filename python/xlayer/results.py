@@ -41,7 +41,6 @@ import json
 import math
 import os
 import re
-import secrets
 import shutil
 import sys
 import tempfile
@@ -496,7 +495,7 @@ def make_temp_folder(parent: Path, prefix: str) -> Path:
     """A new hidden folder in ``parent`` made with mode 0777 less the umask (``mkdtemp`` would
     make it 0700, and renamed into place it would keep that: readable by its owner only)."""
     for _ in range(100):
-        path = parent / f"{prefix}{secrets.token_hex(6)}"
+        path = parent / f"{prefix}{os.urandom(6).hex()}"
         try:
             os.mkdir(path, 0o777)
         except FileExistsError:
@@ -509,7 +508,7 @@ def make_temp_file(parent: Path, prefix: str) -> Path:
     """A new empty hidden file in ``parent`` made with mode 0666 less the umask (``mkstemp``
     would make it 0600)."""
     for _ in range(100):
-        path = parent / f"{prefix}{secrets.token_hex(6)}"
+        path = parent / f"{prefix}{os.urandom(6).hex()}"
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
