@@ -549,8 +549,7 @@ impl Dsdv {
                 || (route.seq.is_multiple_of(2)
                     && self.changed_slots.iter().any(|&s| {
                         let (c, l) = (row[s as usize], self.links[s as usize]);
-                        c.present
-                            && (c.chosen || route.could_enter(k, l.cost, c.seq, c.metric))
+                        c.present && (c.chosen || route.could_enter(k, l.cost, c.seq, c.metric))
                     }));
             if due {
                 self.recompute(r, now);
