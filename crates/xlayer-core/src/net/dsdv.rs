@@ -468,7 +468,7 @@ impl Dsdv {
                 heard: now,
             };
             if !self.routes[i].unchanged_by(now, timeout, k, cost, old, seq, metric) {
-                self.recompute(i, now);
+                self.recompute(i, now, seq);
             }
         }
     }
@@ -552,13 +552,18 @@ impl Dsdv {
                         c.present && (c.chosen || route.could_enter(k, l.cost, c.seq, c.metric))
                     }));
             if due {
-                self.recompute(r, now);
+                self.recompute(r, now, 0);
             }
         }
     }
 
-    /// Derives route `i` from its adverts (its row of the table) and the link costs.
-    fn recompute(&mut self, i: usize, now: SimTime) {
+    /// Derives route `i` from its adverts (its row of the table) and the link costs; `heard`
+    /// is the sequence number of the advert just written into the row (0 if none).
+    ///
+    /// A route's number is at least that of every advert it holds but the one just heard (an
+    /// advert of a newer number than the route's is always derived, and the route takes its
+    /// number), so the newest number is the route's or `heard`, without a pass over the row.
+    fn recompute(&mut self, i: usize, now: SimTime, heard: u32) {
         #[cfg(test)]
         {
             self.derivations += 1;
@@ -579,13 +584,13 @@ impl Dsdv {
             }
             r.oldest = oldest;
         }
-        let newest = row.iter().filter(|c| c.present).map(|c| c.seq).max();
         let old_next = r.next_hops.first().copied();
         let old_seq = r.seq;
         let old_metric = r.metric;
         // The newest sequence number known, ours included (a route we broke stays broken
         // until the destination's next number arrives).
-        let mut seq = r.seq.max(newest.unwrap_or(0));
+        let mut seq = r.seq.max(heard);
+        debug_assert!(row.iter().all(|c| !c.present || c.seq <= seq));
         // The route: least cost among feasible neighbours advertising that number or the one
         // before (none while the newest is odd: broken). Feasible: the next hop we have (DSDV
         // takes its next hop's updates whatever they say; its feasibility distance is below
@@ -664,8 +669,11 @@ impl Dsdv {
                 }
             }
         }
-        for (c, l) in row.iter_mut().zip(links) {
-            c.chosen = c.present && r.next_hops.contains(&l.nb);
+        for c in row.iter_mut() {
+            c.chosen = false;
+        }
+        for &v in &r.next_hops {
+            row[self.slot_of[v as usize] as usize].chosen = true;
         }
         let new_next = r.next_hops.first().copied();
         if new_next != old_next {
