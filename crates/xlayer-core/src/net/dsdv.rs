@@ -128,26 +128,25 @@ impl Default for DsdvParams {
 /// One entry of an update: destination, its sequence number, metric (infinite = broken).
 pub type Entry = (u32, u32, f64);
 
-/// A neighbour's latest advert for one route: one cell of [`Dsdv`]'s advert table. The sender
-/// is the cell's column (its link slot), so it is not stored.
+/// A neighbour's latest advert for one route: one cell of [`Dsdv`]'s advert table (16 bytes,
+/// four to a cache line). The sender is the cell's column (its link slot), so it is not
+/// stored; when it was heard is kept apart ([`Dsdv::heard`]).
 #[derive(Debug, Clone, Copy)]
 struct Cell {
+    metric: f64,
     seq: u32,
     /// Whether the neighbour advertised the route (and the advert has not been dropped).
     present: bool,
     /// Whether the sender is one of the route's next hops.
     chosen: bool,
-    metric: f64,
-    heard: SimTime,
 }
 
 /// A cell no advert has filled.
 const EMPTY: Cell = Cell {
+    metric: f64::INFINITY,
     seq: 0,
     present: false,
     chosen: false,
-    metric: f64::INFINITY,
-    heard: SimTime(0),
 };
 
 /// No route (in [`Dsdv::by_dst`]) or no link slot (in [`Dsdv::slot_of`]).
@@ -177,6 +176,9 @@ pub struct Route {
     pub metric: f64,
     /// The K best next hops, best first (empty when broken).
     pub next_hops: Vec<u32>,
+    /// The route's row in [`Dsdv::cells`] (rows are in the order destinations were first
+    /// heard, so a new one moves none).
+    row: u32,
     /// No advert was heard before this instant (a lower bound: refreshed adverts are newer), so
     /// none has expired while `oldest + route_timeout` is in the future.
     oldest: SimTime,
@@ -296,15 +298,19 @@ pub struct Dsdv {
     /// none yet): an entry heard finds its route without a search.
     by_dst: Vec<u32>,
     /// The latest advert of every neighbour for every route, in one table: a row per route
-    /// (in the order of `routes`), a column per link slot, `stride` cells a row. An update
-    /// walks one column, top to bottom, and finds each cell at a fixed offset from the last,
-    /// so the next cells can be fetched while an entry is handled (one cache miss per entry
-    /// heard was the cost of DSDV when each route kept its adverts in a list of its own); a
-    /// derivation reads one row, a few contiguous cache lines. Columns are added when a
-    /// neighbour first gets a usable link (rare: the table is re-laid with room to spare);
-    /// rows when a destination is first heard.
+    /// ([`Route::row`]), a column per link slot, `stride` cells a row. An update walks one
+    /// column, and the cells of the entries a few ahead are fetched while an entry is handled
+    /// (one cache miss per entry heard was the cost of DSDV when each route kept its adverts
+    /// in a list of its own); a derivation reads one row, a few contiguous cache lines.
+    /// Columns are added when a neighbour first gets a usable link (rare: the table is re-laid
+    /// with room to spare); rows when a destination is first heard.
     cells: Vec<Cell>,
     stride: usize,
+    /// When each cell's advert was heard, by column (`heard_rows` a column): every entry heard
+    /// writes one, and an update's entries write down one column, so these writes stay
+    /// sequential; a derivation reads them only when an advert may have expired.
+    heard: Vec<SimTime>,
+    heard_rows: usize,
     last_sent: Option<SimTime>,
     /// The earliest of the routes' pending changes (kept so that asking when the next
     /// triggered update is due, after every update heard, does not visit every route).
@@ -338,6 +344,8 @@ impl Dsdv {
             by_dst: Vec::new(),
             cells: Vec::new(),
             stride: 0,
+            heard: Vec::new(),
+            heard_rows: 0,
             last_sent: None,
             pending: None,
             route_changes: 0,
@@ -388,6 +396,7 @@ impl Dsdv {
             return i;
         }
         let i = self.routes.partition_point(|r| r.dst < dst);
+        let row = self.routes.len();
         self.routes.insert(
             i,
             Route {
@@ -395,6 +404,7 @@ impl Dsdv {
                 seq: 0,
                 metric: f64::INFINITY,
                 next_hops: Vec::with_capacity(self.params.k),
+                row: row as u32,
                 oldest: now,
                 last_total: f64::INFINITY,
                 label: 0,
@@ -404,9 +414,10 @@ impl Dsdv {
                 pending: None,
             },
         );
-        let at = i * self.stride;
-        self.cells
-            .splice(at..at, std::iter::repeat_n(EMPTY, self.stride));
+        self.cells.extend(std::iter::repeat_n(EMPTY, self.stride));
+        if row >= self.heard_rows {
+            self.relay_heard((2 * self.heard_rows).max(16));
+        }
         if self.by_dst.len() <= dst as usize {
             self.by_dst.resize(dst as usize + 1, NONE);
         }
@@ -419,11 +430,14 @@ impl Dsdv {
     /// The adverts of route `i` still held (tests compare them with the reference's).
     #[cfg(test)]
     fn held_adverts(&self, i: usize) -> Vec<(u32, u32, f64, SimTime)> {
-        let row = &self.cells[i * self.stride..i * self.stride + self.links.len()];
-        row.iter()
+        let row = self.routes[i].row as usize;
+        let cells = &self.cells[row * self.stride..row * self.stride + self.links.len()];
+        cells
+            .iter()
             .zip(&self.links)
-            .filter(|(c, _)| c.present)
-            .map(|(c, l)| (l.nb, c.seq, c.metric, c.heard))
+            .enumerate()
+            .filter(|(_, (c, _))| c.present)
+            .map(|(s, (c, l))| (l.nb, c.seq, c.metric, self.heard[s * self.heard_rows + row]))
             .collect()
     }
 
@@ -451,22 +465,23 @@ impl Dsdv {
             // The sender's column, a few routes further down.
             if let Some(&(ahead, _, _)) = entries.get(n + PREFETCH_AHEAD) {
                 if let Some(j) = self.index(ahead) {
-                    prefetch(&self.cells[j * self.stride + slot]);
+                    prefetch(&self.cells[self.routes[j].row as usize * self.stride + slot]);
                 }
             }
             if dst == self.me {
                 continue;
             }
             let i = self.route_index(dst, now);
-            let c = &mut self.cells[i * self.stride + slot];
+            let row = self.routes[i].row as usize;
+            let c = &mut self.cells[row * self.stride + slot];
             let old = c.present.then_some((c.seq, c.metric, c.chosen));
             *c = Cell {
+                metric,
                 seq,
                 present: true,
                 chosen: c.present && c.chosen,
-                metric,
-                heard: now,
             };
+            self.heard[slot * self.heard_rows + row] = now;
             if !self.routes[i].unchanged_by(now, timeout, k, cost, old, seq, metric) {
                 self.recompute(i, now, seq);
             }
@@ -511,6 +526,24 @@ impl Dsdv {
         if self.links.len() > self.stride {
             self.restride(self.links.len() + 4);
         }
+        // A column of `heard` for each new slot.
+        self.heard
+            .resize(self.links.len() * self.heard_rows, SimTime(0));
+    }
+
+    /// Lays `heard` out again with `rows` rows a column (more routes).
+    fn relay_heard(&mut self, rows: usize) {
+        let mut heard = vec![SimTime(0); self.links.len() * rows];
+        if self.heard_rows > 0 {
+            for (new, old) in heard
+                .chunks_exact_mut(rows)
+                .zip(self.heard.chunks_exact(self.heard_rows))
+            {
+                new[..self.heard_rows].copy_from_slice(old);
+            }
+        }
+        self.heard = heard;
+        self.heard_rows = rows;
     }
 
     /// Lays the table out again with `stride` cells a row (more columns).
@@ -544,7 +577,8 @@ impl Dsdv {
         let (timeout, k) = (self.params.route_timeout, self.params.k);
         for r in 0..self.routes.len() {
             let route = &self.routes[r];
-            let row = &self.cells[r * self.stride..(r + 1) * self.stride];
+            let at = route.row as usize * self.stride;
+            let row = &self.cells[at..at + self.stride];
             let due = route.oldest + timeout <= now
                 || (route.seq.is_multiple_of(2)
                     && self.changed_slots.iter().any(|&s| {
@@ -572,14 +606,19 @@ impl Dsdv {
         let k = self.params.k;
         let links = &self.links[..];
         let r = &mut self.routes[i];
-        let row = &mut self.cells[i * self.stride..i * self.stride + links.len()];
+        let at = r.row as usize * self.stride;
+        let row = &mut self.cells[at..at + links.len()];
         if r.oldest + timeout <= now {
             let mut oldest = now;
-            for c in row.iter_mut().filter(|c| c.present) {
-                if c.heard + timeout <= now {
+            let heard = self.heard[r.row as usize..].iter().step_by(self.heard_rows);
+            for (c, &t) in row.iter_mut().zip(heard) {
+                if !c.present {
+                    continue;
+                }
+                if t + timeout <= now {
                     *c = EMPTY;
                 } else {
-                    oldest = oldest.min(c.heard);
+                    oldest = oldest.min(t);
                 }
             }
             r.oldest = oldest;
