@@ -294,9 +294,10 @@ pub struct Dsdv {
     own_seq: u32,
     /// Sorted by destination (the order updates list them in).
     routes: Vec<Route>,
-    /// The index in `routes` of the route to each destination, by destination id ([`NONE`]:
-    /// none yet): an entry heard finds its route without a search.
-    by_dst: Vec<u32>,
+    /// The index in `routes` of the route to each destination and its row in `cells`, by
+    /// destination id ([`NONE`]: none yet): an entry heard finds its route without a search,
+    /// and the cell of an entry ahead is fetched without waiting for its route.
+    by_dst: Vec<(u32, u32)>,
     /// The latest advert of every neighbour for every route, in one table: a row per route
     /// ([`Route::row`]), a column per link slot, `stride` cells a row. An update walks one
     /// column, and the cells of the entries a few ahead are fetched while an entry is handled
@@ -363,7 +364,7 @@ impl Dsdv {
     #[inline]
     fn index(&self, dst: u32) -> Option<usize> {
         match self.by_dst.get(dst as usize) {
-            Some(&i) if i != NONE => Some(i as usize),
+            Some(&(i, _)) if i != NONE => Some(i as usize),
             _ => None,
         }
     }
@@ -419,10 +420,10 @@ impl Dsdv {
             self.relay_heard((2 * self.heard_rows).max(16));
         }
         if self.by_dst.len() <= dst as usize {
-            self.by_dst.resize(dst as usize + 1, NONE);
+            self.by_dst.resize(dst as usize + 1, (NONE, NONE));
         }
         for (j, r) in self.routes.iter().enumerate().skip(i) {
-            self.by_dst[r.dst as usize] = j as u32;
+            self.by_dst[r.dst as usize] = (j as u32, r.row);
         }
         i
     }
@@ -464,8 +465,10 @@ impl Dsdv {
         for (n, &(dst, seq, metric)) in entries.iter().enumerate() {
             // The sender's column, a few routes further down.
             if let Some(&(ahead, _, _)) = entries.get(n + PREFETCH_AHEAD) {
-                if let Some(j) = self.index(ahead) {
-                    prefetch(&self.cells[self.routes[j].row as usize * self.stride + slot]);
+                if let Some(&(j, row)) = self.by_dst.get(ahead as usize) {
+                    if j != NONE {
+                        prefetch(&self.cells[row as usize * self.stride + slot]);
+                    }
                 }
             }
             if dst == self.me {
