@@ -205,6 +205,53 @@ fn before(a: (f64, u32), b: (f64, u32)) -> bool {
     a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).is_lt()
 }
 
+/// The K − 1 next hops after the first (`r.next_hops` holds the first, or nothing when the
+/// route is broken): downhill neighbours by total cost (the K − 1 least kept in order as they
+/// come, no sort), and the cells of all K marked chosen. `row` is the route's row of the
+/// table, `links` the link slots.
+fn choose_others(
+    r: &mut Route,
+    row: &mut [Cell],
+    links: &[Link],
+    slot_of: &[u32],
+    k: usize,
+    kept: &mut Vec<(f64, u32)>,
+) {
+    r.next_hops.truncate(1);
+    r.last_total = f64::INFINITY;
+    if let (Some(&nh), true) = (r.next_hops.first(), k > 1) {
+        let (metric, seq) = (r.metric, r.seq);
+        kept.clear();
+        for (c, l) in row.iter().zip(links) {
+            if c.present
+                && l.nb != nh
+                && c.metric.is_finite()
+                && c.metric < metric
+                && c.seq.saturating_add(2) >= seq
+                && l.cost.is_finite()
+            {
+                let key = (l.cost + c.metric, l.nb);
+                if kept.len() == k - 1 && !before(key, kept[k - 2]) {
+                    continue;
+                }
+                let at = kept.iter().position(|&x| before(key, x));
+                kept.insert(at.unwrap_or(kept.len()), key);
+                kept.truncate(k - 1);
+            }
+        }
+        r.next_hops.extend(kept.iter().map(|&(_, v)| v));
+        if r.next_hops.len() == k {
+            r.last_total = kept[k - 2].0;
+        }
+    }
+    for c in row.iter_mut() {
+        c.chosen = false;
+    }
+    for &v in &r.next_hops {
+        row[slot_of[v as usize] as usize].chosen = true;
+    }
+}
+
 /// Asks for the cache line of `c` ahead of its use (a hint: no effect on results).
 #[inline(always)]
 fn prefetch(c: &Cell) {
@@ -284,6 +331,36 @@ impl Route {
             Some((_, _, true)) => false,
             _ => !self.could_enter(k, cost, seq, metric),
         }
+    }
+}
+
+impl Route {
+    /// Whether, when [`Route::unchanged_by`] does not hold, deriving the route again after the
+    /// advert of neighbour `key.1` (total `key.0`) changed to `(seq, metric)` at `now` can
+    /// change only the K − 1 next hops after the first: no advert has expired, the sequence
+    /// number does not move, the route is not broken, the advert is not that of the first
+    /// next hop and does not come before it. The first next hop is the least feasible
+    /// candidate; the others' adverts and the link costs are those it was chosen from, and
+    /// one that was not it and stays above it cannot displace it, so the metric, label,
+    /// feasibility distance and settling state stay as they are too.
+    #[inline]
+    fn only_others_by(
+        &self,
+        now: SimTime,
+        timeout: SimTime,
+        k: usize,
+        key: (f64, u32),
+        seq: u32,
+        metric: f64,
+    ) -> bool {
+        let Some(&nh) = self.next_hops.first() else {
+            return false; // broken or unknown: the advert may make it
+        };
+        k > 1
+            && self.oldest + timeout > now
+            && seq <= self.seq
+            && key.1 != nh
+            && !(metric.is_finite() && before(key, (self.metric, nh)))
     }
 }
 
@@ -485,7 +562,16 @@ impl Dsdv {
                 chosen: c.present && c.chosen,
             };
             self.heard[slot * self.heard_rows + row] = now;
-            if !self.routes[i].unchanged_by(now, timeout, k, cost, old, seq, metric) {
+            let r = &self.routes[i];
+            if r.unchanged_by(now, timeout, k, cost, old, seq, metric) {
+                continue;
+            }
+            if r.only_others_by(now, timeout, k, (cost + metric, from), seq, metric) {
+                let links = &self.links[..];
+                let r = &mut self.routes[i];
+                let row = &mut self.cells[row * self.stride..row * self.stride + links.len()];
+                choose_others(r, row, links, &self.slot_of, k, &mut self.scratch);
+            } else {
                 self.recompute(i, now, seq);
             }
         }
@@ -685,38 +771,8 @@ impl Dsdv {
         r.last_total = f64::INFINITY;
         if let Some((_, nh)) = best {
             r.next_hops.push(nh);
-            if k > 1 {
-                let kept = &mut self.scratch;
-                kept.clear();
-                for (c, l) in row.iter().zip(links) {
-                    if c.present
-                        && l.nb != nh
-                        && c.metric.is_finite()
-                        && c.metric < metric
-                        && c.seq.saturating_add(2) >= seq
-                        && l.cost.is_finite()
-                    {
-                        let key = (l.cost + c.metric, l.nb);
-                        if kept.len() == k - 1 && !before(key, kept[k - 2]) {
-                            continue;
-                        }
-                        let at = kept.iter().position(|&x| before(key, x));
-                        kept.insert(at.unwrap_or(kept.len()), key);
-                        kept.truncate(k - 1);
-                    }
-                }
-                r.next_hops.extend(kept.iter().map(|&(_, v)| v));
-                if r.next_hops.len() == k {
-                    r.last_total = kept[k - 2].0;
-                }
-            }
         }
-        for c in row.iter_mut() {
-            c.chosen = false;
-        }
-        for &v in &r.next_hops {
-            row[self.slot_of[v as usize] as usize].chosen = true;
-        }
+        choose_others(r, row, links, &self.slot_of, k, &mut self.scratch);
         let new_next = r.next_hops.first().copied();
         if new_next != old_next {
             self.route_changes += 1;
