@@ -152,10 +152,6 @@ const EMPTY: Cell = Cell {
 /// No route (in [`Dsdv::by_dst`]) or no link slot (in [`Dsdv::slot_of`]).
 const NONE: u32 = u32::MAX;
 
-/// Cells an update's entry asks to be brought into the cache before it is read: the entries
-/// between hide the miss.
-const PREFETCH_AHEAD: usize = 4;
-
 /// A neighbour's link cost as of the last [`Dsdv::on_links_changed`] (infinite: unusable), and
 /// whether that call changed it.
 #[derive(Debug, Clone, Copy)]
@@ -250,19 +246,6 @@ fn choose_others(
     for &v in &r.next_hops {
         row[slot_of[v as usize] as usize].chosen = true;
     }
-}
-
-/// Asks for the cache line of `c` ahead of its use (a hint: no effect on results).
-#[inline(always)]
-fn prefetch(c: &Cell) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing and cannot fault; the pointer comes from a reference.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((c as *const Cell).cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = c;
 }
 
 impl Route {
@@ -371,15 +354,16 @@ pub struct Dsdv {
     own_seq: u32,
     /// Sorted by destination (the order updates list them in).
     routes: Vec<Route>,
-    /// The index in `routes` of the route to each destination and its row in `cells`, by
-    /// destination id ([`NONE`]: none yet): an entry heard finds its route without a search,
-    /// and the cell of an entry ahead is fetched without waiting for its route.
-    by_dst: Vec<(u32, u32)>,
+    /// The index in `routes` of the route to each destination, by destination id ([`NONE`]:
+    /// none yet): an entry heard finds its route without a search.
+    by_dst: Vec<u32>,
     /// The latest advert of every neighbour for every route, in one table: a row per route
     /// ([`Route::row`]), a column per link slot, `stride` cells a row. An update walks one
-    /// column, and the cells of the entries a few ahead are fetched while an entry is handled
-    /// (one cache miss per entry heard was the cost of DSDV when each route kept its adverts
-    /// in a list of its own); a derivation reads one row, a few contiguous cache lines.
+    /// column, mostly at a fixed step (destinations first heard in order, as updates list
+    /// them), which the processor's prefetcher follows (one cache miss per entry heard was the
+    /// cost of DSDV when each route kept its adverts in a list of its own; a software prefetch
+    /// of the cells a few entries ahead measured no better); a derivation reads one row, a few
+    /// contiguous cache lines.
     /// Columns are added when a neighbour first gets a usable link (rare: the table is re-laid
     /// with room to spare); rows when a destination is first heard.
     cells: Vec<Cell>,
@@ -441,7 +425,7 @@ impl Dsdv {
     #[inline]
     fn index(&self, dst: u32) -> Option<usize> {
         match self.by_dst.get(dst as usize) {
-            Some(&(i, _)) if i != NONE => Some(i as usize),
+            Some(&i) if i != NONE => Some(i as usize),
             _ => None,
         }
     }
@@ -497,10 +481,10 @@ impl Dsdv {
             self.relay_heard((2 * self.heard_rows).max(16));
         }
         if self.by_dst.len() <= dst as usize {
-            self.by_dst.resize(dst as usize + 1, (NONE, NONE));
+            self.by_dst.resize(dst as usize + 1, NONE);
         }
         for (j, r) in self.routes.iter().enumerate().skip(i) {
-            self.by_dst[r.dst as usize] = (j as u32, r.row);
+            self.by_dst[r.dst as usize] = j as u32;
         }
         i
     }
@@ -539,15 +523,7 @@ impl Dsdv {
             return;
         }
         let (timeout, k) = (self.params.route_timeout, self.params.k);
-        for (n, &(dst, seq, metric)) in entries.iter().enumerate() {
-            // The sender's column, a few routes further down.
-            if let Some(&(ahead, _, _)) = entries.get(n + PREFETCH_AHEAD) {
-                if let Some(&(j, row)) = self.by_dst.get(ahead as usize) {
-                    if j != NONE {
-                        prefetch(&self.cells[row as usize * self.stride + slot]);
-                    }
-                }
-            }
+        for &(dst, seq, metric) in entries {
             if dst == self.me {
                 continue;
             }
