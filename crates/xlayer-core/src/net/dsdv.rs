@@ -128,17 +128,29 @@ impl Default for DsdvParams {
 /// One entry of an update: destination, its sequence number, metric (infinite = broken).
 pub type Entry = (u32, u32, f64);
 
+/// A neighbour's latest advert for one route: one cell of [`Dsdv`]'s advert table (16 bytes,
+/// four to a cache line). The sender is the cell's column (its link slot), so it is not
+/// stored; when it was heard is kept apart ([`Dsdv::heard`]).
 #[derive(Debug, Clone, Copy)]
-struct Advert {
-    from: u32,
-    /// The sender's slot in [`Dsdv::links`], where its link cost is.
-    link: u32,
+struct Cell {
+    metric: f64,
     seq: u32,
+    /// Whether the neighbour advertised the route (and the advert has not been dropped).
+    present: bool,
     /// Whether the sender is one of the route's next hops.
     chosen: bool,
-    metric: f64,
-    heard: SimTime,
 }
+
+/// A cell no advert has filled.
+const EMPTY: Cell = Cell {
+    metric: f64::INFINITY,
+    seq: 0,
+    present: false,
+    chosen: false,
+};
+
+/// No route (in [`Dsdv::by_dst`]) or no link slot (in [`Dsdv::slot_of`]).
+const NONE: u32 = u32::MAX;
 
 /// A neighbour's link cost as of the last [`Dsdv::on_links_changed`] (infinite: unusable), and
 /// whether that call changed it.
@@ -146,6 +158,10 @@ struct Advert {
 struct Link {
     cost: f64,
     changed: bool,
+    /// The neighbour.
+    nb: u32,
+    /// The cost read at the last call, before it is compared with `cost`.
+    next: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -156,8 +172,9 @@ pub struct Route {
     pub metric: f64,
     /// The K best next hops, best first (empty when broken).
     pub next_hops: Vec<u32>,
-    /// By neighbour.
-    adverts: Vec<Advert>,
+    /// The route's row in [`Dsdv::cells`] (rows are in the order destinations were first
+    /// heard, so a new one moves none).
+    row: u32,
     /// No advert was heard before this instant (a lower bound: refreshed adverts are newer), so
     /// none has expired while `oldest + route_timeout` is in the future.
     oldest: SimTime,
@@ -182,6 +199,53 @@ pub struct Route {
 #[inline]
 fn before(a: (f64, u32), b: (f64, u32)) -> bool {
     a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).is_lt()
+}
+
+/// The K − 1 next hops after the first (`r.next_hops` holds the first, or nothing when the
+/// route is broken): downhill neighbours by total cost (the K − 1 least kept in order as they
+/// come, no sort), and the cells of all K marked chosen. `row` is the route's row of the
+/// table, `links` the link slots.
+fn choose_others(
+    r: &mut Route,
+    row: &mut [Cell],
+    links: &[Link],
+    slot_of: &[u32],
+    k: usize,
+    kept: &mut Vec<(f64, u32)>,
+) {
+    r.next_hops.truncate(1);
+    r.last_total = f64::INFINITY;
+    if let (Some(&nh), true) = (r.next_hops.first(), k > 1) {
+        let (metric, seq) = (r.metric, r.seq);
+        kept.clear();
+        for (c, l) in row.iter().zip(links) {
+            if c.present
+                && l.nb != nh
+                && c.metric.is_finite()
+                && c.metric < metric
+                && c.seq.saturating_add(2) >= seq
+                && l.cost.is_finite()
+            {
+                let key = (l.cost + c.metric, l.nb);
+                if kept.len() == k - 1 && !before(key, kept[k - 2]) {
+                    continue;
+                }
+                let at = kept.iter().position(|&x| before(key, x));
+                kept.insert(at.unwrap_or(kept.len()), key);
+                kept.truncate(k - 1);
+            }
+        }
+        r.next_hops.extend(kept.iter().map(|&(_, v)| v));
+        if r.next_hops.len() == k {
+            r.last_total = kept[k - 2].0;
+        }
+    }
+    for c in row.iter_mut() {
+        c.chosen = false;
+    }
+    for &v in &r.next_hops {
+        row[slot_of[v as usize] as usize].chosen = true;
+    }
 }
 
 impl Route {
@@ -222,13 +286,13 @@ impl Route {
             || (k > 1 && metric < self.metric && total <= self.last_total)
     }
 
-    /// Whether deriving the route again, after the advert of `from` (link cost `cost`) went
-    /// from `old` (its sequence number, metric, and whether it was one of the next hops) to
-    /// `(seq, metric)` at `now`, would leave it exactly as it is. The route was derived from
-    /// its other adverts and the same link costs (a derivation depends on nothing else, and
-    /// deriving twice from the same inputs changes nothing), so it is unchanged when no advert
-    /// has expired, the sequence number does not move, and the advert neither was nor becomes
-    /// one of the K next hops ([`Route::could_enter`]).
+    /// Whether deriving the route again, after the advert of a neighbour (link cost `cost`)
+    /// went from `old` (its sequence number, metric, and whether it was one of the next hops)
+    /// to `(seq, metric)` at `now`, would leave it exactly as it is. The route was derived
+    /// from its other adverts and the same link costs (a derivation depends on nothing else,
+    /// and deriving twice from the same inputs changes nothing), so it is unchanged when no
+    /// advert has expired, the sequence number does not move, and the advert neither was nor
+    /// becomes one of the K next hops ([`Route::could_enter`]).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn unchanged_by(
@@ -253,13 +317,62 @@ impl Route {
     }
 }
 
+impl Route {
+    /// Whether, when [`Route::unchanged_by`] does not hold, deriving the route again after the
+    /// advert of neighbour `key.1` (total `key.0`) changed to `(seq, metric)` at `now` can
+    /// change only the K − 1 next hops after the first: no advert has expired, the sequence
+    /// number does not move, the route is not broken, the advert is not that of the first
+    /// next hop and does not come before it. The first next hop is the least feasible
+    /// candidate; the others' adverts and the link costs are those it was chosen from, and
+    /// one that was not it and stays above it cannot displace it, so the metric, label,
+    /// feasibility distance and settling state stay as they are too.
+    #[inline]
+    fn only_others_by(
+        &self,
+        now: SimTime,
+        timeout: SimTime,
+        k: usize,
+        key: (f64, u32),
+        seq: u32,
+        metric: f64,
+    ) -> bool {
+        let Some(&nh) = self.next_hops.first() else {
+            return false; // broken or unknown: the advert may make it
+        };
+        k > 1
+            && self.oldest + timeout > now
+            && seq <= self.seq
+            && key.1 != nh
+            && !(metric.is_finite() && before(key, (self.metric, nh)))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Dsdv {
     pub me: u32,
     pub params: DsdvParams,
     own_seq: u32,
-    /// Sorted by destination.
+    /// Sorted by destination (the order updates list them in).
     routes: Vec<Route>,
+    /// The index in `routes` of the route to each destination, by destination id ([`NONE`]:
+    /// none yet): an entry heard finds its route without a search.
+    by_dst: Vec<u32>,
+    /// The latest advert of every neighbour for every route, in one table: a row per route
+    /// ([`Route::row`]), a column per link slot, `stride` cells a row. An update walks one
+    /// column, mostly at a fixed step (destinations first heard in order, as updates list
+    /// them), which the processor's prefetcher follows (one cache miss per entry heard was the
+    /// cost of DSDV when each route kept its adverts in a list of its own; a software prefetch
+    /// of the cells a few entries ahead measured no better); a derivation reads one row, a few
+    /// contiguous cache lines.
+    /// Columns are added when a neighbour first gets a usable link (rare: the table is re-laid
+    /// with room to spare); rows when a destination is first heard.
+    cells: Vec<Cell>,
+    stride: usize,
+    /// When each cell's advert was heard, by column (`heard_rows` a column): every entry heard
+    /// writes one, and an update's entries write down one column, so these writes stay
+    /// sequential; a derivation reads them only when an advert may have expired.
+    heard: Vec<SimTime>,
+    heard_rows: usize,
     last_sent: Option<SimTime>,
     /// The earliest of the routes' pending changes (kept so that asking when the next
     /// triggered update is due, after every update heard, does not visit every route).
@@ -268,13 +381,14 @@ pub struct Dsdv {
     route_changes: u64,
     /// The next hops beyond the first being chosen, best first.
     scratch: Vec<(f64, u32)>,
+    /// The slots whose cost the last [`Dsdv::on_links_changed`] changed.
+    changed_slots: Vec<u32>,
     /// Link costs by slot: every neighbour that had a usable link at some
-    /// [`Dsdv::on_links_changed`] keeps its slot, so an advert finds its sender's cost without
-    /// a search.
+    /// [`Dsdv::on_links_changed`] keeps its slot (its column of `cells`), so an advert finds its
+    /// sender's cost without a search.
     links: Vec<Link>,
-    /// `(neighbour, slot)` by neighbour, and a spare list for new neighbours.
-    link_index: Vec<(u32, u32)>,
-    link_new: Vec<(u32, u32)>,
+    /// The slot of each neighbour, by neighbour id ([`NONE`]: never usable).
+    slot_of: Vec<u32>,
     /// Whether `links` holds the costs of an estimator yet.
     costs_known: bool,
     /// Route derivations run (tests count how often the shortcuts spare one).
@@ -289,25 +403,37 @@ impl Dsdv {
             params,
             own_seq: 0,
             routes: Vec::new(),
+            by_dst: Vec::new(),
+            cells: Vec::new(),
+            stride: 0,
+            heard: Vec::new(),
+            heard_rows: 0,
             last_sent: None,
             pending: None,
             route_changes: 0,
             scratch: Vec::new(),
+            changed_slots: Vec::new(),
             links: Vec::new(),
-            link_index: Vec::new(),
-            link_new: Vec::new(),
+            slot_of: Vec::new(),
             costs_known: false,
             #[cfg(test)]
             derivations: 0,
         }
     }
 
+    /// The index of the route to `dst` in `routes`, if any.
+    #[inline]
+    fn index(&self, dst: u32) -> Option<usize> {
+        match self.by_dst.get(dst as usize) {
+            Some(&i) if i != NONE => Some(i as usize),
+            _ => None,
+        }
+    }
+
     /// The route to `dst`, if any is known.
+    #[inline]
     pub fn route(&self, dst: u32) -> Option<&Route> {
-        self.routes
-            .binary_search_by_key(&dst, |r| r.dst)
-            .ok()
-            .map(|i| &self.routes[i])
+        self.index(dst).map(|i| &self.routes[i])
     }
 
     /// Best next hop to `dst`.
@@ -326,38 +452,55 @@ impl Dsdv {
         std::mem::take(&mut self.route_changes)
     }
 
+    /// The index of the route to `dst`, made (with an empty row of adverts) if there is none.
     fn route_index(&mut self, dst: u32, now: SimTime) -> usize {
-        match self.routes.binary_search_by_key(&dst, |r| r.dst) {
-            Ok(i) => i,
-            Err(i) => {
-                self.routes.insert(
-                    i,
-                    Route {
-                        dst,
-                        seq: 0,
-                        metric: f64::INFINITY,
-                        next_hops: Vec::with_capacity(self.params.k),
-                        adverts: Vec::new(),
-                        oldest: now,
-                        last_total: f64::INFINITY,
-                        label: 0,
-                        fd: (0, f64::INFINITY),
-                        seq_first_heard: now,
-                        settling_ns: self.params.initial_settling.ns() as f64,
-                        pending: None,
-                    },
-                );
-                i
-            }
+        if let Some(i) = self.index(dst) {
+            return i;
         }
+        let i = self.routes.partition_point(|r| r.dst < dst);
+        let row = self.routes.len();
+        self.routes.insert(
+            i,
+            Route {
+                dst,
+                seq: 0,
+                metric: f64::INFINITY,
+                next_hops: Vec::with_capacity(self.params.k),
+                row: row as u32,
+                oldest: now,
+                last_total: f64::INFINITY,
+                label: 0,
+                fd: (0, f64::INFINITY),
+                seq_first_heard: now,
+                settling_ns: self.params.initial_settling.ns() as f64,
+                pending: None,
+            },
+        );
+        self.cells.extend(std::iter::repeat_n(EMPTY, self.stride));
+        if row >= self.heard_rows {
+            self.relay_heard((2 * self.heard_rows).max(16));
+        }
+        if self.by_dst.len() <= dst as usize {
+            self.by_dst.resize(dst as usize + 1, NONE);
+        }
+        for (j, r) in self.routes.iter().enumerate().skip(i) {
+            self.by_dst[r.dst as usize] = j as u32;
+        }
+        i
     }
 
-    /// The slot of neighbour `v`'s link, if it ever had a usable one.
-    fn link_slot(&self, v: u32) -> Option<u32> {
-        self.link_index
-            .binary_search_by_key(&v, |e| e.0)
-            .ok()
-            .map(|i| self.link_index[i].1)
+    /// The adverts of route `i` still held (tests compare them with the reference's).
+    #[cfg(test)]
+    fn held_adverts(&self, i: usize) -> Vec<(u32, u32, f64, SimTime)> {
+        let row = self.routes[i].row as usize;
+        let cells = &self.cells[row * self.stride..row * self.stride + self.links.len()];
+        cells
+            .iter()
+            .zip(&self.links)
+            .enumerate()
+            .filter(|(_, (c, _))| c.present)
+            .map(|(s, (c, l))| (l.nb, c.seq, c.metric, self.heard[s * self.heard_rows + row]))
+            .collect()
     }
 
     /// An update from neighbour `from` arrived with `entries`.
@@ -371,52 +514,41 @@ impl Dsdv {
         if !self.costs_known {
             self.on_links_changed(now, etx);
         }
-        let Some(link) = self.link_slot(from) else {
-            return; // no usable link to the sender (yet): its routes are of no use
+        let slot = match self.slot_of.get(from as usize) {
+            Some(&s) if s != NONE => s as usize,
+            _ => return, // no usable link to the sender (yet): its routes are of no use
         };
-        let cost = self.links[link as usize].cost;
+        let cost = self.links[slot].cost;
         if !cost.is_finite() {
             return;
         }
         let (timeout, k) = (self.params.route_timeout, self.params.k);
-        // An update lists destinations in order, as the routes are kept, and the adverts of a
-        // route are kept by neighbour, so a neighbour's advert tends to sit at the same place
-        // in every route: look there first.
-        let (mut next_route, mut at) = (0, 0);
         for &(dst, seq, metric) in entries {
             if dst == self.me {
                 continue;
             }
-            let i = match self.routes.get(next_route) {
-                Some(r) if r.dst == dst => next_route,
-                _ => self.route_index(dst, now),
+            let i = self.route_index(dst, now);
+            let row = self.routes[i].row as usize;
+            let c = &mut self.cells[row * self.stride + slot];
+            let old = c.present.then_some((c.seq, c.metric, c.chosen));
+            *c = Cell {
+                metric,
+                seq,
+                present: true,
+                chosen: c.present && c.chosen,
             };
-            next_route = i + 1;
-            let r = &mut self.routes[i];
-            if r.adverts.get(at).is_none_or(|a| a.from != from) {
-                at = r.adverts.partition_point(|a| a.from < from);
+            self.heard[slot * self.heard_rows + row] = now;
+            let r = &self.routes[i];
+            if r.unchanged_by(now, timeout, k, cost, old, seq, metric) {
+                continue;
             }
-            let old = match r.adverts.get_mut(at).filter(|a| a.from == from) {
-                Some(a) => {
-                    let old = (a.seq, a.metric, a.chosen);
-                    (a.seq, a.metric, a.heard) = (seq, metric, now);
-                    Some(old)
-                }
-                None => {
-                    let advert = Advert {
-                        from,
-                        link,
-                        seq,
-                        chosen: false,
-                        metric,
-                        heard: now,
-                    };
-                    r.adverts.insert(at, advert);
-                    None
-                }
-            };
-            if !r.unchanged_by(now, timeout, k, cost, old, seq, metric) {
-                self.recompute(i, now);
+            if r.only_others_by(now, timeout, k, (cost + metric, from), seq, metric) {
+                let links = &self.links[..];
+                let r = &mut self.routes[i];
+                let row = &mut self.cells[row * self.stride..row * self.stride + links.len()];
+                choose_others(r, row, links, &self.slot_of, k, &mut self.scratch);
+            } else {
+                self.recompute(i, now, seq);
             }
         }
     }
@@ -429,50 +561,69 @@ impl Dsdv {
             Metric::Etx => e,
             Metric::HopCount => 1.0,
         };
-        // Both lists are sorted by neighbour.
-        let mut usable = etx.links().peekable();
-        let mut new = std::mem::take(&mut self.link_new);
-        new.clear();
-        let mut j = 0;
-        loop {
-            let indexed = self.link_index.get(j).copied();
-            let next = usable.peek().copied();
-            let (c, slot) = match (indexed, next) {
-                (Some((v, slot)), Some((u, e))) if v == u => {
-                    usable.next();
-                    j += 1;
-                    (cost(e), slot)
-                }
-                (Some((v, slot)), Some((u, _))) if v < u => {
-                    j += 1;
-                    (f64::INFINITY, slot)
-                }
-                (Some((_, slot)), None) => {
-                    j += 1;
-                    (f64::INFINITY, slot)
-                }
-                (_, Some((u, e))) => {
-                    // A neighbour usable for the first time: a new slot.
-                    usable.next();
-                    let slot = self.links.len() as u32;
-                    self.links.push(Link {
-                        cost: f64::INFINITY,
-                        changed: false,
-                    });
-                    new.push((u, slot));
-                    (cost(e), slot)
-                }
-                (None, None) => break,
-            };
-            let l = &mut self.links[slot as usize];
-            l.changed = l.cost.to_bits() != c.to_bits();
-            l.cost = c;
+        for l in &mut self.links {
+            l.next = f64::INFINITY;
         }
-        if !new.is_empty() {
-            self.link_index.extend_from_slice(&new);
-            self.link_index.sort_unstable_by_key(|e| e.0);
+        for (v, e) in etx.links() {
+            if self.slot_of.len() <= v as usize {
+                self.slot_of.resize(v as usize + 1, NONE);
+            }
+            if self.slot_of[v as usize] == NONE {
+                // A neighbour usable for the first time: a new slot.
+                self.slot_of[v as usize] = self.links.len() as u32;
+                self.links.push(Link {
+                    cost: f64::INFINITY,
+                    changed: false,
+                    nb: v,
+                    next: f64::INFINITY,
+                });
+            }
+            self.links[self.slot_of[v as usize] as usize].next = cost(e);
         }
-        self.link_new = new;
+        self.changed_slots.clear();
+        for (s, l) in self.links.iter_mut().enumerate() {
+            l.changed = l.cost.to_bits() != l.next.to_bits();
+            l.cost = l.next;
+            if l.changed {
+                self.changed_slots.push(s as u32);
+            }
+        }
+        if self.links.len() > self.stride {
+            self.restride(self.links.len() + 4);
+        }
+        // A column of `heard` for each new slot.
+        self.heard
+            .resize(self.links.len() * self.heard_rows, SimTime(0));
+    }
+
+    /// Lays `heard` out again with `rows` rows a column (more routes).
+    fn relay_heard(&mut self, rows: usize) {
+        let mut heard = vec![SimTime(0); self.links.len() * rows];
+        if self.heard_rows > 0 {
+            for (new, old) in heard
+                .chunks_exact_mut(rows)
+                .zip(self.heard.chunks_exact(self.heard_rows))
+            {
+                new[..self.heard_rows].copy_from_slice(old);
+            }
+        }
+        self.heard = heard;
+        self.heard_rows = rows;
+    }
+
+    /// Lays the table out again with `stride` cells a row (more columns).
+    fn restride(&mut self, stride: usize) {
+        let mut cells = vec![EMPTY; self.routes.len() * stride];
+        if self.stride > 0 {
+            for (new, old) in cells
+                .chunks_exact_mut(stride)
+                .zip(self.cells.chunks_exact(self.stride))
+            {
+                new[..self.stride].copy_from_slice(old);
+            }
+        }
+        self.cells = cells;
+        self.stride = stride;
     }
 
     /// Link costs may have changed (an ETX update): re-derive the routes that can change.
@@ -489,43 +640,61 @@ impl Dsdv {
     pub fn on_links_changed(&mut self, now: SimTime, etx: &Etx) {
         self.sync_links(etx);
         let (timeout, k) = (self.params.route_timeout, self.params.k);
-        let any_changed = self.links.iter().any(|l| l.changed);
         for r in 0..self.routes.len() {
             let route = &self.routes[r];
+            let at = route.row as usize * self.stride;
+            let row = &self.cells[at..at + self.stride];
             let due = route.oldest + timeout <= now
-                || (any_changed
-                    && route.seq.is_multiple_of(2)
-                    && route.adverts.iter().any(|a| {
-                        let l = self.links[a.link as usize];
-                        l.changed && (a.chosen || route.could_enter(k, l.cost, a.seq, a.metric))
+                || (route.seq.is_multiple_of(2)
+                    && self.changed_slots.iter().any(|&s| {
+                        let (c, l) = (row[s as usize], self.links[s as usize]);
+                        c.present && (c.chosen || route.could_enter(k, l.cost, c.seq, c.metric))
                     }));
             if due {
-                self.recompute(r, now);
+                self.recompute(r, now, 0);
             }
         }
     }
 
-    /// Derives route `i` from its adverts and the link costs.
-    fn recompute(&mut self, i: usize, now: SimTime) {
+    /// Derives route `i` from its adverts (its row of the table) and the link costs; `heard`
+    /// is the sequence number of the advert just written into the row (0 if none).
+    ///
+    /// A route's number is at least that of every advert it holds but the one just heard (an
+    /// advert of a newer number than the route's is always derived, and the route takes its
+    /// number), so the newest number is the route's or `heard`, without a pass over the row.
+    fn recompute(&mut self, i: usize, now: SimTime, heard: u32) {
         #[cfg(test)]
         {
             self.derivations += 1;
         }
         let timeout = self.params.route_timeout;
         let k = self.params.k;
-        let links = &self.links;
+        let links = &self.links[..];
         let r = &mut self.routes[i];
+        let at = r.row as usize * self.stride;
+        let row = &mut self.cells[at..at + links.len()];
         if r.oldest + timeout <= now {
-            r.adverts.retain(|a| a.heard + timeout > now);
-            r.oldest = r.adverts.iter().map(|a| a.heard).min().unwrap_or(now);
+            let mut oldest = now;
+            let heard = self.heard[r.row as usize..].iter().step_by(self.heard_rows);
+            for (c, &t) in row.iter_mut().zip(heard) {
+                if !c.present {
+                    continue;
+                }
+                if t + timeout <= now {
+                    *c = EMPTY;
+                } else {
+                    oldest = oldest.min(t);
+                }
+            }
+            r.oldest = oldest;
         }
-        let newest = r.adverts.iter().map(|a| a.seq).max();
         let old_next = r.next_hops.first().copied();
         let old_seq = r.seq;
         let old_metric = r.metric;
         // The newest sequence number known, ours included (a route we broke stays broken
         // until the destination's next number arrives).
-        let mut seq = r.seq.max(newest.unwrap_or(0));
+        let mut seq = r.seq.max(heard);
+        debug_assert!(row.iter().all(|c| !c.present || c.seq <= seq));
         // The route: least cost among feasible neighbours advertising that number or the one
         // before (none while the newest is odd: broken). Feasible: the next hop we have (DSDV
         // takes its next hop's updates whatever they say; its feasibility distance is below
@@ -533,18 +702,17 @@ impl Dsdv {
         let mut best: Option<(f64, u32)> = None;
         let mut label = r.label;
         if seq % 2 == 0 {
-            for a in &r.adverts {
-                if a.seq.saturating_add(2) >= seq
-                    && a.metric.is_finite()
-                    && (Some(a.from) == old_next || r.feasible(a.seq, a.metric))
+            for (c, l) in row.iter().zip(links) {
+                if c.present
+                    && c.seq.saturating_add(2) >= seq
+                    && c.metric.is_finite()
+                    && (Some(l.nb) == old_next || r.feasible(c.seq, c.metric))
+                    && l.cost.is_finite()
                 {
-                    let c = links[a.link as usize].cost;
-                    if c.is_finite() {
-                        let key = (c + a.metric, a.from);
-                        if best.is_none_or(|b| before(key, b)) {
-                            best = Some(key);
-                            label = a.seq;
-                        }
+                    let key = (l.cost + c.metric, l.nb);
+                    if best.is_none_or(|b| before(key, b)) {
+                        best = Some(key);
+                        label = c.seq;
                     }
                 }
             }
@@ -579,37 +747,8 @@ impl Dsdv {
         r.last_total = f64::INFINITY;
         if let Some((_, nh)) = best {
             r.next_hops.push(nh);
-            if k > 1 {
-                let kept = &mut self.scratch;
-                kept.clear();
-                for a in &r.adverts {
-                    if a.from != nh
-                        && a.metric.is_finite()
-                        && a.metric < metric
-                        && a.seq.saturating_add(2) >= seq
-                    {
-                        let c = links[a.link as usize].cost;
-                        if !c.is_finite() {
-                            continue;
-                        }
-                        let key = (c + a.metric, a.from);
-                        if kept.len() == k - 1 && !before(key, kept[k - 2]) {
-                            continue;
-                        }
-                        let at = kept.iter().position(|&x| before(key, x));
-                        kept.insert(at.unwrap_or(kept.len()), key);
-                        kept.truncate(k - 1);
-                    }
-                }
-                r.next_hops.extend(kept.iter().map(|&(_, v)| v));
-                if r.next_hops.len() == k {
-                    r.last_total = kept[k - 2].0;
-                }
-            }
         }
-        for a in &mut r.adverts {
-            a.chosen = r.next_hops.contains(&a.from);
-        }
+        choose_others(r, row, links, &self.slot_of, k, &mut self.scratch);
         let new_next = r.next_hops.first().copied();
         if new_next != old_next {
             self.route_changes += 1;
@@ -710,17 +849,73 @@ mod tests {
     /// Route derivation as it was before its shortcuts (issue 15), kept as the reference they
     /// are held to: every entry heard derives its route again, every probe instant derives
     /// every route, link costs are read from the estimator at each derivation, expired adverts
-    /// are dropped at each derivation, and the next hops beyond the first are sorted.
+    /// are dropped at each derivation, and the next hops beyond the first are sorted. It keeps
+    /// its own routes, each with its list of adverts (none of [`Dsdv`]'s table or indexes).
     struct Reference {
-        d: Dsdv,
+        me: u32,
+        params: DsdvParams,
+        own_seq: u32,
+        /// Sorted by destination.
+        routes: Vec<RefRoute>,
+        last_sent: Option<SimTime>,
+        route_changes: u64,
         derivations: u64,
+    }
+
+    struct RefAdvert {
+        from: u32,
+        seq: u32,
+        metric: f64,
+        heard: SimTime,
+    }
+
+    struct RefRoute {
+        dst: u32,
+        seq: u32,
+        metric: f64,
+        next_hops: Vec<u32>,
+        adverts: Vec<RefAdvert>,
+        label: u32,
+        fd: (u32, f64),
+        seq_first_heard: SimTime,
+        settling_ns: f64,
+        pending: Option<SimTime>,
     }
 
     impl Reference {
         fn new(params: DsdvParams) -> Reference {
             Reference {
-                d: Dsdv::new(0, params),
+                me: 0,
+                params,
+                own_seq: 0,
+                routes: Vec::new(),
+                last_sent: None,
+                route_changes: 0,
                 derivations: 0,
+            }
+        }
+
+        fn route_index(&mut self, dst: u32, now: SimTime) -> usize {
+            match self.routes.binary_search_by_key(&dst, |r| r.dst) {
+                Ok(i) => i,
+                Err(i) => {
+                    self.routes.insert(
+                        i,
+                        RefRoute {
+                            dst,
+                            seq: 0,
+                            metric: f64::INFINITY,
+                            next_hops: Vec::new(),
+                            adverts: Vec::new(),
+                            label: 0,
+                            fd: (0, f64::INFINITY),
+                            seq_first_heard: now,
+                            settling_ns: self.params.initial_settling.ns() as f64,
+                            pending: None,
+                        },
+                    );
+                    i
+                }
             }
         }
 
@@ -729,18 +924,16 @@ mod tests {
                 return;
             }
             for &(dst, seq, metric) in entries {
-                if dst == self.d.me {
+                if dst == self.me {
                     continue;
                 }
-                let i = self.d.route_index(dst, now);
-                let r = &mut self.d.routes[i];
+                let i = self.route_index(dst, now);
+                let r = &mut self.routes[i];
                 match r.adverts.iter_mut().find(|a| a.from == from) {
                     Some(a) => (a.seq, a.metric, a.heard) = (seq, metric, now),
-                    None => r.adverts.push(Advert {
+                    None => r.adverts.push(RefAdvert {
                         from,
-                        link: u32::MAX,
                         seq,
-                        chosen: false,
                         metric,
                         heard: now,
                     }),
@@ -751,45 +944,69 @@ mod tests {
 
         /// When a triggered update is due: the earliest pending change of any route.
         fn trigger_at(&self) -> Option<SimTime> {
-            let due = self.d.routes.iter().filter_map(|r| r.pending).min()?;
-            Some(match self.d.last_sent {
-                Some(t) => due.max(t + self.d.params.min_trigger_gap),
+            let due = self.routes.iter().filter_map(|r| r.pending).min()?;
+            Some(match self.last_sent {
+                Some(t) => due.max(t + self.params.min_trigger_gap),
                 None => due,
             })
+        }
+
+        fn periodic(&mut self, now: SimTime, out: &mut Vec<Entry>) {
+            self.own_seq += 2;
+            self.dump(now, out);
         }
 
         fn triggered(&mut self, now: SimTime, out: &mut Vec<Entry>) -> bool {
             let due = self.trigger_at().is_some_and(|t| t <= now);
             if due {
-                self.d.dump(now, out);
+                self.dump(now, out);
             }
             due
         }
 
+        fn dump(&mut self, now: SimTime, out: &mut Vec<Entry>) {
+            out.clear();
+            out.push((self.me, self.own_seq, 0.0));
+            for r in &mut self.routes {
+                if r.pending.is_some_and(|t| t <= now) {
+                    r.pending = None;
+                }
+                if r.metric.is_finite() {
+                    out.push((r.dst, r.label, r.metric));
+                } else if r.seq > 0 {
+                    out.push((r.dst, r.seq, r.metric));
+                }
+            }
+            self.last_sent = Some(now);
+        }
+
         fn on_links_changed(&mut self, now: SimTime, etx: &Etx) {
-            for i in 0..self.d.routes.len() {
+            for i in 0..self.routes.len() {
                 self.derive(i, now, etx);
             }
         }
 
         fn derive(&mut self, i: usize, now: SimTime, etx: &Etx) {
             self.derivations += 1;
-            let p = self.d.params;
+            let p = self.params;
             let cost = |v: u32| {
                 etx.etx(v).map(|e| match p.metric {
                     Metric::Etx => e,
                     Metric::HopCount => 1.0,
                 })
             };
-            let r = &mut self.d.routes[i];
+            let r = &mut self.routes[i];
             r.adverts.retain(|a| a.heard + p.route_timeout > now);
             let newest = r.adverts.iter().map(|a| a.seq).max();
             let (old_next, old_seq, old_metric) = (r.next_hops.first().copied(), r.seq, r.metric);
             let mut seq = r.seq.max(newest.unwrap_or(0));
-            // Feasible: the next hop, or below the feasibility distance.
+            // Feasible: the next hop, or below the feasibility distance (a newer number than
+            // it, or the same with a lower metric).
+            let fd = r.fd;
             let mut cands: Vec<(f64, u32, u32)> = Vec::new();
             for a in &r.adverts {
-                let feasible = Some(a.from) == old_next || r.feasible(a.seq, a.metric);
+                let below = a.seq > fd.0 || (a.seq == fd.0 && a.metric < fd.1);
+                let feasible = Some(a.from) == old_next || below;
                 if seq % 2 == 0
                     && a.seq.saturating_add(2) >= seq
                     && a.metric.is_finite()
@@ -822,7 +1039,11 @@ mod tests {
             }
             if let Some((_, _, label)) = best {
                 r.label = label;
-                r.note_fd(label, metric);
+                if label > r.fd.0 {
+                    r.fd = (label, metric);
+                } else if label == r.fd.0 {
+                    r.fd.1 = r.fd.1.min(metric);
+                }
             }
             r.seq = seq;
             r.metric = metric;
@@ -846,7 +1067,7 @@ mod tests {
             }
             let new_next = r.next_hops.first().copied();
             if new_next != old_next {
-                self.d.route_changes += 1;
+                self.route_changes += 1;
                 let hold = if new_next.is_none() {
                     Some(now)
                 } else if seq != old_seq || old_next.is_none() {
@@ -866,7 +1087,32 @@ mod tests {
     /// Everything a route shows or acts on: what it advertises, its next hops, its settling
     /// and trigger state, and its adverts still alive at `now` (a dead advert awaiting removal
     /// counts for nothing), sorted.
-    fn observable(r: &Route, now: SimTime, timeout: SimTime) -> String {
+    fn observable(fast: &Dsdv, i: usize, now: SimTime, timeout: SimTime) -> String {
+        let r = &fast.routes[i];
+        let mut live: Vec<(u32, u32, u64, SimTime)> = fast
+            .held_adverts(i)
+            .into_iter()
+            .filter(|a| a.3 + timeout > now)
+            .map(|a| (a.0, a.1, a.2.to_bits(), a.3))
+            .collect();
+        live.sort_unstable();
+        format!(
+            "dst {} seq {} label {} metric {} fd {} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
+            r.dst,
+            r.seq,
+            r.label,
+            r.metric,
+            format!("{:?}", r.fd),
+            r.next_hops,
+            r.seq_first_heard,
+            r.settling_ns,
+            r.pending,
+            live
+        )
+    }
+
+    /// [`observable`] for the reference's route.
+    fn observable_ref(r: &RefRoute, now: SimTime, timeout: SimTime) -> String {
         let mut live: Vec<(u32, u32, u64, SimTime)> = r
             .adverts
             .iter()
@@ -969,18 +1215,18 @@ mod tests {
                         let (mut a, mut b) = (Vec::new(), Vec::new());
                         if rng.gen_bool(0.05) {
                             fast.periodic(t, &mut a);
-                            full.d.periodic(t, &mut b);
+                            full.periodic(t, &mut b);
                         } else if rng.gen_bool(0.3) {
                             assert_eq!(fast.triggered(t, &mut a), full.triggered(t, &mut b));
                         }
                         assert_eq!(format!("{a:?}"), format!("{b:?}"), "step {step}");
                     }
                     let case = format!("k {k}, {metric:?}, step {step}");
-                    assert_eq!(fast.routes.len(), full.d.routes.len(), "{case}");
-                    for (a, b) in fast.routes.iter().zip(&full.d.routes) {
+                    assert_eq!(fast.routes.len(), full.routes.len(), "{case}");
+                    for (i, b) in full.routes.iter().enumerate() {
                         assert_eq!(
-                            observable(a, t, timeout),
-                            observable(b, t, timeout),
+                            observable(&fast, i, t, timeout),
+                            observable_ref(b, t, timeout),
                             "{case}"
                         );
                     }
@@ -992,7 +1238,7 @@ mod tests {
                         .count();
                     assert_eq!(
                         fast.take_route_changes(),
-                        full.d.take_route_changes(),
+                        std::mem::take(&mut full.route_changes),
                         "{case}"
                     );
                 }
