@@ -1084,6 +1084,26 @@ mod tests {
         }
     }
 
+    /// The text of a route (the fast one's or the reference's: the same fields) and its live
+    /// adverts, compared by the tests below.
+    macro_rules! describe {
+        ($r:expr, $live:expr) => {
+            format!(
+                "dst {} seq {} label {} metric {} fd {:?} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
+                $r.dst,
+                $r.seq,
+                $r.label,
+                $r.metric,
+                $r.fd,
+                $r.next_hops,
+                $r.seq_first_heard,
+                $r.settling_ns,
+                $r.pending,
+                $live
+            )
+        };
+    }
+
     /// Everything a route shows or acts on: what it advertises, its next hops, its settling
     /// and trigger state, and its adverts still alive at `now` (a dead advert awaiting removal
     /// counts for nothing), sorted.
@@ -1096,19 +1116,7 @@ mod tests {
             .map(|a| (a.0, a.1, a.2.to_bits(), a.3))
             .collect();
         live.sort_unstable();
-        format!(
-            "dst {} seq {} label {} metric {} fd {} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
-            r.dst,
-            r.seq,
-            r.label,
-            r.metric,
-            format!("{:?}", r.fd),
-            r.next_hops,
-            r.seq_first_heard,
-            r.settling_ns,
-            r.pending,
-            live
-        )
+        describe!(r, live)
     }
 
     /// [`observable`] for the reference's route.
@@ -1120,19 +1128,7 @@ mod tests {
             .map(|a| (a.from, a.seq, a.metric.to_bits(), a.heard))
             .collect();
         live.sort_unstable();
-        format!(
-            "dst {} seq {} label {} metric {} fd {} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
-            r.dst,
-            r.seq,
-            r.label,
-            r.metric,
-            format!("{:?}", r.fd),
-            r.next_hops,
-            r.seq_first_heard,
-            r.settling_ns,
-            r.pending,
-            live
-        )
+        describe!(r, live)
     }
 
     #[test]
