@@ -347,6 +347,18 @@ impl Route {
     }
 }
 
+/// `count` runs of `old_len` values in `old` laid out again as runs of `new_len` (at least
+/// `old_len`), each run's new tail `fill`: the advert table's rows or its times' columns grown.
+fn widened<T: Copy>(old: &[T], old_len: usize, new_len: usize, count: usize, fill: T) -> Vec<T> {
+    let mut out = vec![fill; count * new_len];
+    if old_len > 0 {
+        for (new, old) in out.chunks_exact_mut(new_len).zip(old.chunks_exact(old_len)) {
+            new[..old_len].copy_from_slice(old);
+        }
+    }
+    out
+}
+
 #[derive(Debug, Clone)]
 pub struct Dsdv {
     pub me: u32,
@@ -598,31 +610,19 @@ impl Dsdv {
 
     /// Lays `heard` out again with `rows` rows a column (more routes).
     fn relay_heard(&mut self, rows: usize) {
-        let mut heard = vec![SimTime(0); self.links.len() * rows];
-        if self.heard_rows > 0 {
-            for (new, old) in heard
-                .chunks_exact_mut(rows)
-                .zip(self.heard.chunks_exact(self.heard_rows))
-            {
-                new[..self.heard_rows].copy_from_slice(old);
-            }
-        }
-        self.heard = heard;
+        self.heard = widened(
+            &self.heard,
+            self.heard_rows,
+            rows,
+            self.links.len(),
+            SimTime(0),
+        );
         self.heard_rows = rows;
     }
 
     /// Lays the table out again with `stride` cells a row (more columns).
     fn restride(&mut self, stride: usize) {
-        let mut cells = vec![EMPTY; self.routes.len() * stride];
-        if self.stride > 0 {
-            for (new, old) in cells
-                .chunks_exact_mut(stride)
-                .zip(self.cells.chunks_exact(self.stride))
-            {
-                new[..self.stride].copy_from_slice(old);
-            }
-        }
-        self.cells = cells;
+        self.cells = widened(&self.cells, self.stride, stride, self.routes.len(), EMPTY);
         self.stride = stride;
     }
 

@@ -245,7 +245,12 @@ impl EventQueue {
     pub fn peek_time(&self) -> Option<SimTime> {
         if self.hole {
             // The smallest of the root's children.
-            return self.heap.get(1..self.heap.len().min(5))?.iter().min().map(|&k| time_of(k));
+            return self
+                .heap
+                .get(1..self.heap.len().min(5))?
+                .iter()
+                .min()
+                .map(|&k| time_of(k));
         }
         self.heap.first().map(|&k| time_of(k))
     }
