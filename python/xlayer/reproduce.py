@@ -526,7 +526,8 @@ def _judge_fig8(m: Measured) -> List[Verdict]:
         return f.set_index(["seed", "flow"])[["throughput_bps", "delay_mean_s"]]
 
     d, t, few = table("dpclo-zmacplus"), table("tcp-sack"), table("tcp-few")
-    both = d.join(t, lsuffix="_d", rsuffix="_t", how="inner")
+    # The same pairs and times under both stacks (merge: join's lsuffix/rsuffix are deprecated).
+    both = d.merge(t, left_index=True, right_index=True, how="inner", suffixes=("_d", "_t"))
     better = float((both["throughput_bps_d"] > both["throughput_bps_t"]).mean())
     tr = t["throughput_bps"].to_numpy()
     med = float(np.median(tr))
