@@ -11,7 +11,7 @@
 //! for. When the 32-bit sequence would overflow, the pending entries are renumbered in their
 //! order ([`EventQueue::renumber`]), which keeps every future comparison what it would have been.
 //!
-//! A pop leaves its entry at the root as a hole ([`EventQueue::hole`]) instead of refilling the
+//! A pop leaves its entry at the root as a hole (the field `hole`) instead of refilling the
 //! root at once: most events schedule one or more new ones, and the first of them takes the hole
 //! with one sift-down, where a refill then a push paid a sift-down and a sift-up. The popped key
 //! is below every pending and every future key (times never go back, sequence numbers only
@@ -372,6 +372,37 @@ mod tests {
         assert_eq!(order, vec![0, 1, 2, 3]);
         assert_eq!(q.now(), SimTime(10));
         assert_eq!(q.executed(), 4);
+    }
+
+    #[test]
+    fn the_next_time_is_known_between_a_pop_and_the_next_push() {
+        // A pop leaves a hole at the root: peek_time must still give the next pending time.
+        let mut q = EventQueue::new();
+        for (t, flow) in [(30, 0), (10, 1), (20, 2), (40, 3), (50, 4), (60, 5)] {
+            q.schedule(SimTime(t), Event::AppSend { flow });
+        }
+        let mut seen = vec![];
+        while let Some(Event::AppSend { flow }) = q.pop_until(SimTime::MAX) {
+            seen.push((q.now().ns(), flow, q.peek_time().map(|t| t.ns()), q.len()));
+            if flow == 1 {
+                // A push into the hole, earlier than every pending event.
+                q.schedule(SimTime(15), Event::AppSend { flow: 9 });
+                assert_eq!(q.peek_time(), Some(SimTime(15)));
+            }
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (10, 1, Some(20), 5),
+                (15, 9, Some(20), 5),
+                (20, 2, Some(30), 4),
+                (30, 0, Some(40), 3),
+                (40, 3, Some(50), 2),
+                (50, 4, Some(60), 1),
+                (60, 5, None, 0),
+            ]
+        );
+        assert!(q.is_empty());
     }
 
     #[test]
