@@ -159,7 +159,7 @@ GREEDY_TRIES = 1000
 #: found the same sets again for 200 iterations without moving). 0 keeps every column.
 PRUNE_AFTER = 3
 #: The linear masters (aggregate, max-min) are one HiGHS LP kept across the iterations and
-#: re-solved from its last basis (:class:`_WarmLP`, through highspy, which cvxpy brings;
+#: re-solved from its last basis (:class:`_WarmLP`, through highspy, in the ``oracle`` extra;
 #: its prices stay closer from one iteration to the next, so the generation ends sooner);
 #: False, or without highspy, each is solved anew by ``scipy.optimize.linprog``.
 WARM_LP = True
