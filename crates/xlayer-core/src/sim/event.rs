@@ -25,7 +25,8 @@ pub enum NetTimerKind {
     EtxProbe,
     /// Periodic DSDV full dump.
     DsdvPeriodic,
-    /// A triggered DSDV update may be due.
+    /// A triggered DSDV update may be due. A node has one such timer: arming it again moves
+    /// the pending one ([`NetTimerKind::is_single`]).
     DsdvTrigger,
     /// Periodic OLSR topology control message.
     OlsrTc,
@@ -39,6 +40,15 @@ pub enum NetTimerKind {
     DcloMatch,
     /// DCLO: a REQUEST may be repeated.
     DcloRetry,
+}
+
+impl NetTimerKind {
+    /// Whether a node has at most one timer of this kind pending, so that arming it moves the
+    /// pending one rather than adding a second.
+    #[inline]
+    pub fn is_single(self) -> bool {
+        self == NetTimerKind::DsdvTrigger
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -240,6 +240,14 @@ impl EventQueue {
         self.pos[timer.0 as usize] != NOT_QUEUED
     }
 
+    /// The pending events (armed timers included) with their times, in no particular order.
+    pub fn pending(&self) -> impl Iterator<Item = (SimTime, Event)> + '_ {
+        let skip = self.hole as usize;
+        self.heap[skip.min(self.heap.len())..]
+            .iter()
+            .map(|&k| (time_of(k), self.events[slot_of(k)]))
+    }
+
     /// Time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {

@@ -37,7 +37,7 @@ use crate::phy::radio::Fading;
 use crate::phy::{Phy, PhyConfig, PhyTx, RxOutcome};
 use crate::sim::event::NetTimerKind;
 use crate::sim::rng::Stream;
-use crate::sim::{Event, EventQueue, SimTime};
+use crate::sim::{Event, EventQueue, SimTime, TimerId};
 use crate::transport::conn::{Conn, ConnOut};
 use crate::transport::tcp::TcpNotice;
 use crate::transport::{udp_datagram, Header, ECN_CE, ECN_ECT0};
@@ -195,6 +195,9 @@ pub struct World {
     pub ttl: u8,
     pub warmup: SimTime,
     pub end: SimTime,
+    /// Each node's network-layer timer of a single-timer kind (`NetTimerKind::is_single`),
+    /// created on first use; empty in runs that arm none.
+    single_net_timers: Vec<Option<TimerId>>,
     pub wall: Duration,
     /// Bin width of the per-flow throughput time series (`output.timeseries_bin_s`).
     pub timeseries_bin: Option<SimTime>,
@@ -297,6 +300,7 @@ impl World {
             ttl,
             warmup,
             end,
+            single_net_timers: Vec::new(),
             wall: Duration::ZERO,
             timeseries_bin: None,
             events: EventBus::default(),
@@ -893,6 +897,21 @@ impl World {
                     bytes,
                     control,
                 } => self.control_send(node, seq, bytes, control),
+                Action::Timer { node, at, kind } if kind.is_single() => {
+                    // One timer of the kind per node (DSDV's trigger): moved, never doubled.
+                    if self.single_net_timers.is_empty() {
+                        self.single_net_timers = vec![None; self.nodes.len()];
+                    }
+                    let id = match self.single_net_timers[node as usize] {
+                        Some(id) => id,
+                        None => {
+                            let id = self.queue.new_timer();
+                            self.single_net_timers[node as usize] = Some(id);
+                            id
+                        }
+                    };
+                    self.queue.set_timer(id, at, Event::NetTimer { node, kind });
+                }
                 Action::Timer { node, at, kind } => {
                     self.queue.schedule(at, Event::NetTimer { node, kind })
                 }
