@@ -30,7 +30,8 @@ pub enum NetTimerKind {
     DsdvTrigger,
     /// Periodic OLSR topology control message.
     OlsrTc,
-    /// OLSR TC relays whose jitter has run out.
+    /// OLSR TC relays whose jitter has run out. One such timer per node, as for
+    /// [`NetTimerKind::DsdvTrigger`].
     OlsrRelay,
     /// Fusion: a blocked head packet or a source waiting for a token may go (`xl::fusion`).
     FusionRetry,
@@ -47,7 +48,7 @@ impl NetTimerKind {
     /// pending one rather than adding a second.
     #[inline]
     pub fn is_single(self) -> bool {
-        self == NetTimerKind::DsdvTrigger
+        matches!(self, NetTimerKind::DsdvTrigger | NetTimerKind::OlsrRelay)
     }
 }
 
