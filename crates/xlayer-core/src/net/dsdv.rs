@@ -701,7 +701,7 @@ impl Dsdv {
         // ours, and only falls), or an advert below our feasibility distance.
         let mut best: Option<(f64, u32)> = None;
         let mut label = r.label;
-        if seq % 2 == 0 {
+        if seq.is_multiple_of(2) {
             for (c, l) in row.iter().zip(links) {
                 if c.present
                     && c.seq.saturating_add(2) >= seq
@@ -720,7 +720,7 @@ impl Dsdv {
         let metric = match best {
             Some((m, _)) => m,
             None => {
-                if r.metric.is_finite() && seq % 2 == 0 {
+                if r.metric.is_finite() && seq.is_multiple_of(2) {
                     // We lost our way to it: break the route under the next odd number.
                     seq += 1;
                 }
