@@ -163,18 +163,6 @@ PRUNE_AFTER = 3
 #: its prices stay closer from one iteration to the next, so the generation ends sooner);
 #: False, or without highspy, each is solved anew by ``scipy.optimize.linprog``.
 WARM_LP = True
-#: The proportional-fair master as a linear programme in the same warm HiGHS model
-#: (:class:`_WarmLP`): the log utility replaced by its outer approximation, sum_f t_f with
-#: t_f <= ln y_k + (y_f - y_k) / y_k for tangent points y_k, a tangent added at each master's
-#: rates until the approximation is within :data:`OA_TOLERANCE` of ln y there (Kelley's
-#: cutting planes; the tangents stay valid across the iterations, so later masters need few).
-#: Its rates are feasible, so sum ln y is achievable; its link prices are those of the
-#: approximation, which the Lagrangian bound takes like any prices. False (or without
-#: highspy): the conic master (cvxpy, Clarabel) every iteration.
-PF_LINEAR = True
-#: How far the outer approximation may stay above sum ln y at the master's rates (per flow)
-#: before its solution is returned.
-OA_TOLERANCE = 1e-9
 #: Stacks that choose next hops themselves, whatever the routing table (``run_routing``).
 SELF_ROUTING_PRESETS = ("dclo",)
 #: Changes whenever what :func:`sweep_oracle` caches changes, so that old caches are redone.
@@ -553,8 +541,7 @@ class _Master:
               ) -> Tuple[np.ndarray, np.ndarray, float, float]:
         """Returns (flow rates in Mbit/s, link prices mu >= 0, price of time sigma, value)."""
         p = self.p
-        if (self.objective != "proportional" and WARM_LP) or (
-                self.objective == "proportional" and PF_LINEAR):
+        if self.objective != "proportional" and WARM_LP:
             if self._warm is None:
                 hc = _highs_class()
                 self._warm = _WarmLP(hc, self) if hc is not None else False
@@ -564,7 +551,6 @@ class _Master:
                     y, mu, sigma, value, self.shares = out
                     if self.objective == "aggregate":
                         self.worth = self.weights
-                    self.status = "optimal"
                     return y, mu, sigma, value
         nf = len(p.flows)
         nc = len(columns)
@@ -746,19 +732,6 @@ class _WarmLP:
         if master.objective == "maxmin":
             ones = [list(map(int, self.t_rows))]
             self.t_col = int(self._add_cols(np.full(1, -1.0), ones, [[1.0] * nf])[0])
-        #: proportional fairness: each flow's t_f (free, the objective) and its tangents
-        self.cut_flow = np.zeros(0, dtype=int)  # the flow of each tangent row
-        self.cut_at = np.zeros(0)  # its tangent point y_k
-        self.cut_row = np.zeros(0, dtype=int)
-        if master.objective == "proportional":
-            self.ln_col = self._add_cols(np.full(nf, -1.0), [[] for _ in range(nf)],
-                                         [[] for _ in range(nf)], lower=-self.inf)
-            # tangents over five decades below each flow's fastest link (Mbit/s), which no
-            # rate exceeds: the first master is bounded; the rest come where its rates are
-            top = 1.0 / np.min(p.air, axis=1)
-            self.last_at = np.zeros(nf)
-            for j in range(5):
-                self._tangents(np.arange(nf), top * 10.0 ** -j)
 
     def _add_rows(self, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
         n = len(lower)
@@ -778,8 +751,8 @@ class _WarmLP:
             self.cons_row[key] = int(self._add_rows(np.zeros(1), np.zeros(1))[0])
         return self.cons_row[key]
 
-    def _add_cols(self, cost: np.ndarray, rows: List[List[int]], vals: List[List[float]],
-                  lower: float = 0.0) -> np.ndarray:
+    def _add_cols(self, cost: np.ndarray, rows: List[List[int]], vals: List[List[float]]
+                  ) -> np.ndarray:
         n = len(rows)
         if n == 0:
             return np.zeros(0, dtype=int)
@@ -787,30 +760,11 @@ class _WarmLP:
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int32)
         idx = np.fromiter((i for r in rows for i in r), dtype=np.int32, count=int(lengths.sum()))
         val = np.fromiter((x for v in vals for x in v), dtype=float, count=int(lengths.sum()))
-        self.h.addCols(n, np.asarray(cost, dtype=float), np.full(n, lower), np.full(n, self.inf),
+        self.h.addCols(n, np.asarray(cost, dtype=float), np.zeros(n), np.full(n, self.inf),
                        int(lengths.sum()), starts, idx, val)
         out = np.arange(self.n_cols, self.n_cols + n)
         self.n_cols += n
         return out
-
-    def _tangents(self, flows: np.ndarray, at: np.ndarray) -> None:
-        """Tangent rows of the log utility, ``t_f - y_f / y_k <= ln y_k - 1``, for the flows
-        ``flows`` at the points ``at`` (> 0, Mbit/s)."""
-        n = len(flows)
-        if n == 0:
-            return
-        idx = np.empty(2 * n, dtype=np.int32)
-        idx[0::2] = self.ln_col[flows]
-        idx[1::2] = self.y_col[flows]
-        val = np.empty(2 * n)
-        val[0::2] = 1.0
-        val[1::2] = -1.0 / at
-        self.h.addRows(n, np.full(n, -self.inf), np.log(at) - 1.0, 2 * n,
-                       np.arange(0, 2 * n, 2, dtype=np.int32), idx, val)
-        self.cut_row = np.concatenate([self.cut_row, np.arange(self.n_rows, self.n_rows + n)])
-        self.n_rows += n
-        self.cut_flow = np.concatenate([self.cut_flow, flows])
-        self.cut_at = np.concatenate([self.cut_at, at])
 
     def _usable(self) -> List[np.ndarray]:
         """Each commodity's usable links now, as :func:`_arc_form` takes them."""
@@ -875,31 +829,13 @@ class _WarmLP:
         if m.objective == "aggregate" and not np.array_equal(m.weights, self.weights):
             self.h.changeColsCost(self.nf, self.y_col.astype(np.int32), -m.weights)
             self.weights = m.weights.copy()
-        for _ in range(MAX_ITERATIONS):
-            self.h.run()
-            if self.h.getModelStatus() != self.hc.HighsModelStatus.kOptimal:
-                return None
-            sol = self.h.getSolution()
-            x = np.asarray(sol.col_value)
-            y = x[self.y_col]
-            if m.objective != "proportional":
-                break
-            # Kelley: a tangent at each rate the approximation overestimates the log of
-            over = x[self.ln_col] - np.log(np.maximum(y, 1e-300))
-            far = np.flatnonzero(over > OA_TOLERANCE)
-            if not len(far):
-                break
-            small = float(self.cut_at.min())
-            at = np.where(y[far] > 1e-12 * small, y[far], 0.1 * small)
-            # a tangent already there (the solver's tolerances leave t_f that far above it)
-            # is not added again
-            last = self.last_at[far]
-            fresh = np.abs(at - last) > 1e-12 * at
-            if not fresh.any():
-                break
-            self.last_at[far[fresh]] = at[fresh]
-            self._tangents(far[fresh], at[fresh])
+        self.h.run()
+        if self.h.getModelStatus() != self.hc.HighsModelStatus.kOptimal:
+            return None
+        sol = self.h.getSolution()
+        x = np.asarray(sol.col_value)
         dual = np.asarray(sol.row_dual)
+        y = x[self.y_col]
         # a link no commodity may use yet has no price (as if its row were not there)
         mu = np.where(self.used, np.maximum(-dual[self.link_row], 0.0), 0.0)
         sigma = float(-dual[self.time_row])
@@ -907,12 +843,6 @@ class _WarmLP:
         if m.objective == "maxmin":
             m.worth = np.maximum(-dual[self.t_rows], 0.0)
         value = -float(self.h.getInfo().objective_function_value)
-        if m.objective == "proportional":
-            # the log utility of the rates found (achievable), not the approximation's value
-            # (above it); a unit of y_f is worth the slope of its active tangents
-            value = float(np.sum(np.log(np.maximum(y, 1e-300))))
-            pi = np.maximum(-dual[self.cut_row], 0.0)
-            m.worth = np.bincount(self.cut_flow, weights=pi / self.cut_at, minlength=self.nf)
         return y, mu, sigma, value, shares
 
 
