@@ -132,14 +132,13 @@ PRICE_BOTH = True
 #: certificate of the master's rates (:func:`_certify`).
 CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
 #: Clarabel's settings for the proportional-fair master, each tried when the one before
-#: failed: without iterative refinement of its KKT solves, then its defaults, then shorter
-#: interior-point steps (more-testbed's master after 45 iterations stopped with
-#: "insufficient progress" under the defaults and solved with 0.9). The refinement was 40 %
-#: of a dpclo-fig9 master (iterations 30 and 60: 1.4-1.8 s and 0.85-1.4 s with it, 0.82-0.87 s
-#: and 0.54-0.62 s without, the same interior-point iterations within two and the same
-#: value within 3e-6 of 53; the solution is held to the same tolerances either way).
-CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = (
-    {"iterative_refinement_enable": False}, {}, {"max_step_fraction": 0.9})
+#: failed: its defaults, then shorter interior-point steps (more-testbed's master after 45
+#: iterations stopped with "insufficient progress" under the defaults and solved with 0.9).
+#: Without iterative refinement of its KKT solves a dpclo-fig9 master took 40 % less time
+#: (the same interior-point iterations), but its prices were noisier (the master's value
+#: jittered by 4e-6) and the generation's bound stalled: 0.029 per flow from iteration 95 to
+#: 120, where with the refinement the solve ends at 82.
+CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
 #: Multi-path routing is solved in link form over every link (a rate per commodity and link,
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
 #: (:class:`_Master`), for every objective: for the proportional-fair one (Clarabel: 25 s a master of 19,170
@@ -587,43 +586,30 @@ class _Master:
             if self.eq_a is not None:
                 cons.append(self._eq(nc + extra) @ x == 0)
             prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x[:nf]))), cons)
-            solved: Optional[Tuple[str, Any, Any, Any, Any]] = None
             for options in CLARABEL_RETRIES:
                 try:
                     with warnings.catch_warnings():
                         # an inaccurate solution is reported in the summary (solver_status)
                         warnings.simplefilter("ignore", UserWarning)
                         prob.solve(solver=cp.CLARABEL, **options)
+                    break
                 except cp.error.SolverError as e:
-                    if options is CLARABEL_RETRIES[-1] and solved is None:
+                    if options is CLARABEL_RETRIES[-1]:
                         raise XlayerError(
                             f"oracle: Clarabel could not solve the proportional-fair master "
                             f"problem ({str(e).splitlines()[0]}); --objective aggregate or "
                             "maxmin solves the linear ones") from None
-                    continue
-                if prob.status == "optimal":
-                    solved = None
-                    break
-                if solved is None and prob.status == "optimal_inaccurate":
-                    # kept in case the next settings do no better
-                    solved = (str(prob.status), x.value, link_c.dual_value, time_c.dual_value,
-                              prob.value)
-            if solved is not None:
-                status, x.value, link_dual, time_dual, prob_value = solved
-            else:
-                status, link_dual, time_dual, prob_value = (
-                    str(prob.status), link_c.dual_value, time_c.dual_value, prob.value)
-            if status not in ("optimal", "optimal_inaccurate"):
-                raise XlayerError(f"oracle: the proportional-fair master problem is {status}")
-            self.status = status
+            if prob.status not in ("optimal", "optimal_inaccurate"):
+                raise XlayerError(f"oracle: the proportional-fair master problem is {prob.status}")
+            self.status = str(prob.status)
             xv = np.maximum(np.asarray(x.value), 0.0)
             self.shares = xv[nflowvars:nflowvars + nc]
             y = xv[:nf]
-            mu[rows] = np.maximum(np.asarray(link_dual).ravel(), 0.0)
-            sigma = float(np.asarray(time_dual).ravel()[0])
+            mu[rows] = np.maximum(np.asarray(link_c.dual_value).ravel(), 0.0)
+            sigma = float(np.asarray(time_c.dual_value).ravel()[0])
             with np.errstate(divide="ignore"):
                 self.worth = np.where(y > 0, 1.0 / y, np.inf)
-            return y, mu, sigma, float(prob_value)
+            return y, mu, sigma, float(prob.value)
 
         cost = np.zeros(nvars)
         if self.objective == "aggregate":
