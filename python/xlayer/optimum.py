@@ -139,15 +139,6 @@ CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
 #: jittered by 4e-6) and the generation's bound stalled: 0.029 per flow from iteration 95 to
 #: 120, where with the refinement the solve ends at 82.
 CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
-#: Clarabel's tolerances for the proportional-fair masters solved while the generation
-#: still raises the master's value by more than :data:`LOOSE_WHILE` (relative) an iteration,
-#: where only its prices matter: it reaches them in about two thirds of its interior-point
-#: iterations (a dpclo-fig9 master: 25 for 33). A master whose value ends a solve or meets
-#: the exact pricing and the bound is always solved to Clarabel's default tolerances
-#: (:func:`solve`). Empty: every master at the defaults.
-LOOSE_MASTER: Dict[str, Any] = {"tol_gap_abs": 1e-6, "tol_gap_rel": 1e-6, "tol_feas": 1e-6,
-                                "tol_ktratio": 1e-4}
-LOOSE_WHILE = 1e-4
 #: Multi-path routing is solved in link form over every link (a rate per commodity and link,
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
 #: (:class:`_Master`), for every objective: for the proportional-fair one (Clarabel: 25 s a master of 19,170
@@ -464,9 +455,6 @@ class _Master:
         #: the solver's status of the last master problem ("optimal", or "optimal_inaccurate"
         #: when Clarabel stopped short of its tolerances)
         self.status = "optimal"
-        #: whether the next proportional-fair master is solved to :data:`LOOSE_MASTER`'s
-        #: tolerances (set by :func:`solve`)
-        self.loose = False
         #: what a unit (Mbit/s) of each flow's rate is worth in the last master (its dual)
         self.worth = np.ones(len(p.flows))
         #: the aggregate objective's weight of each flow (all 1: the aggregate; 1/y_f at a
@@ -603,8 +591,7 @@ class _Master:
                     with warnings.catch_warnings():
                         # an inaccurate solution is reported in the summary (solver_status)
                         warnings.simplefilter("ignore", UserWarning)
-                        prob.solve(solver=cp.CLARABEL,
-                                   **({**LOOSE_MASTER, **options} if self.loose else options))
+                        prob.solve(solver=cp.CLARABEL, **options)
                     break
                 except cp.error.SolverError as e:
                     if options is CLARABEL_RETRIES[-1]:
@@ -1164,19 +1151,11 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     center: Optional[np.ndarray] = None  # the link prices of the best bound so far
     center_bound = math.inf
     certifying = master.form in CERTIFY_FORMS
-    gain = math.inf  # how much the last master raised the value
-    tight_next = False  # the next master at Clarabel's default tolerances (LOOSE_MASTER)
     while True:
         iterations += 1
-        master.loose = (bool(LOOSE_MASTER) and generate and objective == "proportional"
-                        and not tight_next and gain > LOOSE_WHILE * max(1.0, abs(last)))
-        tight_next = False
         try:
             y, mu, sigma, value = master.solve(cols)
         except XlayerError:
-            if master.loose:  # again at the default tolerances
-                tight_next = True
-                continue
             if previous is None:
                 raise
             # Clarabel gave up on a larger master (more-testbed's proportional fairness did):
@@ -1186,9 +1165,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             heaviest = _max_weight_independent_set(p, mu)[0]
             upper = min(upper, _lagrangian_bound(objective, _cheapest(p, mu), heaviest))
             break
-        was_loose = master.loose
-        if not was_loose:  # a loosely solved master never ends a solve (LOOSE_MASTER)
-            previous = (y, mu, sigma, value)
+        previous = (y, mu, sigma, value)
         if generate and PRUNE_AFTER and objective == "proportional":
             # columns idle (no time share) for PRUNE_AFTER masters leave the master; one the
             # pricing finds again comes back (``known`` holds the master's columns only)
@@ -1213,9 +1190,6 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         if iterations >= MAX_ITERATIONS or not generate:
             if new_paths and iterations < MAX_ITERATIONS:
                 continue
-            if was_loose:
-                tight_next = True
-                continue
             if generate:
                 heaviest = _max_weight_independent_set(p, mu)[0]
                 stopped = "iterations"
@@ -1231,23 +1205,16 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         # it gives the Lagrangian bound that ends the generation once within ``gap`` (or once
         # out of time)
         stalled = value <= last + TOLERANCE * max(1.0, abs(value))
-        gain = value - last
-        before, last = last, value
+        last = value
         found = [] if out_of_time else [c for c in _greedy_sets(p, mu, sigma) if c not in known]
         if (found or new_paths) and not stalled:
             if _TRACE:
                 print(f"it {iterations} t {time.perf_counter() - t0:.1f} value {value:.8g} "
                       f"cols {len(cols)} greedy {len(found)} paths {len(master.paths)} "
-                      f"new {new_paths}{' loose' if was_loose else ''}", flush=True)
+                      f"new {new_paths}", flush=True)
             for c in found:
                 known.add(c)
                 cols.append(c)
-            continue
-        if was_loose:
-            # the exact pricing, the bound and the end of a solve take a master solved to the
-            # default tolerances: this one again so
-            tight_next = True
-            last = before
             continue
         # the exact pricing, stabilised (Wentges smoothing): the link prices the master returns
         # jump between the many optimal duals of a degenerate master (dpclo-fig6's
