@@ -962,7 +962,7 @@ def _maximal(p: _Problem, chosen: Sequence[int], order: Sequence[int]) -> Tuple[
         k = int(free[0])
         out.append(k)
         free = free[1:]
-        free = free[~adj[k, free]]
+        free = free[~adj[k, free] & (free != k)]
     return tuple(sorted(out))
 
 
