@@ -157,6 +157,9 @@ ARC_LIMIT = 2_000
 #: Keeping only the 250 dearest of them an iteration left dpclo-fig9 behind (a gap of 0.046
 #: per flow after 75 iterations, where all of them reach 0.016 in 65).
 GREEDY_TRIES = 1000
+#: At most this many of an iteration's greedy sets (the dearest at the master's prices) join
+#: a linear master (aggregate, max-min), which keeps every set; 0: all of them.
+GREEDY_KEEP_LINEAR = 0
 #: The proportional-fair master drops a column idle (no time share) in this many masters in
 #: a row; one the pricing finds again comes back. Its optimum keeps (a column without time
 #: share has a reduced cost <= 0), and Clarabel's time grows with the columns: dpclo-fig9's
@@ -1211,6 +1214,10 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         stalled = value <= last + TOLERANCE * max(1.0, abs(value))
         last = value
         found = [] if out_of_time else [c for c in _greedy_sets(p, mu, sigma) if c not in known]
+        if GREEDY_KEEP_LINEAR and objective != "proportional" and len(found) > GREEDY_KEEP_LINEAR:
+            weight = np.asarray([float(mu[list(c)].sum()) for c in found])
+            best = np.argsort(-weight, kind="stable")[:GREEDY_KEEP_LINEAR]
+            found = [found[i] for i in np.sort(best)]
         if (found or new_paths) and not stalled:
             if _TRACE:
                 print(f"it {iterations} t {time.perf_counter() - t0:.1f} value {value:.8g} "
