@@ -678,3 +678,19 @@ def test_a_greedy_set_takes_each_free_link_in_order_and_is_maximal(seed):
         assert got == tuple(sorted(taken))
         assert not any(p.adjacent[a, b] for a, b in itertools.combinations(got, 2))
         assert all(k in got or p.adjacent[k, list(got)].any() for k in range(n))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_max_min_with_few_greedy_sets_an_iteration_reaches_the_same_optimum(seed, monkeypatch):
+    """xo.GREEDY_KEEP_MAXMIN (at most that many greedy sets join the max-min master an
+    iteration) changes the sets generated, not the optimum nor the validity of its bound."""
+    rng = random.Random(500 + seed)
+    m = _random_model(rng)
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    monkeypatch.setattr(xo, "GREEDY_KEEP_MAXMIN", 1)
+    for routing in xo.ROUTINGS:
+        direct = _link_formulation(m, "maxmin", routing, everything)["min_rate_bps"]
+        got = xo.solve(m, "maxmin", routing).summary
+        assert got["min_rate_bps"] == pytest.approx(direct, rel=1e-4), routing
+        assert got["gap"] <= xo.GAP_TOLERANCE
+        assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
