@@ -17,6 +17,9 @@ pricing after S seconds (``xlayer.optimum.solve``), with the bound it reached; `
 once the bound is within G (default ``xlayer.optimum.GAP_TOLERANCE``). Columns are the
 independent sets generated; paths, those generated in the "generated links" form (else the
 flows). Iterations and columns do not depend on the machine's load; the times do.
+``--set NAME=VALUE`` (repeatable) sets one of ``xlayer.optimum``'s module constants for the
+run (a Python literal: ``--set GREEDY_TRIES=64 --set PRICE_BOTH=False``), to time a variant
+beside the defaults.
 """
 from __future__ import annotations
 
@@ -38,8 +41,18 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=300.0)
     ap.add_argument("--time-limit", type=float, default=None)
     ap.add_argument("--gap", type=float, default=None)
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="set a module constant of xlayer.optimum (a Python literal)")
     args = ap.parse_args()
+    import ast
+
     from xlayer import optimum as xo
+
+    for item in args.set:
+        name, _, value = item.partition("=")
+        if not name.isupper() or not hasattr(xo, name):
+            ap.error(f"--set {item}: xlayer.optimum has no constant {name!r}")
+        setattr(xo, name, ast.literal_eval(value))
 
     paths = args.scenario or [str(ROOT / "scenarios" / f"{s}.toml") for s in SCENARIOS]
     print("| scenario | routing | objective | form | links | conflicts | columns | paths "

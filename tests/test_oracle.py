@@ -652,3 +652,45 @@ def test_pricing_once_or_twice_per_proportional_fair_master_reaches_the_same_opt
             assert got["utility"] == pytest.approx(direct, rel=1e-4), (routing, both)
             assert got["gap"] <= xo.GAP_TOLERANCE
             assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_greedy_set_takes_each_free_link_in_order_and_is_maximal(seed):
+    """xo._maximal (the greedy sets and every set the pricing finds, made maximal): from the
+    chosen links, each link of the order that conflicts with none taken so far joins, in that
+    order, once even if the order names it twice; the set is independent and maximal."""
+    import numpy as np
+
+    rng = random.Random(400 + seed)
+    m = _random_model(rng)
+    p = xo._Problem(m, "multipath", "none")
+    n = p.n_links
+    for _ in range(20):
+        order = list(range(n))
+        rng.shuffle(order)
+        order += order[:rng.randint(0, n)]  # repeated links
+        chosen = [rng.randrange(n)]
+        taken = list(chosen)
+        for k in order:
+            if k not in taken and not any(p.adjacent[k, j] for j in taken):
+                taken.append(k)
+        got = xo._maximal(p, chosen, np.asarray(order))
+        assert got == tuple(sorted(taken))
+        assert not any(p.adjacent[a, b] for a, b in itertools.combinations(got, 2))
+        assert all(k in got or p.adjacent[k, list(got)].any() for k in range(n))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_max_min_with_few_greedy_sets_an_iteration_reaches_the_same_optimum(seed, monkeypatch):
+    """xo.GREEDY_KEEP_MAXMIN (at most that many greedy sets join the max-min master an
+    iteration) changes the sets generated, not the optimum nor the validity of its bound."""
+    rng = random.Random(500 + seed)
+    m = _random_model(rng)
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    monkeypatch.setattr(xo, "GREEDY_KEEP_MAXMIN", 1)
+    for routing in xo.ROUTINGS:
+        direct = _link_formulation(m, "maxmin", routing, everything)["min_rate_bps"]
+        got = xo.solve(m, "maxmin", routing).summary
+        assert got["min_rate_bps"] == pytest.approx(direct, rel=1e-4), routing
+        assert got["gap"] <= xo.GAP_TOLERANCE
+        assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))

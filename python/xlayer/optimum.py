@@ -134,6 +134,10 @@ CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
 #: Clarabel's settings for the proportional-fair master, each tried when the one before
 #: failed: its defaults, then shorter interior-point steps (more-testbed's master after 45
 #: iterations stopped with "insufficient progress" under the defaults and solved with 0.9).
+#: Without iterative refinement of its KKT solves a dpclo-fig9 master took 40 % less time
+#: (the same interior-point iterations), but its prices were noisier (the master's value
+#: jittered by 4e-6) and the generation's bound stalled: 0.029 per flow from iteration 95 to
+#: 120, where with the refinement the solve ends at 82.
 CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
 #: Multi-path routing is solved in link form over every link (a rate per commodity and link,
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
@@ -150,13 +154,26 @@ ARC_LIMIT = 2_000
 #: proportional-fair master at -54.3 after 60 iterations and still rising 0.03 per iteration;
 #: from every priced link (several hundred there) it reached -53.4 in 29 and settled (the sets
 #: are cheap; the master's solve is what costs, and :data:`PRUNE_AFTER` keeps it small).
+#: Keeping only the 250 dearest of them an iteration left dpclo-fig9 behind (a gap of 0.046
+#: per flow after 75 iterations, where all of them reach 0.016 in 65).
 GREEDY_TRIES = 1000
+#: At most this many of an iteration's greedy sets (the dearest at the master's prices) join
+#: the max-min master, which keeps every set; 0: all of them. dpclo-fig9's max-min grew by
+#: 800 sets an iteration, its warm masters to 2 s and 4000 simplex iterations each: with
+#: ``--time-limit 120`` it ended at a gap of 0.43 after 52 iterations with all of them, 0.18
+#: after 101 with 100, 0.23 after 143 with 20; but dpclo-fig8's max-min ended at 0.50 with
+#: 100 where all of them reach 0.40 (each pair side by side), so all of them still join.
+#: (With 100 for the aggregate, dpclo-fig9's was 0.8 % from its bound after two minutes,
+#: where with all it reaches its optimum in 85 s.)
+GREEDY_KEEP_MAXMIN = 0
 #: The proportional-fair master drops a column idle (no time share) in this many masters in
 #: a row; one the pricing finds again comes back. Its optimum keeps (a column without time
 #: share has a reduced cost <= 0), and Clarabel's time grows with the columns: dpclo-fig9's
 #: master held 23,000 sets after 32 iterations without it, 2000-4500 with it. Not for the
 #: linear objectives, whose degenerate LPs then cycle (dpclo-fig9's aggregate dropped and
 #: found the same sets again for 200 iterations without moving). 0 keeps every column.
+#: Sooner is not faster: with 1 dpclo-fig9 was at a gap of 0.025 per flow after 87
+#: iterations, with 2 at 0.016 after 79, where 3 ends at its tolerance in 82.
 PRUNE_AFTER = 3
 #: The linear masters (aggregate, max-min) are one HiGHS LP kept across the iterations and
 #: re-solved from its last basis (:class:`_WarmLP`, through highspy, in the ``oracle`` extra;
@@ -929,27 +946,32 @@ def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = GREED
     pricing is needed."""
     order = np.argsort(-mu, kind="stable")
     priced = order[mu[order] > 1e-12]
-    out: List[Tuple[int, ...]] = []
+    out: Dict[Tuple[int, ...], None] = {}
     for first in priced[:tries]:
         s = _maximal(p, [int(first)], order)
         if s not in out and float(mu[list(s)].sum()) > sigma * (1.0 + TOLERANCE) + 1e-12:
-            out.append(s)
-    return out
+            out[s] = None
+    return list(out)
 
 
 def _maximal(p: _Problem, chosen: Sequence[int], order: Sequence[int]) -> Tuple[int, ...]:
     """``chosen`` (an independent set) extended by the links of ``order`` that conflict with
-    nothing chosen so far, in that order: a maximal independent set containing it."""
+    nothing chosen so far, in that order: a maximal independent set containing it. The links
+    still free are kept in order and filtered by each one taken (half of dpclo-fig9's links
+    conflict with a given one, so the list shrinks fast), not visited one by one in Python."""
+    adj = p.adjacent
     blocked = np.zeros(p.n_links, dtype=bool)
-    out = list(chosen)
+    out = [int(k) for k in chosen]
     for k in out:
-        blocked |= p.adjacent[k]
+        blocked |= adj[k]
         blocked[k] = True
-    for k in order:
-        if not blocked[k]:
-            out.append(int(k))
-            blocked |= p.adjacent[k]
-            blocked[k] = True
+    order = np.asarray(order, dtype=int)
+    free = order[~blocked[order]]
+    while len(free):
+        k = int(free[0])
+        out.append(k)
+        free = free[1:]
+        free = free[~adj[k, free] & (free != k)]
     return tuple(sorted(out))
 
 
@@ -1198,6 +1220,10 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         stalled = value <= last + TOLERANCE * max(1.0, abs(value))
         last = value
         found = [] if out_of_time else [c for c in _greedy_sets(p, mu, sigma) if c not in known]
+        if GREEDY_KEEP_MAXMIN and objective == "maxmin" and len(found) > GREEDY_KEEP_MAXMIN:
+            weight = np.asarray([float(mu[list(c)].sum()) for c in found])
+            best = np.argsort(-weight, kind="stable")[:GREEDY_KEEP_MAXMIN]
+            found = [found[i] for i in np.sort(best)]
         if (found or new_paths) and not stalled:
             if _TRACE:
                 print(f"it {iterations} t {time.perf_counter() - t0:.1f} value {value:.8g} "
