@@ -290,7 +290,6 @@ pub struct Phy {
 impl Phy {
     pub fn new() -> Phy {
         Phy {
-            weak: Vec::with_capacity(16),
             weak_first_end: SimTime::MAX,
             tx_power_factor: 1.0,
             ..Default::default()
