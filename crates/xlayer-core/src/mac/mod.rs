@@ -385,7 +385,9 @@ impl Mac {
             .iter()
             .map(|p| Level {
                 params: *p,
-                queue: VecDeque::with_capacity(params.queue_capacity.min(1024) as usize),
+                // Grown as packets come (and kept): reserving `queue_capacity` up front gave
+                // every node a block of 800 bytes among its hot ones, most never filled.
+                queue: VecDeque::new(),
                 cw: p.cw_min,
                 backoff: None,
                 short_retries: 0,
