@@ -116,10 +116,76 @@ pub struct PhyTx {
     pub timing: FrameTiming,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Signal {
     tx: u32,
     power_mw: f64,
+}
+
+/// The signals with events on the air at a receiver, in arrival order (with `swap_remove`'s
+/// reordering): inline while they are few, so the event that touches them reads the node's own
+/// cache lines rather than a heap block of its own; all of them in `spill` while more are on
+/// the air (its capacity is kept, so steady state allocates nothing).
+#[derive(Debug, Default)]
+struct SignalList {
+    len: u32,
+    spilled: bool,
+    inline: [Signal; SignalList::INLINE],
+    spill: Vec<Signal>,
+}
+
+impl SignalList {
+    /// A node of a grid hears its four neighbours.
+    const INLINE: usize = 4;
+
+    #[inline]
+    fn as_slice(&self) -> &[Signal] {
+        if self.spilled {
+            &self.spill
+        } else {
+            &self.inline[..self.len as usize]
+        }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    #[inline]
+    fn push(&mut self, s: Signal) {
+        if self.spilled {
+            self.spill.push(s);
+        } else if (self.len as usize) < Self::INLINE {
+            self.inline[self.len as usize] = s;
+        } else {
+            self.spill.clear();
+            self.spill.extend_from_slice(&self.inline);
+            self.spill.push(s);
+            self.spilled = true;
+        }
+        self.len += 1;
+    }
+
+    /// `Vec::swap_remove`: the last signal takes the place of the `i`th.
+    #[inline]
+    fn swap_remove(&mut self, i: usize) -> Signal {
+        self.len -= 1;
+        if self.spilled {
+            let gone = self.spill.swap_remove(i);
+            if self.spill.len() <= Self::INLINE {
+                self.inline[..self.spill.len()].copy_from_slice(&self.spill);
+                self.spill.clear();
+                self.spilled = false;
+            }
+            gone
+        } else {
+            let last = self.len as usize;
+            let gone = self.inline[i];
+            self.inline[i] = self.inline[last];
+            gone
+        }
+    }
 }
 
 /// A weak signal at a receiver: on the air here over `[start, end)`.
@@ -176,7 +242,7 @@ pub enum RxOutcome {
 /// Per-node PHY state.
 #[derive(Debug, Default)]
 pub struct Phy {
-    signals: Vec<Signal>,
+    signals: SignalList,
     /// Total power of `signals`, kept as a running sum so carrier sense and interference cost
     /// O(1) per event; summed afresh whenever two signals or fewer remain, which bounds
     /// rounding drift.
@@ -224,8 +290,6 @@ pub struct Phy {
 impl Phy {
     pub fn new() -> Phy {
         Phy {
-            signals: Vec::with_capacity(16),
-            weak: Vec::with_capacity(16),
             weak_first_end: SimTime::MAX,
             tx_power_factor: 1.0,
             ..Default::default()
@@ -589,10 +653,10 @@ impl Phy {
         cfg: &PhyConfig,
         rng: &mut Stream,
     ) -> Option<RxOutcome> {
-        if let Some(i) = self.signals.iter().position(|s| s.tx == tx) {
+        if let Some(i) = self.signals.as_slice().iter().position(|s| s.tx == tx) {
             let gone = self.signals.swap_remove(i);
             self.energy_mw = if self.signals.len() <= 2 {
-                self.signals.iter().map(|s| s.power_mw).sum()
+                self.signals.as_slice().iter().map(|s| s.power_mw).sum()
             } else {
                 self.energy_mw - gone.power_mw
             };
@@ -997,5 +1061,40 @@ mod tests {
         // Over and integrated, they leave the list.
         p.add_weak(SimTime(20_000), SimTime(21_000), SimTime(22_000), 1e-11);
         assert_eq!(p.weak.len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod signal_list_tests {
+    use super::{Signal, SignalList};
+
+    /// The inline list holds what a `Vec` with `swap_remove` would, in the same order, through
+    /// spilling and coming back inline.
+    #[test]
+    fn signal_list_behaves_as_a_vec() {
+        let mut list = SignalList::default();
+        let mut reference: Vec<Signal> = Vec::new();
+        let mut x: u64 = 7;
+        for step in 0..20_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let grow = reference.len() < 2 || (x >> 60) < 9 && reference.len() < 12;
+            if grow {
+                let s = Signal {
+                    tx: step,
+                    power_mw: step as f64,
+                };
+                list.push(s);
+                reference.push(s);
+            } else {
+                let i = (x >> 33) as usize % reference.len();
+                assert_eq!(list.swap_remove(i).tx, reference.swap_remove(i).tx);
+            }
+            assert_eq!(list.len(), reference.len());
+            let a: Vec<u32> = list.as_slice().iter().map(|s| s.tx).collect();
+            let b: Vec<u32> = reference.iter().map(|s| s.tx).collect();
+            assert_eq!(a, b);
+        }
     }
 }

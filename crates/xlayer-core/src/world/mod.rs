@@ -148,13 +148,25 @@ struct TxSlot {
     packet: Option<Packet>,
     /// Fusion: the congestion bit of the carried data packet.
     congestion_bit: bool,
-    /// The receivers that get events of this transmission: indices into the sender's link list,
-    /// in its (propagation delay) order — every receiver the frame reaches at or above
-    /// `PhyConfig::weak_below_mw`; the weaker ones have it in bulk. The vectors are kept when the
-    /// slot is recycled, so steady state allocates nothing.
-    receivers: Vec<u32>,
-    /// Received power at each of `receivers` (fading drawn at the start).
-    powers: Vec<f64>,
+    /// The receivers that get events of this transmission, in the sender's link list's
+    /// (propagation delay) order — every receiver the frame reaches at or above
+    /// `PhyConfig::weak_below_mw`; the weaker ones have it in bulk. Each carries what its events
+    /// need of the link, so they do not read the sender's link list again. The vector is kept
+    /// when the slot is recycled, so steady state allocates nothing.
+    receivers: Vec<Receiver>,
+}
+
+/// A receiver of a transmission ([`TxSlot::receivers`]).
+#[derive(Debug, Clone, Copy)]
+struct Receiver {
+    /// The receiving node.
+    to: u32,
+    /// Its index in the sender's link list.
+    link: u32,
+    /// The propagation delay to it.
+    delay: SimTime,
+    /// Received power (fading drawn at the start).
+    power_mw: f64,
 }
 
 /// DiffQ's TFRC-ECN: a node marks ECN-capable packets CE when its interface queue is above 75%
@@ -369,12 +381,12 @@ impl World {
             Event::SignalStart { tx, index } => {
                 let slot = &self.txs[tx as usize];
                 let info = slot.phy;
-                let power_mw = slot.powers[index as usize];
-                let links = &self.links[info.src as usize];
-                let node = links[slot.receivers[index as usize] as usize].to;
-                if let Some(&next) = slot.receivers.get(index as usize + 1) {
+                let Receiver {
+                    to: node, power_mw, ..
+                } = slot.receivers[index as usize];
+                if let Some(next) = slot.receivers.get(index as usize + 1) {
                     self.queue.schedule(
-                        info.start + links[next as usize].delay,
+                        info.start + next.delay,
                         Event::SignalStart {
                             tx,
                             index: index + 1,
@@ -391,13 +403,11 @@ impl World {
                 let mut repump = false;
                 let slot = &self.txs[tx as usize];
                 let info = slot.phy;
-                let links = &self.links[info.src as usize];
-                let link = slot.receivers[index as usize];
-                let node = links[link as usize].to;
+                let Receiver { to: node, link, .. } = slot.receivers[index as usize];
                 let last = match slot.receivers.get(index as usize + 1) {
-                    Some(&next) => {
+                    Some(next) => {
                         self.queue.schedule(
-                            info.start + links[next as usize].delay + info.timing.total,
+                            info.start + next.delay + info.timing.total,
                             Event::SignalEnd {
                                 tx,
                                 index: index + 1,
@@ -735,7 +745,6 @@ impl World {
                 slot.packet = packet;
                 slot.congestion_bit = congestion_bit;
                 slot.receivers.clear();
-                slot.powers.clear();
                 i
             }
             None => {
@@ -745,7 +754,6 @@ impl World {
                     packet,
                     congestion_bit,
                     receivers: Vec::new(),
-                    powers: Vec::new(),
                 });
                 (self.txs.len() - 1) as u32
             }
@@ -788,13 +796,17 @@ impl World {
                     );
                 }
             } else {
-                slot.receivers.push(i as u32);
-                slot.powers.push(power);
+                slot.receivers.push(Receiver {
+                    to: link.to,
+                    link: i as u32,
+                    delay: link.delay,
+                    power_mw: power,
+                });
             }
         }
         match slot.receivers.first() {
-            Some(&first) => {
-                let delay = links[first as usize].delay;
+            Some(first) => {
+                let delay = first.delay;
                 self.queue
                     .schedule(now + delay, Event::SignalStart { tx, index: 0 });
                 self.queue.schedule(
