@@ -639,23 +639,21 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 .unwrap_or(SimTime::ZERO)
         })
         .collect();
-    let nodes = pos
-        .iter()
-        .enumerate()
-        .map(|(i, &(x, y))| {
-            Node::new(
-                i as u32,
-                x,
-                y,
-                {
-                    let mut mac = Mac::new(i as u32, mac_params.clone());
-                    mac.set_max_propagation(max_delay[i]);
-                    mac
-                },
-                sc.seed,
-            )
-        })
-        .collect();
+    let mut nodes = Vec::with_capacity(pos.len());
+    crate::sim::memory::advise_huge_pages(&nodes);
+    nodes.extend(pos.iter().enumerate().map(|(i, &(x, y))| {
+        Node::new(
+            i as u32,
+            x,
+            y,
+            {
+                let mut mac = Mac::new(i as u32, mac_params.clone());
+                mac.set_max_propagation(max_delay[i]);
+                mac
+            },
+            sc.seed,
+        )
+    }));
     let variation = ChannelVariation {
         fading: r.fading,
         shadowing_sigma_db: r.shadowing_sigma_db,

@@ -7,6 +7,7 @@
 //! held by their owners. Randomness comes only from [`rng::stream`], keyed by `(seed, node, name)`.
 
 pub mod event;
+pub mod memory;
 pub mod param;
 pub mod queue;
 pub mod rng;
