@@ -162,34 +162,6 @@ def test_no_command_prints_help_and_exits_2(capsys):
     assert "usage: xlayer" in capsys.readouterr().err
 
 
-def _subcommand_parsers(parser) -> dict:
-    import argparse
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(sub.choices)
-
-
-def test_each_command_parses_and_helps_as_with_every_command_built():
-    # `xlayer CMD ...` builds CMD's parser alone (start-up time); it must be the same parser.
-    from xlayer import cli
-    everything = _subcommand_parsers(cli._parser())
-    assert tuple(everything) == cli.COMMANDS
-    for name, full in everything.items():
-        alone = _subcommand_parsers(cli._parser(name))
-        assert list(alone) == [name]
-        assert alone[name].format_help() == full.format_help()
-        assert [a.dest for a in alone[name]._actions] == [a.dest for a in full._actions]
-        assert alone[name]._defaults == full._defaults
-
-
-def test_an_unknown_command_names_the_valid_ones(capsys):
-    with pytest.raises(SystemExit) as e:
-        main(["rnu"])
-    assert e.value.code == 2
-    err = capsys.readouterr().err
-    assert "invalid choice: 'rnu'" in err
-    assert all(name in err for name in ("run", "sweep", "reproduce"))
-
-
 # ----------------------------------------------------------------------------------------------
 # Start-up: the heavy libraries load when a command needs them, not on import or for --help
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from xlayer import _core
 from xlayer.errors import XlayerError
+from xlayer.sweeps import NO_WORKERS_TIMEOUT_S
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -59,20 +60,10 @@ PLOT_FORMATS = ("png", "svg", "pdf")
 PLOT_DPI = 150
 
 
-#: The subcommands, in the order ``xlayer --help`` lists them (a test checks this against the
-#: parser).
-COMMANDS = ("run", "scenario", "params", "tunables", "sweep", "compare", "oracle", "plot",
-            "report", "view", "flavor", "reproduce")
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``xlayer`` console script; returns the exit status."""
-    words = sys.argv[1:] if argv is None else list(argv)
-    # Only the named subcommand's parser is built (argparse's set-up of all twelve is 10-20 ms
-    # of every run's start); anything else (--help, --version, a typo) gets the full parser.
-    command = words[0] if words and words[0] in COMMANDS else None
-    parser = _parser(command)
-    args = parser.parse_args(words)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if not hasattr(args, "command_fn"):
         parser.print_help(sys.stderr)
         return EXIT_ERROR
@@ -87,16 +78,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INTERRUPTED
 
 
-class _NotBuilt:
-    """Stands for a subcommand's parser this invocation does not need (``_parser(only=...)``):
-    every call on it does nothing and returns it."""
-
-    def __getattr__(self, name: str) -> Any:
-        return lambda *args, **kwargs: self
-
-
-def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
-    """The command line's parser; with ``only``, that subcommand's parser alone is built."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="xlayer",
         description="xlayer: wireless multi-hop network simulator.",
@@ -105,11 +87,6 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"xlayer {_core.__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-
-    def add_parser(name: str, **kwargs: Any) -> Any:
-        if only is None or name == only:
-            return sub.add_parser(name, **kwargs)
-        return _NotBuilt()
 
     def scenario_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -138,8 +115,6 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
 
     def dask_args(p: argparse.ArgumentParser, set_help: str) -> None:
         """Where a sweep runs (--workers | --scheduler), --set, --quiet, the opt-ins."""
-        from xlayer.sweeps import NO_WORKERS_TIMEOUT_S
-
         where = p.add_mutually_exclusive_group()
         where.add_argument("--workers", type=int, metavar="N",
                            help="local Dask workers, one process each (default: one per core)")
@@ -164,7 +139,7 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
                        "resumable")
         allow_python_arg(p)
 
-    p_run = add_parser("run", help="run a scenario and print its summary")
+    p_run = sub.add_parser("run", help="run a scenario and print its summary")
     scenario_args(p_run)
     p_run.add_argument("--out", metavar="DIR", help="write the result folder DIR (atomically)")
     p_run.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
@@ -175,17 +150,17 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     allow_python_arg(p_run)
     p_run.set_defaults(command_fn=_cmd_run)
 
-    p_sc = add_parser("scenario", help="print a scenario as run: validated, defaults filled")
+    p_sc = sub.add_parser("scenario", help="print a scenario as run: validated, defaults filled")
     scenario_args(p_sc)
     p_sc.set_defaults(command_fn=_cmd_scenario)
 
-    p_params = add_parser("params", help="list the tuning parameters of the layers")
+    p_params = sub.add_parser("params", help="list the tuning parameters of the layers")
     p_params.add_argument("scenario", nargs="?", metavar="SCENARIO",
                           help="scenario whose network to ask (default: the built-in default)")
     p_params.add_argument("--json", action="store_true", help="print them as JSON")
     allow_python_arg(p_params)
     p_params.set_defaults(command_fn=_cmd_params, seed=None, overrides=[])
-    p_tun = add_parser(
+    p_tun = sub.add_parser(
         "tunables",
         help="list every parameter and event of every layer's tuning layer (ECLAIR)",
         description="Every parameter optimizers can read (and set, when settable) and every "
@@ -195,7 +170,7 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     )
     p_tun.add_argument("--json", action="store_true", help="print them as JSON")
     p_tun.set_defaults(command_fn=_cmd_tunables)
-    p_sweep = add_parser(
+    p_sweep = sub.add_parser(
         "sweep", help="run a sweep (grid x stacks x seeds) on Dask; resumes an earlier one",
         description="Run every run of a sweep file on a Dask cluster and write the sweep "
         "folder; running it again into the same folder skips the finished runs. Format: "
@@ -208,13 +183,11 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     no_oracle_arg(p_sweep)
     p_sweep.set_defaults(command_fn=_cmd_sweep)
 
-    p_cmp = add_parser(
+    p_cmp = sub.add_parser(
         "compare", help="run one scenario under several protocol stacks and compare them",
         description="Run SCENARIO once per stack (stack.preset) and seed, as a sweep on Dask "
         "(resumable, in --out), and print the main metrics per stack with 95 %% confidence "
-        "intervals. Stacks: "
-        + (", ".join(_core_presets()) if only in (None, "compare") else "")
-        + ".",
+        "intervals. Stacks: " + ", ".join(_core_presets()) + ".",
     )
     p_cmp.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
     p_cmp.add_argument("--stacks", required=True, metavar="A,B,...",
@@ -227,7 +200,7 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     no_oracle_arg(p_cmp)
     p_cmp.set_defaults(command_fn=_cmd_compare)
 
-    p_or = add_parser(
+    p_or = sub.add_parser(
         "oracle", help="the optimum of a scenario's network utility problem, or how far a run "
         "or a sweep is from it",
         description="Solve the network utility problem of SCENARIO (links, capacities and "
@@ -264,7 +237,7 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     p_or.add_argument("--json", action="store_true", help="print the optimum as JSON on stdout")
     p_or.set_defaults(command_fn=_cmd_oracle)
 
-    p_plot = add_parser(
+    p_plot = sub.add_parser(
         "plot", help="draw the plots of a sweep or run folder (PNG, SVG and PDF)",
         description="Draw every plot of a sweep folder or a run's result folder into "
         "DIR/plots (README: Sweeps, analysis and reports). A progress bar shows on a terminal "
@@ -287,7 +260,7 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
                         "xlayer compare or sweep computed)")
     p_plot.set_defaults(command_fn=_cmd_plot)
 
-    p_report = add_parser("report", help="write a self-contained HTML report of a sweep "
+    p_report = sub.add_parser("report", help="write a self-contained HTML report of a sweep "
                               "or run folder")
     p_report.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
     p_report.add_argument("--out", metavar="FILE", help="the HTML file (default: DIR/report.html)")
@@ -295,7 +268,7 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
                           help="a matplotlib style for its plots (as xlayer plot --style)")
     p_report.set_defaults(command_fn=_cmd_report)
 
-    p_view = add_parser(
+    p_view = sub.add_parser(
         "view", help="write a self-contained HTML view of a network and a run, animated",
         description="Write one HTML file (nothing fetched when opened) showing the nodes, the "
         "radio links shaded by quality, each flow's route, and, stepped or animated over the "
@@ -317,7 +290,7 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
                         help="print nothing but errors")
     allow_python_arg(p_view)
     p_view.set_defaults(command_fn=_cmd_view)
-    p_flavor = add_parser(
+    p_flavor = sub.add_parser(
         "flavor", help="detect the TCP flavor of every connection in a capture",
         description="Read a capture (pcap or pcapng, optionally gzip-compressed; Ethernet, "
         "Linux cooked SLL/SLL2, raw IP, loopback, 802.11 with or without radiotap) and run the "
@@ -329,7 +302,7 @@ def _parser(only: Optional[str] = None) -> argparse.ArgumentParser:
                           help="print a JSON list of objects with src, sport, dst, dport, "
                           "packets, flavor, sack, confidence")
     p_flavor.set_defaults(command_fn=_cmd_flavor)
-    p_rep = add_parser(
+    p_rep = sub.add_parser(
         "reproduce", help="run one of the documents' experiments and judge its claims",
         description="Run a figure or table of the source documents as a sweep (on Dask), "
         "print each of the document's claims beside the measured figure with 'holds' or "
