@@ -910,7 +910,8 @@ impl World {
                     control,
                 } => self.control_send(node, seq, bytes, control),
                 Action::Timer { node, at, kind } if kind.is_single() => {
-                    // One timer of the kind per node (DSDV's trigger): moved, never doubled.
+                    // One timer of the kind per node (DSDV's trigger, OLSR's relay wait): moved,
+                    // never doubled.
                     if self.single_net_timers.is_empty() {
                         self.single_net_timers = vec![None; self.nodes.len()];
                     }
