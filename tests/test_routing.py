@@ -46,6 +46,30 @@ def test_dsdv_run_reports_control_traffic_and_delivers():
     assert result.flows.loc[0, "throughput_bps"] > 0
 
 
+def test_incremental_dsdv_updates_are_a_scenario_field_and_carry_fewer_bytes():
+    # A 4 x 4 grid (two-ray ground: reception 250 m, carrier sense 550 m at 200 m spacing)
+    # with lossy links: triggered updates happen, and incremental ones leave out the routes
+    # that did not change.
+    grid = {
+        "name": "grid",
+        "duration_s": 60.0,
+        "radio": {"data_rate_mbps": 2.0, "tx_range_m": 250.0, "cs_range_m": 550.0},
+        "net": {"routing": "dsdv", "dsdv": {"update_interval_s": 5.0}},
+        "topology": {"kind": "grid", "rows": 4, "cols": 4, "spacing_m": 200.0},
+        "link_loss": {"random": {"max": 0.4, "seed": 3}},
+    }
+    full = xlayer.Simulation(grid)
+    assert full.scenario["net"]["dsdv"].get("triggered_updates", "full") == "full"
+    incremental = {**grid, "net": {"routing": "dsdv",
+                                    "dsdv": {"update_interval_s": 5.0,
+                                             "triggered_updates": "incremental"}}}
+    inc = xlayer.Simulation(incremental)
+    assert inc.scenario["net"]["dsdv"]["triggered_updates"] == "incremental"
+    full_bytes = full.run().summary["ctrl_tx_bytes"]
+    inc_bytes = inc.run().summary["ctrl_tx_bytes"]
+    assert 0 < inc_bytes < full_bytes
+
+
 def test_network_tuning_parameters_and_events():
     sim = xlayer.Simulation(DIAMOND)
     sim.subscribe("net.route_change")
@@ -65,6 +89,10 @@ def test_network_tuning_parameters_and_events():
     [
         ({"net": {"routing": "ospf"}}, "net.routing"),
         ({"net": {"dsdv": {"k_next_hops": 2}}}, "net.dsdv"),
+        (
+            {"net": {"routing": "dsdv", "dsdv": {"triggered_updates": "partial"}}},
+            "net.dsdv.triggered_updates",
+        ),
         (
             {"net": {"queueing": "per_destination", "dest_queue_packets": 0}},
             "net.dest_queue_packets",

@@ -1246,6 +1246,7 @@ fn build_net_protocols(sc: &Scenario, world: &mut World) {
             } else {
                 Metric::Etx
             },
+            incremental: d.triggered_updates == "incremental",
         });
         for node in 0..n as u32 {
             let at = proto.dsdv_next_periodic(node, true);

@@ -71,9 +71,15 @@
 //! neighbour still counting on the old metric could otherwise route back through us (skipping
 //! those too made `tests/routing.rs` find a loop).
 //!
-//! Simplifications: every update is a full dump (DSDV's incremental dumps are not kept apart),
-//! split over several packets when the table exceeds one MSDU; advertisements are timed out
-//! after `route_timeout`.
+//! **Incremental updates** ([`DsdvParams::incremental`], off by default): a triggered update
+//! carries our own entry and only the routes whose change triggered an update since the last
+//! periodic (full) dump and whose hold is over, as DSDV's incremental packets carry "the
+//! information changed since the last full dump" (Perkins & Bhagwat §3) and ns-2's
+//! `Agent/DSDV::makeUpdate` sends its triggered updates; when more than a third of the routes
+//! (and more than 3) are in it, the whole table goes instead (ns-2's rule; ns-2 then also counts
+//! it as the periodic update, which here keeps its own schedule). Off, every update is a full
+//! dump, as before. Full dumps are split over several packets when the table exceeds one MSDU;
+//! advertisements are timed out after `route_timeout`.
 //!
 //! Constants (not in the documents; ns-2's `Agent/DSDV` defaults): periodic update every 15 s
 //! (`perup_`), initial weighted settling time 6 s (`wst0_`) and weight 0.875 (`alpha_`), routes
@@ -109,6 +115,9 @@ pub struct DsdvParams {
     pub min_trigger_gap: SimTime,
     pub route_timeout: SimTime,
     pub metric: Metric,
+    /// Triggered updates carry only the changed routes (see the module's doc); false: every
+    /// update is a full dump.
+    pub incremental: bool,
 }
 
 impl Default for DsdvParams {
@@ -121,6 +130,7 @@ impl Default for DsdvParams {
             min_trigger_gap: SimTime::from_secs_f64(1.0),
             route_timeout: SimTime::from_secs_f64(45.0),
             metric: Metric::Etx,
+            incremental: false,
         }
     }
 }
@@ -193,6 +203,9 @@ pub struct Route {
     settling_ns: f64,
     /// A change to advertise in a triggered update, not before this time.
     pending: Option<SimTime>,
+    /// A change that triggers updates happened since the last full dump: incremental
+    /// updates carry the route once its hold is over.
+    advert: bool,
 }
 
 /// `(total cost, neighbour)` ordered by cost, then id: the order in which next hops are chosen.
@@ -486,6 +499,7 @@ impl Dsdv {
                 seq_first_heard: now,
                 settling_ns: self.params.initial_settling.ns() as f64,
                 pending: None,
+                advert: false,
             },
         );
         self.cells.extend(std::iter::repeat_n(EMPTY, self.stride));
@@ -767,6 +781,7 @@ impl Dsdv {
             };
             if let Some(hold) = hold {
                 r.pending = Some(r.pending.map_or(hold, |p| p.min(hold)));
+                r.advert = true;
                 self.pending = Some(self.pending.map_or(hold, |p| p.min(hold)));
             }
         }
@@ -789,29 +804,45 @@ impl Dsdv {
     /// A periodic update: raises our sequence number and writes the full table.
     pub fn periodic(&mut self, now: SimTime, out: &mut Vec<Entry>) {
         self.own_seq += 2;
-        self.dump(now, out);
+        self.dump(now, out, true);
     }
 
-    /// A triggered update, if one is due by `now`; writes the full table.
+    /// A triggered update, if one is due by `now`; writes the full table, or with
+    /// [`DsdvParams::incremental`] the changed routes.
     pub fn triggered(&mut self, now: SimTime, out: &mut Vec<Entry>) -> bool {
         if self.trigger_at().is_some_and(|t| t <= now) {
-            self.dump(now, out);
+            self.dump(now, out, false);
             true
         } else {
             false
         }
     }
 
-    fn dump(&mut self, now: SimTime, out: &mut Vec<Entry>) {
+    /// Writes an update: our own entry, then every route (`full`, or without incremental
+    /// updates) or the routes changed since the last full dump whose hold is over (all of them
+    /// when those are more than a third of the table and more than 3, ns-2's rule). A full
+    /// dump leaves no change to carry but those still held.
+    fn dump(&mut self, now: SimTime, out: &mut Vec<Entry>, full: bool) {
         out.clear();
         out.push((self.me, self.own_seq, 0.0));
         self.pending = None;
+        let due = |r: &Route| r.advert && r.pending.is_none_or(|t| t <= now);
+        let full = full || !self.params.incremental || {
+            let changed = self.routes.iter().filter(|r| due(r)).count();
+            changed * 3 > self.routes.len() && changed > 3
+        };
         for r in &mut self.routes {
+            let include = full || due(r);
             if r.pending.is_some_and(|t| t <= now) {
                 r.pending = None;
             }
             if let Some(t) = r.pending {
                 self.pending = Some(self.pending.map_or(t, |p| p.min(t)));
+            } else if full {
+                r.advert = false;
+            }
+            if !include {
+                continue;
             }
             if r.metric.is_finite() {
                 out.push((r.dst, r.label, r.metric));
@@ -880,6 +911,7 @@ mod tests {
         seq_first_heard: SimTime,
         settling_ns: f64,
         pending: Option<SimTime>,
+        advert: bool,
     }
 
     impl Reference {
@@ -912,6 +944,7 @@ mod tests {
                             seq_first_heard: now,
                             settling_ns: self.params.initial_settling.ns() as f64,
                             pending: None,
+                            advert: false,
                         },
                     );
                     i
@@ -953,23 +986,37 @@ mod tests {
 
         fn periodic(&mut self, now: SimTime, out: &mut Vec<Entry>) {
             self.own_seq += 2;
-            self.dump(now, out);
+            self.dump(now, out, true);
         }
 
         fn triggered(&mut self, now: SimTime, out: &mut Vec<Entry>) -> bool {
             let due = self.trigger_at().is_some_and(|t| t <= now);
             if due {
-                self.dump(now, out);
+                self.dump(now, out, false);
             }
             due
         }
 
-        fn dump(&mut self, now: SimTime, out: &mut Vec<Entry>) {
+        fn dump(&mut self, now: SimTime, out: &mut Vec<Entry>, full: bool) {
             out.clear();
             out.push((self.me, self.own_seq, 0.0));
-            for r in &mut self.routes {
+            let changed: Vec<bool> = self
+                .routes
+                .iter()
+                .map(|r| r.advert && r.pending.is_none_or(|t| t <= now))
+                .collect();
+            let count = changed.iter().filter(|&&c| c).count();
+            let full =
+                full || !self.params.incremental || (count * 3 > self.routes.len() && count > 3);
+            for (r, changed) in self.routes.iter_mut().zip(changed) {
                 if r.pending.is_some_and(|t| t <= now) {
                     r.pending = None;
+                }
+                if full && r.pending.is_none() {
+                    r.advert = false;
+                }
+                if !full && !changed {
+                    continue;
                 }
                 if r.metric.is_finite() {
                     out.push((r.dst, r.label, r.metric));
@@ -1079,6 +1126,7 @@ mod tests {
                 };
                 if let Some(hold) = hold {
                     r.pending = Some(r.pending.map_or(hold, |p| p.min(hold)));
+                    r.advert = true;
                 }
             }
         }
@@ -1143,12 +1191,13 @@ mod tests {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(15);
         let mut skipped = 0.0;
-        for k in [1, 2, 4] {
+        for (k, incremental) in [(1, false), (2, false), (4, false), (1, true), (4, true)] {
             for metric in [Metric::Etx, Metric::HopCount] {
                 let params = DsdvParams {
                     k,
                     metric,
                     route_timeout: SimTime::from_secs_f64(20.0),
+                    incremental,
                     ..DsdvParams::default()
                 };
                 let timeout = params.route_timeout;
@@ -1217,7 +1266,7 @@ mod tests {
                         }
                         assert_eq!(format!("{a:?}"), format!("{b:?}"), "step {step}");
                     }
-                    let case = format!("k {k}, {metric:?}, step {step}");
+                    let case = format!("k {k}, {metric:?}, incremental {incremental}, step {step}");
                     assert_eq!(fast.routes.len(), full.routes.len(), "{case}");
                     for (i, b) in full.routes.iter().enumerate() {
                         assert_eq!(
@@ -1247,7 +1296,62 @@ mod tests {
             }
         }
         // The shortcuts were taken, not only the full derivation.
-        assert!(skipped / 6.0 > 0.3, "{skipped}");
+        assert!(skipped / 10.0 > 0.3, "{skipped}");
+    }
+
+    #[test]
+    fn incremental_updates_carry_the_routes_changed_since_the_last_full_dump() {
+        // Node 0 learns 12 destinations through neighbour 1, sends a full dump, then hears
+        // them break a few at a time; a settling time of 1 µs makes every change due at once.
+        let secs = SimTime::from_secs_f64;
+        let dsts = |out: &[Entry]| out.iter().map(|e| e.0).collect::<Vec<u32>>();
+        for incremental in [false, true] {
+            let params = DsdvParams {
+                incremental,
+                initial_settling: SimTime::from_us(1),
+                ..DsdvParams::default()
+            };
+            let mut d = Dsdv::new(0, params);
+            let etx = etx_with(&[(1, 1.0)]);
+            let heard: Vec<Entry> = (10..22).map(|dst| (dst, 2, 1.0)).collect();
+            d.on_update(secs(1.0), 1, &heard, &etx);
+            let mut out = Vec::new();
+            d.periodic(secs(2.0), &mut out);
+            assert_eq!(out.len(), 13, "our own entry and the 12 routes");
+            let mut t = 2.0;
+            let mut breaks = |d: &mut Dsdv, gone: &[u32], out: &mut Vec<Entry>| {
+                t += 2.0;
+                let broken: Vec<Entry> = gone.iter().map(|&v| (v, 3, f64::INFINITY)).collect();
+                d.on_update(secs(t), 1, &broken, &etx);
+                assert!(
+                    d.triggered(secs(t), out),
+                    "a broken route triggers an update"
+                );
+            };
+            // One route breaks: an incremental update carries it alone (with our own entry).
+            breaks(&mut d, &[10], &mut out);
+            if incremental {
+                assert_eq!(dsts(&out), [0, 10]);
+                assert_eq!(out[1], (10, 3, f64::INFINITY));
+            } else {
+                assert_eq!(out.len(), 13);
+            }
+            // Two more: the changes since the full dump are three routes, all carried.
+            breaks(&mut d, &[11, 12], &mut out);
+            if incremental {
+                assert_eq!(dsts(&out), [0, 10, 11, 12]);
+            }
+            // Three more make six changed routes of twelve, over a third: the whole table.
+            breaks(&mut d, &[13, 14, 15], &mut out);
+            assert_eq!(out.len(), 13);
+            // That was a full dump: the next change is carried alone again.
+            breaks(&mut d, &[16], &mut out);
+            if incremental {
+                assert_eq!(dsts(&out), [0, 16]);
+            } else {
+                assert_eq!(out.len(), 13);
+            }
+        }
     }
 
     #[test]
