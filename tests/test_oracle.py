@@ -694,3 +694,65 @@ def test_max_min_with_few_greedy_sets_an_iteration_reaches_the_same_optimum(seed
         assert got["min_rate_bps"] == pytest.approx(direct, rel=1e-4), routing
         assert got["gap"] <= xo.GAP_TOLERANCE
         assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_frontier_pricing_finds_the_heaviest_independent_set(seed):
+    """xo._frontier_mwis (the exact pricing by dynamic programming along an order of the
+    links) against brute force on random graphs of up to 40 links, random and tied weights,
+    and against the MILP; None when the frontier cannot fit (then the MILP prices)."""
+    import numpy as np
+
+    rng = np.random.default_rng(600 + seed)
+    for n in (1, 2, 7, 12, 16):
+        for density in (0.1, 0.3, 0.7):
+            adj = np.triu(rng.random((n, n)) < density, 1)
+            adj = adj | adj.T
+            w = rng.random(n) if density != 0.3 else rng.integers(1, 4, n).astype(float)
+            got = xo._frontier_mwis(adj, w, 100_000)
+            assert got is not None
+            value, chosen = got
+            sets = _independent_sets(n, [tuple(e) for e in np.transpose(np.nonzero(adj))])
+            best = max([0.0] + [float(w[list(s)].sum()) for s in sets])
+            assert value == pytest.approx(best, rel=1e-12)
+            assert sum(w[chosen]) == pytest.approx(value, rel=1e-12)
+            assert not adj[np.ix_(chosen, chosen)].any()
+    # a wider graph than brute force can enumerate, against HiGHS's MILP
+    n = 40
+    adj = np.triu(rng.random((n, n)) < 0.15, 1)
+    adj = adj | adj.T
+    w = rng.random(n)
+    value, chosen = xo._frontier_mwis(adj, w, 100_000)
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    edges = np.transpose(np.nonzero(np.triu(adj, 1)))
+    a = np.zeros((len(edges), n))
+    a[np.arange(len(edges)), edges[:, 0]] = 1
+    a[np.arange(len(edges)), edges[:, 1]] = 1
+    res = milp(-w, constraints=[LinearConstraint(a, -np.inf, 1)], integrality=np.ones(n),
+               bounds=Bounds(0, 1), options={"mip_rel_gap": 1e-12})
+    assert value == pytest.approx(-res.fun, rel=1e-9)
+    # a frontier wider than 64 links (a complete graph of 70: every link conflicts with the
+    # ones to come) or more states than allowed: None
+    assert xo._frontier_mwis(~np.eye(70, dtype=bool), np.ones(70), 100_000) is None
+    sparse_adj = np.zeros((30, 30), dtype=bool)
+    assert xo._frontier_mwis(sparse_adj, np.ones(30), 100_000) is not None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_frontier_pricing_and_the_milp_give_the_same_optimum_and_valid_bounds(
+        seed, monkeypatch):
+    """xo.FRONTIER_STATES = 0 prices by the MILP alone: both solves reach the brute-force
+    optimum of every objective, with bounds at or above it."""
+    rng = random.Random(700 + seed)
+    m = _random_model(rng)
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    for routing in xo.ROUTINGS:
+        for obj, key in (("proportional", "utility"), ("aggregate", "aggregate_bps"),
+                         ("maxmin", "min_rate_bps")):
+            direct = _link_formulation(m, obj, routing, everything)[key]
+            for states in (0, xo.FRONTIER_STATES):
+                monkeypatch.setattr(xo, "FRONTIER_STATES", states)
+                got = xo.solve(m, obj, routing).summary
+                assert got[key] == pytest.approx(direct, rel=1e-4), (routing, obj, states)
+                assert got["gap"] <= xo.GAP_TOLERANCE
+                assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
