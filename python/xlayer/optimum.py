@@ -191,6 +191,8 @@ FRONTIER_STATES = 200_000
 #: routing: 20 ms a pricing), and its sets and bounds each iteration cut the proportional-fair
 #: generation from 709 iterations and a gap of 5e-4 after a minute to its optimum in 281.
 PRICE_EVERY_ITERATION = True
+PROX = 0.0
+PROX_VALUE_EVERY = 1
 #: Stacks that choose next hops themselves, whatever the routing table (``run_routing``).
 SELF_ROUTING_PRESETS = ("dclo",)
 #: Changes whenever what :func:`sweep_oracle` caches changes, so that old caches are redone.
@@ -523,6 +525,10 @@ class _Master:
         self.weights = np.ones(len(p.flows))
         #: each column's time share in the last master
         self.shares = np.zeros(0)
+        #: the proportional-fair master's stabilisation (:data:`PROX`): link prices it is
+        #: drawn towards (None: none), and the weight of the quadratic penalty
+        self.center: Optional[np.ndarray] = None
+        self.prox = 0.0
         #: the paths generated (flow, local links), in the "generated links" form
         self.paths: List[Tuple[int, Tuple[int, ...]]] = []
         self._known_paths: set = set()
@@ -641,12 +647,20 @@ class _Master:
         if self.objective == "proportional":
             cp = require_solver()
             x = cp.Variable(nvars)
-            link_c = link_a @ x <= 0
+            objective = cp.sum(cp.log(x[:nf]))
+            stab = self.center is not None and self.prox > 0
+            if stab:
+                slack = cp.Variable(nrows)
+                link_c = link_a @ x - slack <= 0
+                objective = (objective - self.center[rows] @ slack
+                             - (self.prox / 2.0) * cp.sum_squares(slack))
+            else:
+                link_c = link_a @ x <= 0
             time_c = time_a @ x <= 1
             cons = [link_c, time_c, x >= 0]
             if self.eq_a is not None:
                 cons.append(self._eq(nc + extra) @ x == 0)
-            prob = cp.Problem(cp.Maximize(cp.sum(cp.log(x[:nf]))), cons)
+            prob = cp.Problem(cp.Maximize(objective), cons)
             for options in CLARABEL_RETRIES:
                 try:
                     with warnings.catch_warnings():
@@ -670,7 +684,18 @@ class _Master:
             sigma = float(np.asarray(time_c.dual_value).ravel()[0])
             with np.errstate(divide="ignore"):
                 self.worth = np.where(y > 0, 1.0 / y, np.inf)
-            return y, mu, sigma, float(prob.value)
+            if not stab:
+                return y, mu, sigma, float(prob.value)
+            # the stabilised master's rates may overload links by the slack: scaled down by
+            # the largest overload, they are feasible, and their utility a lower bound
+            load = flow_mat @ xv[:nflowvars]
+            cap = -(col_mat @ self.shares)
+            over = load > cap * (1.0 + 1e-12)
+            alpha = float(np.min(cap[over] / load[over])) if over.any() else 1.0
+            if not alpha > 0:
+                return y * 0.0, mu, sigma, -math.inf
+            y = y * min(alpha, 1.0)
+            return y, mu, sigma, float(np.sum(np.log(np.maximum(y, 1e-300))))
 
         cost = np.zeros(nvars)
         if self.objective == "aggregate":
@@ -1327,8 +1352,25 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     center: Optional[np.ndarray] = None  # the link prices of the best bound so far
     center_bound = math.inf
     certifying = master.form in CERTIFY_FORMS
+    best_y: np.ndarray = np.zeros(nf)
+    best_value = -math.inf
+    plain_next = False
     while True:
         iterations += 1
+        stabilised = (PROX > 0 and objective == "proportional" and generate
+                      and center is not None and not plain_next)
+        plain_next = False
+        if stabilised and iterations % PROX_VALUE_EVERY == 0:
+            # the master without stabilisation, on the same columns: its optimum is feasible,
+            # the value to bound; the stabilised one after it gives the prices to price at
+            master.center = None
+            try:
+                y_plain, _, _, v_plain = _clocked("master", master.solve, cols)
+                if v_plain >= best_value:
+                    best_y, best_value = y_plain, v_plain
+            except XlayerError:
+                pass
+        master.center, master.prox = (center, PROX) if stabilised else (None, 0.0)
         try:
             y, mu, sigma, value = _clocked("master", master.solve, cols)
         except XlayerError:
@@ -1341,7 +1383,11 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             heaviest = _max_weight_independent_set(p, mu)[0]
             upper = min(upper, _lagrangian_bound(objective, _cheapest(p, mu), heaviest))
             break
-        previous = (y, mu, sigma, value)
+        if value >= best_value:
+            best_y, best_value = y, value
+        else:
+            value = best_value
+        previous = (best_y, mu, sigma, value)
         if generate and PRUNE_AFTER and objective == "proportional":
             # columns idle (no time share) for PRUNE_AFTER masters leave the master; one the
             # pricing finds again comes back (``known`` holds the master's columns only)
@@ -1469,7 +1515,11 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
                 if c not in known and c not in found:
                     found.append(c)
         if not found and not new_paths:
-            break
+            if not stabilised:
+                break
+            # nothing improves at the stabilised prices: the next master, unstabilised, says
+            # whether anything improves at its own
+            plain_next = True
         for c in found:
             known.add(c)
             cols.append(c)
@@ -1478,7 +1528,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         generated.setdefault(c, None)
     cols = list(generated)
     upper = max(upper, value)
-    y = np.maximum(y, 0.0)
+    y = np.maximum(best_y, 0.0)
     rates = y * 1e6
     flows = pd.DataFrame({
         "flow": [f["flow"] for f in p.flows],
