@@ -756,3 +756,22 @@ def test_the_frontier_pricing_and_the_milp_give_the_same_optimum_and_valid_bound
                 assert got[key] == pytest.approx(direct, rel=1e-4), (routing, obj, states)
                 assert got["gap"] <= xo.GAP_TOLERANCE
                 assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_stabilised_proportional_fair_master_reaches_the_same_optimum(seed, monkeypatch):
+    """xo.PROX (the proportional-fair master drawn towards the prices of the best bound, its
+    value from the master without it) changes the prices priced, not the optimum nor the
+    validity of its bound, whatever its weight and however often the value is taken."""
+    rng = random.Random(800 + seed)
+    m = _random_model(rng)
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    for routing in xo.ROUTINGS:
+        direct = _link_formulation(m, "proportional", routing, everything)["utility"]
+        for prox, every in ((0.0, 1), (xo.PROX, xo.PROX_VALUE_EVERY), (0.05, 3), (20.0, 1)):
+            monkeypatch.setattr(xo, "PROX", prox)
+            monkeypatch.setattr(xo, "PROX_VALUE_EVERY", every)
+            got = xo.solve(m, "proportional", routing).summary
+            assert got["utility"] == pytest.approx(direct, rel=1e-4), (routing, prox)
+            assert got["gap"] <= xo.GAP_TOLERANCE
+            assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
