@@ -1367,6 +1367,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     best_y: np.ndarray = np.zeros(nf)
     best_value = -math.inf
     plain_next = False
+    stab_used = False  # any master stabilised yet: then the best feasible rates so far stand
     while True:
         iterations += 1
         stabilised = (PROX > 0 and objective == "proportional" and generate
@@ -1396,9 +1397,10 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             heaviest = _max_weight_independent_set(p, mu)[0]
             upper = min(upper, _lagrangian_bound(objective, _cheapest(p, mu), heaviest))
             break
-        if value >= best_value:
+        stab_used = stab_used or stabilised
+        if value >= best_value or not stab_used:
             best_y, best_value = y, value
-        else:
+        else:  # a stabilised master's rates, scaled to be feasible, did no better
             value = best_value
         previous = (best_y, mu, sigma, value)
         if generate and PRUNE_AFTER and objective == "proportional":
