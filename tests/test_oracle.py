@@ -809,3 +809,31 @@ def test_the_stabilised_master_on_a_grid_agrees_with_the_plain_one_and_bounds_it
     assert stab["utility"] == pytest.approx(plain["utility"], abs=4 * 2 * xo.GAP_TOLERANCE)
     assert stab["bound"] >= plain["utility"] - 1e-9 * abs(plain["utility"])
     assert plain["bound"] >= stab["utility"] - 1e-9 * abs(stab["utility"])
+
+
+def test_a_stabilised_master_that_fails_gives_way_to_the_plain_one(monkeypatch):
+    """When Clarabel fails on a stabilised proportional-fair master (xo.PROX), the next
+    master is solved without the stabilisation and the solve still reaches the optimum."""
+    sc = {"duration_s": 3.0,
+          "radio": {"standard": "802.11b", "data_rate_mbps": 11.0, "basic_rate_mbps": 11.0,
+                    "propagation": "range", "tx_range_m": 250.0},
+          "topology": {"kind": "grid", "rows": 3, "cols": 4, "spacing_m": 200.0},
+          "flows": [{"src": a, "dst": b, "rate_bps": "saturate", "payload_bytes": 1000}
+                    for a, b in ((0, 11), (3, 8), (4, 7), (1, 10))]}
+    m = xo.model(sc)
+    monkeypatch.setattr(xo, "ARC_LIMIT", 0)
+    plain = xo.solve(m, "proportional", "multipath").summary
+    solve = xo._Master.solve
+    failed = []
+
+    def flaky(self, cols):
+        if self.center is not None and self.prox > 0 and len(failed) < 3:
+            failed.append(1)
+            raise XlayerError("oracle: Clarabel could not solve the proportional-fair master")
+        return solve(self, cols)
+
+    monkeypatch.setattr(xo._Master, "solve", flaky)
+    got = xo.solve(m, "proportional", "multipath").summary
+    assert failed and got["stopped"] == "optimal"
+    assert got["utility"] == pytest.approx(plain["utility"], abs=8 * xo.GAP_TOLERANCE)
+    assert got["bound"] >= plain["utility"] - 1e-9 * abs(plain["utility"])

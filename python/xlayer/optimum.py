@@ -1388,6 +1388,9 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         try:
             y, mu, sigma, value = _clocked("master", master.solve, cols)
         except XlayerError:
+            if stabilised:  # the next master, unstabilised, instead
+                plain_next = True
+                continue
             if previous is None:
                 raise
             # Clarabel gave up on a larger master (more-testbed's proportional fairness did):
