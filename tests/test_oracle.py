@@ -694,3 +694,146 @@ def test_max_min_with_few_greedy_sets_an_iteration_reaches_the_same_optimum(seed
         assert got["min_rate_bps"] == pytest.approx(direct, rel=1e-4), routing
         assert got["gap"] <= xo.GAP_TOLERANCE
         assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_frontier_pricing_finds_the_heaviest_independent_set(seed):
+    """xo._frontier_mwis (the exact pricing by dynamic programming along an order of the
+    links) against brute force on random graphs of up to 40 links, random and tied weights,
+    and against the MILP; None when the frontier cannot fit (then the MILP prices)."""
+    import numpy as np
+
+    rng = np.random.default_rng(600 + seed)
+    for n in (1, 2, 7, 12, 16):
+        for density in (0.1, 0.3, 0.7):
+            adj = np.triu(rng.random((n, n)) < density, 1)
+            adj = adj | adj.T
+            w = rng.random(n) if density != 0.3 else rng.integers(1, 4, n).astype(float)
+            got = xo._frontier_mwis(adj, w, 100_000)
+            assert got is not None
+            value, chosen = got
+            sets = _independent_sets(n, [tuple(e) for e in np.transpose(np.nonzero(adj))])
+            best = max([0.0] + [float(w[list(s)].sum()) for s in sets])
+            assert value == pytest.approx(best, rel=1e-12)
+            assert sum(w[chosen]) == pytest.approx(value, rel=1e-12)
+            assert not adj[np.ix_(chosen, chosen)].any()
+    # a wider graph than brute force can enumerate, against HiGHS's MILP
+    n = 40
+    adj = np.triu(rng.random((n, n)) < 0.15, 1)
+    adj = adj | adj.T
+    w = rng.random(n)
+    value, chosen = xo._frontier_mwis(adj, w, 100_000)
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    edges = np.transpose(np.nonzero(np.triu(adj, 1)))
+    a = np.zeros((len(edges), n))
+    a[np.arange(len(edges)), edges[:, 0]] = 1
+    a[np.arange(len(edges)), edges[:, 1]] = 1
+    res = milp(-w, constraints=[LinearConstraint(a, -np.inf, 1)], integrality=np.ones(n),
+               bounds=Bounds(0, 1), options={"mip_rel_gap": 1e-12})
+    assert value == pytest.approx(-res.fun, rel=1e-9)
+    # a frontier wider than 64 links (a complete graph of 70: every link conflicts with the
+    # ones to come) or more states than allowed: None
+    assert xo._frontier_mwis(~np.eye(70, dtype=bool), np.ones(70), 100_000) is None
+    sparse_adj = np.zeros((30, 30), dtype=bool)
+    assert xo._frontier_mwis(sparse_adj, np.ones(30), 100_000) is not None
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_frontier_pricing_and_the_milp_give_the_same_optimum_and_valid_bounds(
+        seed, monkeypatch):
+    """xo.FRONTIER_STATES = 0 prices by the MILP alone: both solves reach the brute-force
+    optimum of every objective, with bounds at or above it."""
+    rng = random.Random(700 + seed)
+    m = _random_model(rng)
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    for routing in xo.ROUTINGS:
+        for obj, key in (("proportional", "utility"), ("aggregate", "aggregate_bps"),
+                         ("maxmin", "min_rate_bps")):
+            direct = _link_formulation(m, obj, routing, everything)[key]
+            for states in (0, xo.FRONTIER_STATES):
+                monkeypatch.setattr(xo, "FRONTIER_STATES", states)
+                got = xo.solve(m, obj, routing).summary
+                assert got[key] == pytest.approx(direct, rel=1e-4), (routing, obj, states)
+                assert got["gap"] <= xo.GAP_TOLERANCE
+                assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_stabilised_proportional_fair_master_reaches_the_same_optimum(seed, monkeypatch):
+    """xo.PROX (the proportional-fair master drawn towards the prices of the best bound, its
+    value from the master without it) changes the prices priced, not the optimum nor the
+    validity of its bound, whatever its weight and however often the value is taken."""
+    rng = random.Random(800 + seed)
+    m = _random_model(rng)
+    everything = _independent_sets(len(m["links"]["from"]), m["conflicts"])
+    for routing in xo.ROUTINGS:
+        direct = _link_formulation(m, "proportional", routing, everything)["utility"]
+        for prox, every in ((0.0, 1), (xo.PROX, xo.PROX_VALUE_EVERY), (0.05, 3), (20.0, 1)):
+            monkeypatch.setattr(xo, "PROX", prox)
+            monkeypatch.setattr(xo, "PROX_VALUE_EVERY", every)
+            got = xo.solve(m, "proportional", routing).summary
+            assert got["utility"] == pytest.approx(direct, rel=1e-4), (routing, prox)
+            assert got["gap"] <= xo.GAP_TOLERANCE
+            assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
+
+
+def test_the_stabilised_master_on_a_grid_agrees_with_the_plain_one_and_bounds_it(monkeypatch):
+    """A 4x5 grid under multi-path routing over generated links, where the stabilised master
+    (xo.PROX) runs for dozens of iterations: the same optimum as without it, each solve's
+    bound above the other's utility, and its masters really were stabilised."""
+    sc = {"duration_s": 3.0,
+          "radio": {"standard": "802.11b", "data_rate_mbps": 11.0, "basic_rate_mbps": 11.0,
+                    "propagation": "range", "tx_range_m": 250.0},
+          "topology": {"kind": "grid", "rows": 4, "cols": 5, "spacing_m": 200.0},
+          "flows": [{"src": a, "dst": b, "rate_bps": "saturate", "payload_bytes": 1000}
+                    for a, b in ((0, 19), (4, 15), (5, 9), (1, 18))]}
+    m = xo.model(sc)
+    monkeypatch.setattr(xo, "ARC_LIMIT", 0)
+    stabilised = []
+    solve = xo._Master.solve
+
+    def counting(self, cols):
+        stabilised.append(self.center is not None and self.prox > 0)
+        return solve(self, cols)
+
+    monkeypatch.setattr(xo._Master, "solve", counting)
+    out = {}
+    for prox in (0.0, xo.PROX):
+        monkeypatch.setattr(xo, "PROX", prox)
+        stabilised.clear()
+        out[prox] = xo.solve(m, "proportional", "multipath").summary
+        assert out[prox]["form"] == "generated links"
+        assert out[prox]["gap"] <= xo.GAP_TOLERANCE
+        assert any(stabilised) == (prox > 0)
+    plain, stab = out[0.0], out[xo.PROX]
+    assert stab["utility"] == pytest.approx(plain["utility"], abs=4 * 2 * xo.GAP_TOLERANCE)
+    assert stab["bound"] >= plain["utility"] - 1e-9 * abs(plain["utility"])
+    assert plain["bound"] >= stab["utility"] - 1e-9 * abs(stab["utility"])
+
+
+def test_a_stabilised_master_that_fails_gives_way_to_the_plain_one(monkeypatch):
+    """When Clarabel fails on a stabilised proportional-fair master (xo.PROX), the next
+    master is solved without the stabilisation and the solve still reaches the optimum."""
+    sc = {"duration_s": 3.0,
+          "radio": {"standard": "802.11b", "data_rate_mbps": 11.0, "basic_rate_mbps": 11.0,
+                    "propagation": "range", "tx_range_m": 250.0},
+          "topology": {"kind": "grid", "rows": 3, "cols": 4, "spacing_m": 200.0},
+          "flows": [{"src": a, "dst": b, "rate_bps": "saturate", "payload_bytes": 1000}
+                    for a, b in ((0, 11), (3, 8), (4, 7), (1, 10))]}
+    m = xo.model(sc)
+    monkeypatch.setattr(xo, "ARC_LIMIT", 0)
+    plain = xo.solve(m, "proportional", "multipath").summary
+    solve = xo._Master.solve
+    failed = []
+
+    def flaky(self, cols):
+        if self.center is not None and self.prox > 0 and len(failed) < 3:
+            failed.append(1)
+            raise XlayerError("oracle: Clarabel could not solve the proportional-fair master")
+        return solve(self, cols)
+
+    monkeypatch.setattr(xo._Master, "solve", flaky)
+    got = xo.solve(m, "proportional", "multipath").summary
+    assert failed and got["stopped"] == "optimal"
+    assert got["utility"] == pytest.approx(plain["utility"], abs=8 * xo.GAP_TOLERANCE)
+    assert got["bound"] >= plain["utility"] - 1e-9 * abs(plain["utility"])
