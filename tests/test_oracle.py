@@ -799,6 +799,33 @@ def test_the_frontier_pricing_over_two_words_a_state(seed):
         assert xo._frontier_mwis(adj, w, 100_000) is None
 
 
+@pytest.mark.parametrize("words", (1, 2))
+def test_the_frontier_pricing_gives_more_heavy_sets(words):
+    """``more`` (xo.FRONTIER_SETS: more sets an exact pricing adds) gets distinct independent
+    sets, heaviest first, their weights right and none above the heaviest set's, which stays
+    the brute-force optimum."""
+    import numpy as np
+
+    rng = np.random.default_rng(950 + words)
+    for n in (3, 9, 15):
+        adj = np.triu(rng.random((n, n)) < 0.3, 1)
+        adj = adj | adj.T
+        w = rng.random(n)
+        more = []
+        value, chosen = xo._frontier_mwis(adj, w, 100_000, words=words, more=more, count=5)
+        sets = _independent_sets(n, [tuple(e) for e in np.transpose(np.nonzero(adj))])
+        assert value == pytest.approx(max(float(w[list(s)].sum()) for s in sets), rel=1e-12)
+        assert 0 < len(more) <= 5
+        seen = {tuple(chosen)}
+        for weight, links in more:
+            assert tuple(links) not in seen
+            seen.add(tuple(links))
+            assert not adj[np.ix_(links, links)].any()
+            assert weight == pytest.approx(float(w[links].sum()), rel=1e-12)
+            assert weight <= value + 1e-12
+        assert [m[0] for m in more] == sorted((m[0] for m in more), reverse=True)
+
+
 def test_the_narrow_order_has_a_frontier_no_wider_than_needed():
     """xo._narrow_order (the frontier grown greedily) is an order of every link, and on a
     path of links (each conflicting with the next), shuffled, ranked from one end keeps a

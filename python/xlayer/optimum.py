@@ -190,6 +190,13 @@ FRONTIER_STATES = 300_000
 #: The frontier of :func:`_frontier_mwis` may hold up to 64 x this many links (a state is
 #: that many uint64 words; one where it fits, as before).
 FRONTIER_WORDS = 2
+#: Where the dynamic programming prices, the exact pricing at the master's own prices adds
+#: up to this many more improving sets besides the heaviest: the heaviest of its last step's
+#: other states (:func:`_frontier_mwis`). For the linear objectives (aggregate, max-min),
+#: whose vertex prices otherwise add one set an iteration.
+FRONTIER_SETS = 16
+#: The objectives :data:`FRONTIER_SETS` applies to.
+FRONTIER_SETS_FOR = ("proportional", "aggregate", "maxmin")
 #: Where the exact pricing is the dynamic programming (:attr:`_Problem.frontier_order`), it
 #: runs every iteration, beside the greedy sets, and not only once they find nothing or the
 #: master's value stalls: it costs less than a master there (mesh-7x7 under multi-path
@@ -1077,7 +1084,8 @@ def _narrow_order(adjacent: np.ndarray, rank: np.ndarray) -> np.ndarray:
 
 def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
                    order: Optional[np.ndarray] = None, stats: Optional[Dict[str, int]] = None,
-                   words: int = 1) -> Optional[Tuple[float, List[int]]]:
+                   words: int = 1, more: Optional[List[Tuple[float, List[int]]]] = None,
+                   count: int = 0) -> Optional[Tuple[float, List[int]]]:
     """An exact maximum-weight independent set by dynamic programming along an order of the
     links (reverse Cuthill-McKee, which keeps conflicting links close in it): the links are
     taken in that order, each state is an independent set of the "frontier" (the links taken
@@ -1094,7 +1102,9 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
     exceed 64 x :data:`FRONTIER_WORDS` links, the states of a step ``limit`` or those of all
     steps (kept to rebuild the set) 50 times it (the caller then solves the MILP). ``stats``
     gets the states of all steps (``"states"``); ``words``: at least that many words a state
-    (the tests check two on small graphs)."""
+    (the tests check two on small graphs). ``more`` gets up to ``count`` more independent
+    sets, (weight, links), the heaviest of the last step's other states (each a different
+    set, heaviest first)."""
     from scipy.sparse.csgraph import reverse_cuthill_mckee
 
     n = len(w)
@@ -1149,7 +1159,7 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
         for i in leaving[k]:
             gone |= flag(bit[i])
             free.append(bit.pop(i))
-        if gone.any():
+        if gone.any() and not (more is not None and k == n - 1):
             # the states that now coincide keep the heaviest (sorted by state, the largest
             # value of each run of equal states; 5 times faster than sorting by both)
             states = states & ~gone
@@ -1176,24 +1186,32 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
         steps.append((parent, took))
     if stats is not None:
         stats["states"] = kept
-    at = int(np.argmax(value))
-    best = float(value[at])
-    chosen: List[int] = []
-    for k in range(n - 1, -1, -1):
-        parent, took = steps[k]
-        if took[at]:
-            chosen.append(int(order[k]))
-        at = int(parent[at])
-    return best, sorted(chosen)
+
+    def rebuild(at: int) -> List[int]:
+        chosen: List[int] = []
+        for k in range(n - 1, -1, -1):
+            parent, took = steps[k]
+            if took[at]:
+                chosen.append(int(order[k]))
+            at = int(parent[at])
+        return sorted(chosen)
+
+    heaviest = np.argsort(-value, kind="stable")
+    if more is not None:
+        for at in heaviest[1:count + 1].tolist():
+            more.append((float(value[at]), rebuild(at)))
+    return float(value[heaviest[0]]), rebuild(int(heaviest[0]))
 
 
-def _max_weight_independent_set(p: _Problem, weights: np.ndarray
+def _max_weight_independent_set(p: _Problem, weights: np.ndarray,
+                                more: Optional[List[Tuple[float, Tuple[int, ...]]]] = None
                                 ) -> Tuple[float, float, Tuple[int, ...]]:
     """An exact maximum-weight independent set of the conflict graph among the links of
     positive weight: by dynamic programming along an order of them where the conflict graph
     is narrow (:func:`_frontier_mwis`), else a MILP (HiGHS: at most one link of each clique
     of a cover of the edges among them): (an upper bound on the largest weight, the set's
-    weight, the set)."""
+    weight, the set). ``more`` gets up to :data:`FRONTIER_SETS` more independent sets,
+    (weight, set), where the dynamic programming prices."""
     cand = np.flatnonzero(weights > 1e-12 * max(1.0, float(weights.max(initial=0.0))))
     if len(cand) == 0:
         return 0.0, 0.0, ()
@@ -1203,9 +1221,13 @@ def _max_weight_independent_set(p: _Problem, weights: np.ndarray
         where = np.full(p.n_links, -1)
         where[cand] = np.arange(len(cand))
         sub = where[order]
+        others: Optional[List[Tuple[float, List[int]]]] = [] if more is not None else None
         exact = _frontier_mwis(p.adjacent[np.ix_(cand, cand)], weights[cand], FRONTIER_STATES,
-                               sub[sub >= 0])
+                               sub[sub >= 0], more=others, count=FRONTIER_SETS)
         if exact is not None:
+            if more is not None and others:
+                more.extend((wt, tuple(sorted(int(cand[i]) for i in local)))
+                            for wt, local in others)
             value, picked_local = exact
             picked_set = tuple(sorted(int(cand[i]) for i in picked_local))
             return max(value, float(weights[list(picked_set)].sum())), value, picked_set
@@ -1580,9 +1602,12 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
                         known.add(c)
                         cols.append(c)
                 continue
+        more: Optional[List[Tuple[float, Tuple[int, ...]]]] = (
+            [] if FRONTIER_SETS and objective in FRONTIER_SETS_FOR else None)
         if center is not None and SMOOTHING > 0.0:
             mu_s = SMOOTHING * center + (1.0 - SMOOTHING) * mu
-            heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu_s)
+            heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu_s,
+                                              more)
             bound_s = _lagrangian_bound(objective, _cheapest(p, mu_s), heaviest)
             if bound_s < center_bound:
                 center, center_bound = mu_s, bound_s
@@ -1592,7 +1617,8 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         extra: Optional[Tuple[int, ...]] = None
         both = PRICE_BOTH and objective == "proportional"
         if (not priced or both) and _gap(objective, upper, value, nf) > tolerance:
-            heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu)
+            heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu,
+                                              more)
             bound_m = _lagrangian_bound(objective, _cheapest(p, mu) if d is None else d,
                                         heaviest)
             if bound_m < center_bound:
@@ -1613,7 +1639,10 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         if out_of_time:
             stopped = "time limit"
             break
-        for c in (candidate, extra):
+        # the other heavy sets of the pricings, those that improve at the master's prices
+        for c in [candidate, extra] + [c for _, c in more or ()
+                                       if float(mu[list(c)].sum())
+                                       > sigma * (1.0 + TOLERANCE) + 1e-12]:
             if c is not None:
                 c = _maximal(p, c, np.argsort(-mu, kind="stable"))
                 if c not in known and c not in found:
