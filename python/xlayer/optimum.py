@@ -189,8 +189,8 @@ WARM_LP = True
 FRONTIER_STATES = 300_000
 #: The frontier of :func:`_frontier_mwis` may hold up to 64 x this many links (a state is
 #: that many uint64 words; one where it fits, as before). No shipped scenario needs two
-#: now: more-testbed's 68 links along reverse Cuthill-McKee hold 2,000,000 states, its order
-#: of fewest states has 48 (:func:`_narrow_order`).
+#: now: more-testbed's 68 links along reverse Cuthill-McKee hold 2,000,000 states, its
+#: order of fewest states (:data:`FRONTIER_ORDERS`) has 52.
 FRONTIER_WORDS = 2
 #: The frontier order is also grown greedily (:func:`_narrow_order`) from breadth-first
 #: orders from this many links evenly spaced along reverse Cuthill-McKee; the order of
@@ -1115,8 +1115,8 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
     the states that then coincide keeping the heaviest. A state is a bit mask, a bit per
     frontier link, in one uint64 or, for a frontier of up to 64 x :data:`FRONTIER_WORDS`
     links, in that many (more-testbed under multi-path routing has 68 along reverse
-    Cuthill-McKee, but 2,000,000 states there; 48 along :func:`_narrow_order`, which is
-    used); the heaviest final state is the heaviest set. Exact (sums of the weights, as the MILP's
+    Cuthill-McKee, but 2,000,000 states there; 52 along the order of fewest states it is
+    priced along, :data:`FRONTIER_ORDERS`); the heaviest final state is the heaviest set. Exact (sums of the weights, as the MILP's
     objective) and fast where the conflict graph is narrow along some order, as on a grid
     (mesh-7x7 under multi-path routing: a frontier of 50 links, 17,000 states, 45 ms where
     HiGHS's MILP took 0.9 s, all of it in its root node). None when the frontier would
