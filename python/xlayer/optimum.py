@@ -184,8 +184,8 @@ WARM_LP = True
 #: an order of the priced links (:func:`_frontier_mwis`) when its frontier fits 64 links and
 #: its states stay below this many, else by HiGHS's MILP (dpclo-fig9's 1220 links are too
 #: wide; mesh-7x7's 168 take 17,000 states and 45 ms, the MILP 0.9 s; more-testbed's 258
-#: under multi-path routing up to 250,000 along their narrowest order, where 200,000 left
-#: them to the MILP). 0: always the MILP.
+#: under multi-path routing 75,000-100,000 a step along the order of fewest states, up to
+#: 300,000 along others). 0: always the MILP.
 FRONTIER_STATES = 300_000
 #: The frontier of :func:`_frontier_mwis` may hold up to 64 x this many links (a state is
 #: that many uint64 words; one where it fits, as before). No shipped scenario needs two
