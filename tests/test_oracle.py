@@ -699,7 +699,7 @@ def test_max_min_with_few_greedy_sets_an_iteration_reaches_the_same_optimum(seed
 @pytest.mark.parametrize("seed", range(4))
 def test_the_frontier_pricing_finds_the_heaviest_independent_set(seed):
     """xo._frontier_mwis (the exact pricing by dynamic programming along an order of the
-    links) against brute force on random graphs of up to 40 links, random and tied weights,
+    links) against brute force on random graphs of up to 16 links, random and tied weights,
     and against the MILP; None when the frontier cannot fit (then the MILP prices)."""
     import numpy as np
 
@@ -731,11 +731,116 @@ def test_the_frontier_pricing_finds_the_heaviest_independent_set(seed):
     res = milp(-w, constraints=[LinearConstraint(a, -np.inf, 1)], integrality=np.ones(n),
                bounds=Bounds(0, 1), options={"mip_rel_gap": 1e-12})
     assert value == pytest.approx(-res.fun, rel=1e-9)
-    # a frontier wider than 64 links (a complete graph of 70: every link conflicts with the
-    # ones to come) or more states than allowed: None
-    assert xo._frontier_mwis(~np.eye(70, dtype=bool), np.ones(70), 100_000) is None
+    # a frontier wider than 64 x FRONTIER_WORDS links (a complete graph of 130: every link
+    # conflicts with the ones to come) or more states than allowed: None
+    assert xo._frontier_mwis(~np.eye(130, dtype=bool), np.ones(130), 100_000) is None
     sparse_adj = np.zeros((30, 30), dtype=bool)
     assert xo._frontier_mwis(sparse_adj, np.ones(30), 100_000) is not None
+
+
+def _milp_mwis(adj, w):
+    import numpy as np
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    n = len(w)
+    edges = np.transpose(np.nonzero(np.triu(adj, 1)))
+    a = np.zeros((max(1, len(edges)), n))
+    a[np.arange(len(edges)), edges[:, 0]] = 1
+    a[np.arange(len(edges)), edges[:, 1]] = 1
+    res = milp(-w, constraints=[LinearConstraint(a, -np.inf, 1)], integrality=np.ones(n),
+               bounds=Bounds(0, 1), options={"mip_rel_gap": 1e-12})
+    return -res.fun
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_frontier_pricing_over_two_words_a_state(seed):
+    """A frontier of 65-128 links takes two uint64 words a state (xo.FRONTIER_WORDS): the
+    same optimum as brute force on small graphs forced to two words (their links' bits
+    alternate between the words), as the MILP on band graphs whose frontier is 70-100 links
+    wide (a link conflicting with most of the next 70-100), and None above 128 links or with
+    one word allowed."""
+    import numpy as np
+
+    rng = np.random.default_rng(900 + seed)
+    for n in (2, 9, 14, 16):
+        for density in (0.1, 0.3, 0.6):
+            adj = np.triu(rng.random((n, n)) < density, 1)
+            adj = adj | adj.T
+            w = rng.random(n) if density != 0.3 else rng.integers(1, 4, n).astype(float)
+            sets = _independent_sets(n, [tuple(e) for e in np.transpose(np.nonzero(adj))])
+            best = max([0.0] + [float(w[list(s)].sum()) for s in sets])
+            one = xo._frontier_mwis(adj, w, 100_000)
+            two = xo._frontier_mwis(adj, w, 100_000, words=2)
+            assert one is not None and two is not None
+            for value, chosen in (one, two):
+                assert value == pytest.approx(best, rel=1e-12)
+                assert sum(w[chosen]) == pytest.approx(value, rel=1e-12)
+                assert not adj[np.ix_(chosen, chosen)].any()
+    for n, band in ((150, 70), (200, 100)):
+        i, j = np.triu_indices(n, 1)
+        near = (j - i <= band) & (rng.random(len(i)) < 0.97)
+        adj = np.zeros((n, n), dtype=bool)
+        adj[i[near], j[near]] = True
+        adj = adj | adj.T
+        perm = rng.permutation(n)  # not in band order: the order is found
+        adj = adj[np.ix_(perm, perm)]
+        w = rng.random(n)
+        assert 64 < xo._frontier_width(adj, np.argsort(perm)) <= 128
+        got = xo._frontier_mwis(adj, w, 100_000)
+        assert got is not None
+        value, chosen = got
+        assert value == pytest.approx(_milp_mwis(adj, w), rel=1e-9)
+        assert sum(w[chosen]) == pytest.approx(value, rel=1e-12)
+        assert not adj[np.ix_(chosen, chosen)].any()
+    assert xo._frontier_mwis(~np.eye(130, dtype=bool), np.ones(130), 100_000) is None
+    import unittest.mock
+
+    with unittest.mock.patch.object(xo, "FRONTIER_WORDS", 1):
+        assert xo._frontier_mwis(adj, w, 100_000) is None
+
+
+@pytest.mark.parametrize("words", (1, 2))
+def test_the_frontier_pricing_gives_more_heavy_sets(words):
+    """``more`` (xo.FRONTIER_SETS: more sets an exact pricing adds) gets distinct independent
+    sets, heaviest first, their weights right and none above the heaviest set's, which stays
+    the brute-force optimum."""
+    import numpy as np
+
+    rng = np.random.default_rng(950 + words)
+    for n in (3, 9, 15):
+        adj = np.triu(rng.random((n, n)) < 0.3, 1)
+        adj = adj | adj.T
+        w = rng.random(n)
+        more = []
+        value, chosen = xo._frontier_mwis(adj, w, 100_000, words=words, more=more, count=5)
+        sets = _independent_sets(n, [tuple(e) for e in np.transpose(np.nonzero(adj))])
+        assert value == pytest.approx(max(float(w[list(s)].sum()) for s in sets), rel=1e-12)
+        assert 0 < len(more) <= 5
+        seen = {tuple(chosen)}
+        for weight, links in more:
+            assert tuple(links) not in seen
+            seen.add(tuple(links))
+            assert not adj[np.ix_(links, links)].any()
+            assert weight == pytest.approx(float(w[links].sum()), rel=1e-12)
+            assert weight <= value + 1e-12
+        assert [m[0] for m in more] == sorted((m[0] for m in more), reverse=True)
+
+
+def test_the_narrow_order_has_a_frontier_no_wider_than_needed():
+    """xo._narrow_order (the frontier grown greedily) is an order of every link, and on a
+    path of links (each conflicting with the next), shuffled, ranked from one end keeps a
+    frontier of two links."""
+    import numpy as np
+
+    n = 30
+    adj = np.zeros((n, n), dtype=bool)
+    adj[np.arange(n - 1), np.arange(1, n)] = True
+    adj = adj | adj.T
+    perm = np.random.default_rng(3).permutation(n)
+    adj = adj[np.ix_(perm, perm)]
+    order = xo._narrow_order(adj, np.argsort(perm)[::-1])
+    assert sorted(order.tolist()) == list(range(n))
+    assert xo._frontier_width(adj, order) <= 2
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -183,8 +183,28 @@ WARM_LP = True
 #: The exact pricing solves the maximum-weight independent set by dynamic programming along
 #: an order of the priced links (:func:`_frontier_mwis`) when its frontier fits 64 links and
 #: its states stay below this many, else by HiGHS's MILP (dpclo-fig9's 1220 links are too
-#: wide; mesh-7x7's 168 take 17,000 states and 45 ms, the MILP 0.9 s). 0: always the MILP.
-FRONTIER_STATES = 200_000
+#: wide; mesh-7x7's 168 take 17,000 states and 45 ms, the MILP 0.9 s; more-testbed's 258
+#: under multi-path routing 75,000-100,000 a step along the order of fewest states, up to
+#: 300,000 along others). 0: always the MILP.
+FRONTIER_STATES = 300_000
+#: The frontier of :func:`_frontier_mwis` may hold up to 64 x this many links (a state is
+#: that many uint64 words; one where it fits, as before). No shipped scenario needs two
+#: now: more-testbed's 68 links along reverse Cuthill-McKee hold 2,000,000 states, its
+#: order of fewest states (:data:`FRONTIER_ORDERS`) has 52.
+FRONTIER_WORDS = 2
+#: The frontier order is also grown greedily (:func:`_narrow_order`) from breadth-first
+#: orders from this many links evenly spaced along reverse Cuthill-McKee; the order of
+#: fewest states wins (more-testbed under multi-path routing: 2,440,000 states over all its
+#: steps for 8,150,000 from Cuthill-McKee's end, a pricing three times faster; choosing
+#: takes 1.3 s there, 0.3 s on mesh-7x7).
+FRONTIER_ORDERS = 8
+#: Where the dynamic programming prices, the exact pricing at the master's own prices adds
+#: up to this many more improving sets besides the heaviest: the heaviest of its last step's
+#: other states (:func:`_frontier_mwis`). For the linear objectives (aggregate, max-min),
+#: whose vertex prices otherwise add one set an iteration.
+FRONTIER_SETS = 16
+#: The objectives :data:`FRONTIER_SETS` applies to.
+FRONTIER_SETS_FOR = ("proportional", "aggregate", "maxmin")
 #: Where the exact pricing is the dynamic programming (:attr:`_Problem.frontier_order`), it
 #: runs every iteration, beside the greedy sets, and not only once they find nothing or the
 #: master's value stalls: it costs less than a master there (mesh-7x7 under multi-path
@@ -369,22 +389,50 @@ class _Problem:
 
     @property
     def frontier_order(self) -> Optional[np.ndarray]:
-        """An order of the links (reverse Cuthill-McKee) along which the exact pricing's
-        dynamic programming (:func:`_frontier_mwis`) fits for every set of priced links (it
-        fits for all of them, and a subset's frontier along the same order holds fewer
-        links and independent sets), or None: the pricing is then the MILP."""
+        """An order of the links along which the exact pricing's dynamic programming
+        (:func:`_frontier_mwis`) fits for every set of priced links (it fits for all of them,
+        and a subset's frontier along the same order holds fewer links and independent sets),
+        or None: the pricing is then the MILP. Of reverse Cuthill-McKee and the frontier
+        grown greedily from either end of it (:func:`_narrow_order`), the one whose dynamic
+        programming over every link keeps the fewest states."""
         if not self._frontier_checked:
             self._frontier_checked = True
             n = self.n_links
             if FRONTIER_STATES and n:
                 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-                order = np.asarray(reverse_cuthill_mckee(
+                rcm = np.asarray(reverse_cuthill_mckee(
                     sparse.csr_matrix(self.adjacent.astype(np.int8)), symmetric_mode=True),
                     dtype=int)
-                if _frontier_width(self.adjacent, order) <= 64 and _frontier_mwis(
-                        self.adjacent, np.ones(n), FRONTIER_STATES, order) is not None:
-                    self._frontier = order
+                best = None
+                orders = [rcm]
+                # the greedy orders narrowed more-testbed's frontier by a third, not more:
+                # not tried where reverse Cuthill-McKee's is twice too wide (the 108-node
+                # scenarios: 829 links)
+                if _frontier_width(self.adjacent, rcm) <= 128 * FRONTIER_WORDS:
+                    orders += [_narrow_order(self.adjacent, rcm[::-1]),
+                               _narrow_order(self.adjacent, rcm)]
+                    from scipy.sparse.csgraph import breadth_first_order
+
+                    csr = sparse.csr_matrix(self.adjacent.astype(np.int8))
+                    for i in range(FRONTIER_ORDERS):
+                        bfs = breadth_first_order(csr, int(rcm[(i * n) // FRONTIER_ORDERS]),
+                                                  directed=False, return_predecessors=False)
+                        # the links of other components after it, along reverse Cuthill-McKee
+                        rest = np.ones(n, dtype=bool)
+                        rest[bfs] = False
+                        orders.append(_narrow_order(self.adjacent, np.concatenate(
+                            [bfs, rcm[rest[rcm]]]).astype(int)))
+                for order in orders:
+                    if _frontier_width(self.adjacent, order) > 64 * FRONTIER_WORDS:
+                        continue
+                    kept: Dict[str, int] = {}
+                    if _frontier_mwis(self.adjacent, np.ones(n), FRONTIER_STATES, order, kept,
+                                      budget=math.inf if best is None else best[0]
+                                      ) is not None:
+                        best = (kept["states"], order)
+                if best is not None:
+                    self._frontier = best[1]
         return self._frontier
 
     def shortest_path(self, fi: int, weight: np.ndarray
@@ -1024,21 +1072,61 @@ def _frontier_width(adjacent: np.ndarray, order: np.ndarray) -> int:
     return int((np.cumsum(np.bincount(pos, minlength=n) - ends) + ends).max())
 
 
+def _narrow_order(adjacent: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """An order of the links for :func:`_frontier_mwis`, grown greedily: each step takes the
+    link that leaves the narrowest frontier (the links taken that conflict with one not
+    yet taken), the earliest in ``rank`` (an order of the links) among equals. Along
+    Cuthill-McKee (reverse Cuthill-McKee reversed), more-testbed under multi-path routing has
+    a frontier of 48 links and 250,000 states where reverse Cuthill-McKee's has 68 and
+    2,000,000; on mesh-7x7 both have 50."""
+    n = len(adjacent)
+    at = np.empty(n, dtype=int)
+    at[rank] = np.arange(n)
+    open_ = adjacent.sum(axis=1)  # neighbours not yet taken
+    taken = np.zeros(n, dtype=bool)
+    front = np.zeros(n, dtype=bool)
+    order = np.empty(n, dtype=int)
+    for k in range(n):
+        cand = np.flatnonzero(~taken)
+        # a candidate joins the frontier unless all its neighbours are taken, and the
+        # frontier links whose last open neighbour it is leave it
+        closing = adjacent[np.ix_(cand, np.flatnonzero(front & (open_ == 1)))].sum(axis=1)
+        grows = (open_[cand] > 0).astype(int) - closing
+        v = int(cand[np.lexsort((at[cand], grows))[0]])
+        order[k] = v
+        taken[v] = True
+        open_[np.flatnonzero(adjacent[v])] -= 1
+        front[v] = True
+        front &= open_ > 0
+    return order
+
+
 def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
-                   order: Optional[np.ndarray] = None) -> Optional[Tuple[float, List[int]]]:
+                   order: Optional[np.ndarray] = None, stats: Optional[Dict[str, int]] = None,
+                   words: int = 1, more: Optional[List[Tuple[float, List[int]]]] = None,
+                   count: int = 0, budget: float = math.inf
+                   ) -> Optional[Tuple[float, List[int]]]:
     """An exact maximum-weight independent set by dynamic programming along an order of the
     links (reverse Cuthill-McKee, which keeps conflicting links close in it): the links are
     taken in that order, each state is an independent set of the "frontier" (the links taken
     that still conflict with one to come: only they constrain what follows) and holds the
     heaviest independent set of the links taken that leaves it; a link joins every state it
     conflicts with none of, and a link leaves the frontier once its last neighbour is taken,
-    the states that then coincide keeping the heaviest. A state is a bit mask in one uint64,
-    a bit per frontier link; the heaviest final state is the heaviest set. Exact (sums of
-    the weights, as the MILP's objective) and fast where the conflict graph is narrow along
-    some order, as on a grid (mesh-7x7 under multi-path routing: a frontier of 50 links,
-    17,000 states, 45 ms where HiGHS's MILP took 0.9 s, all of it in its root node). None when
-    the frontier would exceed 64 links, the states of a step ``limit`` or those of all steps
-    (kept to rebuild the set) 50 times it (the caller then solves the MILP)."""
+    the states that then coincide keeping the heaviest. A state is a bit mask, a bit per
+    frontier link, in one uint64 or, for a frontier of up to 64 x :data:`FRONTIER_WORDS`
+    links, in that many (more-testbed under multi-path routing has 68 along reverse
+    Cuthill-McKee, but 2,000,000 states there; 52 along the order of fewest states it is
+    priced along, :data:`FRONTIER_ORDERS`); the heaviest final state is the heaviest set. Exact (sums of the weights, as the MILP's
+    objective) and fast where the conflict graph is narrow along some order, as on a grid
+    (mesh-7x7 under multi-path routing: a frontier of 50 links, 17,000 states, 45 ms where
+    HiGHS's MILP took 0.9 s, all of it in its root node). None when the frontier would
+    exceed 64 x :data:`FRONTIER_WORDS` links, the states of a step ``limit`` or those of all
+    steps (kept to rebuild the set) 50 times it (the caller then solves the MILP). ``stats``
+    gets the states of all steps (``"states"``); ``words``: at least that many words a state
+    (the tests check two on small graphs). ``more`` gets up to ``count`` more independent
+    sets, (weight, links), the heaviest of the last step's other states (each a different
+    set, heaviest first). None too once the states of all steps exceed ``budget`` (an order
+    is being chosen)."""
     from scipy.sparse.csgraph import reverse_cuthill_mckee
 
     n = len(w)
@@ -1047,8 +1135,9 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
     if order is None:
         order = np.asarray(reverse_cuthill_mckee(sparse.csr_matrix(adjacent.astype(np.int8)),
                                                  symmetric_mode=True), dtype=int)
-    # no more than 64 frontier links, for one uint64 per state
-    if _frontier_width(adjacent, order) > 64:
+    width = _frontier_width(adjacent, order)
+    words = max(words, -(-width // 64))
+    if words > FRONTIER_WORDS:
         return None
     pos = np.empty(n, dtype=int)
     pos[order] = np.arange(n)
@@ -1057,37 +1146,55 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
     for i in range(n):
         leaving[int(last[i])].append(i)
     bit: Dict[int, int] = {}
-    free = list(range(63, -1, -1))
+    # the bits in turn from each word (so that a small graph checked with ``words=2`` uses
+    # both)
+    free = [(i % words) * 64 + i // words for i in range(64 * words - 1, -1, -1)]
     one = np.uint64(1)
-    states = np.zeros(1, dtype=np.uint64)
+    # a state is a row of ``words`` uint64s; bit b is bit b % 64 of word b // 64
+    states = np.zeros((1, words), dtype=np.uint64)
     value = np.zeros(1)
     steps: List[Tuple[np.ndarray, np.ndarray]] = []  # per step: each state's parent, and took
     kept = 0
+
+    def flag(b: int) -> np.ndarray:
+        m = np.zeros(words, dtype=np.uint64)
+        m[b // 64] = one << np.uint64(b % 64)
+        return m
+
     for k in range(n):
         v = int(order[k])
         b = free.pop()
         bit[v] = b
-        mask = np.uint64(0)
+        mask = np.zeros(words, dtype=np.uint64)
         for j in np.flatnonzero(adjacent[v]).tolist():
             if j in bit:
-                mask |= one << np.uint64(bit[j])
-        ok = np.flatnonzero((states & mask) == 0)
+                mask |= flag(bit[j])
+        if words == 1:
+            ok = np.flatnonzero((states[:, 0] & mask[0]) == 0)
+        else:
+            ok = np.flatnonzero(~(states & mask).any(axis=1))
         parent = np.concatenate([np.arange(len(states)), ok]).astype(np.int32)
         took = np.concatenate([np.zeros(len(states), dtype=bool), np.ones(len(ok), dtype=bool)])
-        states = np.concatenate([states, states[ok] | (one << np.uint64(b))])
+        states = np.concatenate([states, states[ok] | flag(b)])
         value = np.concatenate([value, value[ok] + w[v]])
-        gone = np.uint64(0)
+        gone = np.zeros(words, dtype=np.uint64)
         for i in leaving[k]:
-            gone |= one << np.uint64(bit[i])
+            gone |= flag(bit[i])
             free.append(bit.pop(i))
-        if gone:
+        if gone.any() and not (more is not None and k == n - 1):
             # the states that now coincide keep the heaviest (sorted by state, the largest
             # value of each run of equal states; 5 times faster than sorting by both)
             states = states & ~gone
-            by = np.argsort(states)
-            ordered = states[by]
-            first = np.ones(len(by), dtype=bool)
-            first[1:] = ordered[1:] != ordered[:-1]
+            if words == 1:
+                by = np.argsort(states[:, 0])
+                ordered = states[by]
+                first = np.ones(len(by), dtype=bool)
+                first[1:] = ordered[1:, 0] != ordered[:-1, 0]
+            else:
+                by = np.lexsort(states.T[::-1])
+                ordered = states[by]
+                first = np.ones(len(by), dtype=bool)
+                first[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
             run = np.cumsum(first) - 1
             v = value[by]
             hit = np.flatnonzero(v == np.maximum.reduceat(v, np.flatnonzero(first))[run])
@@ -1096,27 +1203,37 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
             keep = by[hit[once]]
             states, value, parent, took = states[keep], value[keep], parent[keep], took[keep]
         kept += len(states)
-        if len(states) > limit or kept > 50 * limit:
+        if len(states) > limit or kept > 50 * limit or kept > budget:
             return None
         steps.append((parent, took))
-    at = int(np.argmax(value))
-    best = float(value[at])
-    chosen: List[int] = []
-    for k in range(n - 1, -1, -1):
-        parent, took = steps[k]
-        if took[at]:
-            chosen.append(int(order[k]))
-        at = int(parent[at])
-    return best, sorted(chosen)
+    if stats is not None:
+        stats["states"] = kept
+
+    def rebuild(at: int) -> List[int]:
+        chosen: List[int] = []
+        for k in range(n - 1, -1, -1):
+            parent, took = steps[k]
+            if took[at]:
+                chosen.append(int(order[k]))
+            at = int(parent[at])
+        return sorted(chosen)
+
+    heaviest = np.argsort(-value, kind="stable")
+    if more is not None:
+        for at in heaviest[1:count + 1].tolist():
+            more.append((float(value[at]), rebuild(at)))
+    return float(value[heaviest[0]]), rebuild(int(heaviest[0]))
 
 
-def _max_weight_independent_set(p: _Problem, weights: np.ndarray
+def _max_weight_independent_set(p: _Problem, weights: np.ndarray,
+                                more: Optional[List[Tuple[float, Tuple[int, ...]]]] = None
                                 ) -> Tuple[float, float, Tuple[int, ...]]:
     """An exact maximum-weight independent set of the conflict graph among the links of
     positive weight: by dynamic programming along an order of them where the conflict graph
     is narrow (:func:`_frontier_mwis`), else a MILP (HiGHS: at most one link of each clique
     of a cover of the edges among them): (an upper bound on the largest weight, the set's
-    weight, the set)."""
+    weight, the set). ``more`` gets up to :data:`FRONTIER_SETS` more independent sets,
+    (weight, set), where the dynamic programming prices."""
     cand = np.flatnonzero(weights > 1e-12 * max(1.0, float(weights.max(initial=0.0))))
     if len(cand) == 0:
         return 0.0, 0.0, ()
@@ -1126,9 +1243,13 @@ def _max_weight_independent_set(p: _Problem, weights: np.ndarray
         where = np.full(p.n_links, -1)
         where[cand] = np.arange(len(cand))
         sub = where[order]
+        others: Optional[List[Tuple[float, List[int]]]] = [] if more is not None else None
         exact = _frontier_mwis(p.adjacent[np.ix_(cand, cand)], weights[cand], FRONTIER_STATES,
-                               sub[sub >= 0])
+                               sub[sub >= 0], more=others, count=FRONTIER_SETS)
         if exact is not None:
+            if more is not None and others:
+                more.extend((wt, tuple(sorted(int(cand[i]) for i in local)))
+                            for wt, local in others)
             value, picked_local = exact
             picked_set = tuple(sorted(int(cand[i]) for i in picked_local))
             return max(value, float(weights[list(picked_set)].sum())), value, picked_set
@@ -1503,9 +1624,12 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
                         known.add(c)
                         cols.append(c)
                 continue
+        more: Optional[List[Tuple[float, Tuple[int, ...]]]] = (
+            [] if FRONTIER_SETS and objective in FRONTIER_SETS_FOR else None)
         if center is not None and SMOOTHING > 0.0:
             mu_s = SMOOTHING * center + (1.0 - SMOOTHING) * mu
-            heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu_s)
+            heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu_s,
+                                              more)
             bound_s = _lagrangian_bound(objective, _cheapest(p, mu_s), heaviest)
             if bound_s < center_bound:
                 center, center_bound = mu_s, bound_s
@@ -1515,7 +1639,8 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         extra: Optional[Tuple[int, ...]] = None
         both = PRICE_BOTH and objective == "proportional"
         if (not priced or both) and _gap(objective, upper, value, nf) > tolerance:
-            heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu)
+            heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu,
+                                              more)
             bound_m = _lagrangian_bound(objective, _cheapest(p, mu) if d is None else d,
                                         heaviest)
             if bound_m < center_bound:
@@ -1536,7 +1661,10 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         if out_of_time:
             stopped = "time limit"
             break
-        for c in (candidate, extra):
+        # the other heavy sets of the pricings, those that improve at the master's prices
+        for c in [candidate, extra] + [c for _, c in more or ()
+                                       if float(mu[list(c)].sum())
+                                       > sigma * (1.0 + TOLERANCE) + 1e-12]:
             if c is not None:
                 c = _maximal(p, c, np.argsort(-mu, kind="stable"))
                 if c not in known and c not in found:
