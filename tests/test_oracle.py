@@ -882,16 +882,22 @@ def test_the_stabilised_proportional_fair_master_reaches_the_same_optimum(seed, 
             assert got["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
 
 
+def _saturated_grid(rows: int, cols: int, pairs) -> dict:
+    """A grid at 200 m under range propagation (four neighbours each), saturated UDP flows
+    between ``pairs`` of nodes."""
+    return {"duration_s": 3.0,
+            "radio": {"standard": "802.11b", "data_rate_mbps": 11.0, "basic_rate_mbps": 11.0,
+                      "propagation": "range", "tx_range_m": 250.0},
+            "topology": {"kind": "grid", "rows": rows, "cols": cols, "spacing_m": 200.0},
+            "flows": [{"src": a, "dst": b, "rate_bps": "saturate", "payload_bytes": 1000}
+                      for a, b in pairs]}
+
+
 def test_the_stabilised_master_on_a_grid_agrees_with_the_plain_one_and_bounds_it(monkeypatch):
     """A 4x5 grid under multi-path routing over generated links, where the stabilised master
     (xo.PROX) runs for dozens of iterations: the same optimum as without it, each solve's
     bound above the other's utility, and its masters really were stabilised."""
-    sc = {"duration_s": 3.0,
-          "radio": {"standard": "802.11b", "data_rate_mbps": 11.0, "basic_rate_mbps": 11.0,
-                    "propagation": "range", "tx_range_m": 250.0},
-          "topology": {"kind": "grid", "rows": 4, "cols": 5, "spacing_m": 200.0},
-          "flows": [{"src": a, "dst": b, "rate_bps": "saturate", "payload_bytes": 1000}
-                    for a, b in ((0, 19), (4, 15), (5, 9), (1, 18))]}
+    sc = _saturated_grid(4, 5, ((0, 19), (4, 15), (5, 9), (1, 18)))
     m = xo.model(sc)
     monkeypatch.setattr(xo, "ARC_LIMIT", 0)
     stabilised = []
@@ -919,12 +925,7 @@ def test_the_stabilised_master_on_a_grid_agrees_with_the_plain_one_and_bounds_it
 def test_a_stabilised_master_that_fails_gives_way_to_the_plain_one(monkeypatch):
     """When Clarabel fails on a stabilised proportional-fair master (xo.PROX), the next
     master is solved without the stabilisation and the solve still reaches the optimum."""
-    sc = {"duration_s": 3.0,
-          "radio": {"standard": "802.11b", "data_rate_mbps": 11.0, "basic_rate_mbps": 11.0,
-                    "propagation": "range", "tx_range_m": 250.0},
-          "topology": {"kind": "grid", "rows": 3, "cols": 4, "spacing_m": 200.0},
-          "flows": [{"src": a, "dst": b, "rate_bps": "saturate", "payload_bytes": 1000}
-                    for a, b in ((0, 11), (3, 8), (4, 7), (1, 10))]}
+    sc = _saturated_grid(3, 4, ((0, 11), (3, 8), (4, 7), (1, 10)))
     m = xo.model(sc)
     monkeypatch.setattr(xo, "ARC_LIMIT", 0)
     plain = xo.solve(m, "proportional", "multipath").summary
