@@ -382,10 +382,18 @@ impl Phy {
     /// A wake-up to schedule after this node's state changed at `now`: while the node is
     /// ambiguous, at its next weak arrival or end after `now`, unless one is due by then.
     /// Returns its time and generation; the caller schedules `Event::WeakWake`.
+    /// The common case, a node that is not ambiguous, stays inline in the caller (the Python
+    /// module's LTO left the whole function out of line, 3 % of a 108-node run's samples).
+    #[inline]
     pub fn weak_wake(&mut self, now: SimTime, cfg: &PhyConfig) -> Option<(SimTime, u32)> {
         if !self.ambiguous(cfg) {
             return None;
         }
+        self.next_weak_wake(now)
+    }
+
+    /// [`Phy::weak_wake`] for an ambiguous node.
+    fn next_weak_wake(&mut self, now: SimTime) -> Option<(SimTime, u32)> {
         let next = self
             .weak
             .iter()
