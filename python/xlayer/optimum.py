@@ -1067,7 +1067,12 @@ def _frontier_width(adjacent: np.ndarray, order: np.ndarray) -> int:
         return 0
     pos = np.empty(n, dtype=int)
     pos[order] = np.arange(n)
-    last = _leaves_at(adjacent, pos)
+    return _width(pos, _leaves_at(adjacent, pos))
+
+
+def _width(pos: np.ndarray, last: np.ndarray) -> int:
+    """The most links in the frontier, links taken at steps ``pos`` leaving after ``last``."""
+    n = len(pos)
     ends = np.bincount(last, minlength=n)
     return int((np.cumsum(np.bincount(pos, minlength=n) - ends) + ends).max())
 
@@ -1116,8 +1121,8 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
     frontier link, in one uint64 or, for a frontier of up to 64 x :data:`FRONTIER_WORDS`
     links, in that many (more-testbed under multi-path routing has 68 along reverse
     Cuthill-McKee, but 2,000,000 states there; 52 along the order of fewest states it is
-    priced along, :data:`FRONTIER_ORDERS`); the heaviest final state is the heaviest set. Exact (sums of the weights, as the MILP's
-    objective) and fast where the conflict graph is narrow along some order, as on a grid
+    priced along, :data:`FRONTIER_ORDERS`); the heaviest final state is the heaviest set.
+    Exact (sums of the weights, as the MILP's objective) and fast where the conflict graph is narrow along some order, as on a grid
     (mesh-7x7 under multi-path routing: a frontier of 50 links, 17,000 states, 45 ms where
     HiGHS's MILP took 0.9 s, all of it in its root node). None when the frontier would
     exceed 64 x :data:`FRONTIER_WORDS` links, the states of a step ``limit`` or those of all
@@ -1135,13 +1140,12 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
     if order is None:
         order = np.asarray(reverse_cuthill_mckee(sparse.csr_matrix(adjacent.astype(np.int8)),
                                                  symmetric_mode=True), dtype=int)
-    width = _frontier_width(adjacent, order)
-    words = max(words, -(-width // 64))
-    if words > FRONTIER_WORDS:
-        return None
     pos = np.empty(n, dtype=int)
     pos[order] = np.arange(n)
     last = _leaves_at(adjacent, pos)
+    words = max(words, -(-_width(pos, last) // 64))
+    if words > FRONTIER_WORDS:
+        return None
     leaving: List[List[int]] = [[] for _ in range(n)]
     for i in range(n):
         leaving[int(last[i])].append(i)
