@@ -289,6 +289,11 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             WeakInterference::Bulk => dbm_to_mw(th.rx_dbm.min(th.cs_dbm)),
             WeakInterference::Events => 0.0,
         },
+        // No carrier-sense-only band in bulk unless every MAC is Z-MAC's (`build_zmac`).
+        sensed_below_mw: match r.weak_interference {
+            WeakInterference::Bulk => dbm_to_mw(th.rx_dbm.min(th.cs_dbm)),
+            WeakInterference::Events => 0.0,
+        },
     };
 
     // A link carries traffic when its mean power reaches the reception threshold and its mean
@@ -1040,6 +1045,15 @@ fn build_zmac(sc: &Scenario, world: &mut World) {
         hcl_duration: SimTime::from_secs_f64(z.hcl_duration_s),
         beacon_bytes: z.beacon_bytes,
     };
+    // Z-MAC reads carrier sense only when it decides (at an access, a response timeout), so the
+    // signals a node can sense but not decode reach it in bulk, without events (`Phy::add_sensed`),
+    // when weak interference does. Not with preamble detection, whose detection period an
+    // arrival of any power can end (`Phy::signal_start`).
+    if sc.radio.weak_interference == crate::phy::WeakInterference::Bulk
+        && world.cfg.preamble_detection.is_none()
+    {
+        world.cfg.sensed_below_mw = world.cfg.sensed_below_mw.max(world.cfg.rx_threshold_mw);
+    }
     let board = new_board(world.nodes.len());
     for n in world.nodes.iter_mut() {
         let zm = Zmac::new(n.id, p, board.clone(), sc.seed);

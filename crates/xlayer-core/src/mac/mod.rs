@@ -327,6 +327,11 @@ pub struct Mac {
     /// Whether the current exchange began with RTS.
     active_rts: bool,
     phy_busy: bool,
+    /// Carrier sense of the carrier-sense-only signals the PHY keeps in bulk
+    /// (`Phy::sensed_edge`): `None` while one is on the air, else when the last one ended. Set
+    /// by the caller before a timer that reads the medium (Z-MAC's access, a response
+    /// timeout); `Some(ZERO)` when the scenario delivers none in bulk.
+    sensed_edge: Option<SimTime>,
     nav_until: SimTime,
     nav_timer_at: SimTime,
     /// When the medium last became idle for contention; `None` while busy.
@@ -413,6 +418,7 @@ impl Mac {
             active: 0,
             active_rts: false,
             phy_busy: false,
+            sensed_edge: Some(SimTime::ZERO),
             nav_until: SimTime::ZERO,
             nav_timer_at: SimTime::ZERO,
             idle_since: Some(SimTime::ZERO),
@@ -668,6 +674,13 @@ impl Mac {
         self.update(now, q);
     }
 
+    /// Records carrier sense of the signals the PHY keeps in bulk (`Phy::sensed_edge`), for the
+    /// timer about to fire.
+    #[inline]
+    pub fn set_sensed_edge(&mut self, edge: Option<SimTime>) {
+        self.sensed_edge = edge;
+    }
+
     /// Records carrier sense without re-evaluating (a handler call follows).
     pub fn set_phy_busy(&mut self, busy: bool) {
         self.phy_busy = busy;
@@ -768,7 +781,8 @@ impl Mac {
             TimerKind::ResponseTimeout => {
                 match self.state {
                     State::WaitAck | State::WaitCts
-                        if self.phy_busy && now < self.response_deadline =>
+                        if (self.phy_busy || self.sensed_edge.is_none())
+                            && now < self.response_deadline =>
                     {
                         // A frame began arriving within the timeout (PHY-RXSTART): wait for
                         // its end before judging the attempt (802.11-2016 §10.3.2.9).

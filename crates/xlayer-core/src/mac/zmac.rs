@@ -454,11 +454,18 @@ impl Mac {
     ) {
         let idle_state = self.state == State::Idle;
         let phy_busy = self.phy_busy;
+        let sensed_edge = self.sensed_edge;
         let id = self.id;
         let basic = self.params.basic_rate_mbps;
         let z = self.access.zmac_mut().expect("zmac mode");
         let Some(a) = z.attempt.take() else { return };
-        let idle = idle_state && !phy_busy && !z.busy && z.idle_edge <= a.origin;
+        // Idle since the attempt's origin: by the signals carrier sense followed with events
+        // (`busy`, `idle_edge`) and by those the PHY keeps in bulk (`sensed_edge`).
+        let idle = idle_state
+            && !phy_busy
+            && !z.busy
+            && z.idle_edge <= a.origin
+            && sensed_edge.is_some_and(|e| e <= a.origin);
         if !idle {
             z.stats.deferrals += 1;
             self.zmac_poke(z_next(now), q);

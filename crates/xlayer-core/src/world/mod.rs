@@ -510,6 +510,9 @@ impl World {
                 generation,
             } => {
                 let n = &mut self.nodes[node as usize];
+                if self.cfg.sensed_below_mw > self.cfg.weak_below_mw {
+                    n.mac.set_sensed_edge(n.phy.sensed_edge(now));
+                }
                 n.mac.on_timer(
                     now,
                     kind,
@@ -768,6 +771,7 @@ impl World {
         };
         let slot = &mut self.txs[tx as usize];
         let weak_below_mw = self.cfg.weak_below_mw;
+        let sensed_below_mw = self.cfg.sensed_below_mw;
         for (i, link) in links.iter().enumerate() {
             let to = &mut self.nodes[link.to as usize];
             let mut power = link.mean_rx_mw * factor;
@@ -782,7 +786,11 @@ impl World {
                     power *= e;
                 }
             }
-            if power < weak_below_mw && link.delay > SimTime::ZERO {
+            if power < sensed_below_mw && power >= weak_below_mw && link.delay > SimTime::ZERO {
+                // Carrier-sense-only, in bulk: the MAC asks for it when it decides.
+                let start = now + link.delay;
+                to.phy.add_sensed(now, start, start + timing.total, power);
+            } else if power < weak_below_mw && link.delay > SimTime::ZERO {
                 // Weak interference, in bulk: no events unless it may tip carrier sense.
                 let start = now + link.delay;
                 to.phy.add_weak(now, start, start + timing.total, power);
