@@ -20,6 +20,14 @@ flows). Iterations and columns do not depend on the machine's load; the times do
 ``--set NAME=VALUE`` (repeatable) sets one of ``xlayer.optimum``'s module constants for the
 run (a Python literal: ``--set GREEDY_TRIES=64 --set PRICE_BOTH=False``), to time a variant
 beside the defaults.
+
+``--pricing-stats`` prints, after each solve, what its exact pricings priced: how many links had
+a positive price (the maximum-weight independent set runs over those only) and the frontier of
+the dynamic programming (``xlayer.optimum._frontier_mwis``) over them along reverse
+Cuthill-McKee of their conflict sub-graph and along the order grown from it
+(``_narrow_order``): min / median / max over the pricings, and how many would fit its 64 x
+``FRONTIER_WORDS`` links. The widths are computed outside the timed pricing but inside the
+solve, so its time is not comparable then.
 """
 from __future__ import annotations
 
@@ -43,6 +51,8 @@ def main() -> int:
     ap.add_argument("--gap", type=float, default=None)
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="set a module constant of xlayer.optimum (a Python literal)")
+    ap.add_argument("--pricing-stats", action="store_true",
+                    help="after each solve, the exact pricings' priced links and frontiers")
     args = ap.parse_args()
     import ast
 
@@ -53,6 +63,9 @@ def main() -> int:
         if not name.isupper() or not hasattr(xo, name):
             ap.error(f"--set {item}: xlayer.optimum has no constant {name!r}")
         setattr(xo, name, ast.literal_eval(value))
+    stats: list = []
+    if args.pricing_stats:
+        _record_pricings(xo, stats)
 
     paths = args.scenario or [str(ROOT / "scenarios" / f"{s}.toml") for s in SCENARIOS]
     print("| scenario | routing | objective | form | links | conflicts | columns | paths "
@@ -73,9 +86,51 @@ def main() -> int:
                       f"| {s['iterations']} "
                       f"| {model_s:.1f} s | {solve_s:.1f} s | {s['gap']:.1e} | {s['stopped']} |",
                       flush=True)
+                if args.pricing_stats:
+                    _print_pricings(xo, stats)
+                    stats.clear()
                 if solve_s > args.limit:
                     break
     return 0
+
+
+def _record_pricings(xo, stats: list) -> None:
+    """Wraps the exact pricing so that each call appends (priced links, frontier along reverse
+    Cuthill-McKee of their conflict sub-graph, along the order grown from it) to ``stats``."""
+    import numpy as np
+    from scipy import sparse
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+
+    pricing = xo._max_weight_independent_set
+
+    def recorded(p, weights, more=None):
+        cand = np.flatnonzero(weights > 1e-12 * max(1.0, float(weights.max(initial=0.0))))
+        if len(cand):
+            sub = p.adjacent[np.ix_(cand, cand)]
+            rcm = np.asarray(reverse_cuthill_mckee(sparse.csr_matrix(sub.astype(np.int8)),
+                                                   symmetric_mode=True), dtype=int)
+            stats.append((len(cand), xo._frontier_width(sub, rcm),
+                          xo._frontier_width(sub, xo._narrow_order(sub, rcm[::-1]))))
+        return pricing(p, weights, more)
+
+    xo._max_weight_independent_set = recorded
+
+
+def _print_pricings(xo, stats: list) -> None:
+    import numpy as np
+
+    if not stats:
+        print("  exact pricings: none", flush=True)
+        return
+    a = np.asarray(stats)
+    fit = 64 * xo.FRONTIER_WORDS
+
+    def spread(col) -> str:
+        return f"{col.min()} / {int(np.median(col))} / {col.max()}"
+
+    print(f"  exact pricings: {len(a)}; priced links {spread(a[:, 0])}; frontier along reverse "
+          f"Cuthill-McKee {spread(a[:, 1])}, grown {spread(a[:, 2])}; within {fit} links: "
+          f"{int((a[:, 1:].min(axis=1) <= fit).sum())}", flush=True)
 
 
 if __name__ == "__main__":
