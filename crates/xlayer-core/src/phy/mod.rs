@@ -407,8 +407,7 @@ impl Phy {
     /// `now` (before `start`) is when it is sent.
     pub fn add_sensed(&mut self, now: SimTime, start: SimTime, end: SimTime, power_mw: f64) {
         debug_assert!(now < start && start < end);
-        let horizon = self.horizon(now);
-        self.prune_sensed(horizon);
+        self.prune_weak(now);
         self.sensed.push(WeakSignal {
             start,
             end,
@@ -420,31 +419,7 @@ impl Phy {
     /// Drops the signals in bulk that are over and integrated: ended by `now`, and by the start
     /// of the reception's open chunk. The weak bound is summed afresh (no drift).
     fn prune_weak(&mut self, now: SimTime) {
-        let horizon = self.horizon(now);
-        self.prune_sensed(horizon);
-        if horizon < self.weak_first_end {
-            return;
-        }
-        self.weak.retain(|w| w.end > horizon);
-        self.weak_bound_mw = self.weak.iter().map(|w| w.power_mw).sum();
-        self.weak_first_end = self
-            .weak
-            .iter()
-            .map(|w| w.end)
-            .min()
-            .unwrap_or(SimTime::MAX);
-    }
-
-    /// Up to when the signals in bulk are over and integrated at `now`: `now`, or the start of
-    /// the reception's open chunk.
-    #[inline]
-    fn horizon(&self, now: SimTime) -> SimTime {
-        self.rx.as_ref().map_or(now, |rx| rx.chunk_start.min(now))
-    }
-
-    /// [`Phy::prune_weak`]'s part for the carrier-sense-only signals (alone when one joins:
-    /// the weak list is pruned when a weak one joins or the node wakes).
-    fn prune_sensed(&mut self, horizon: SimTime) {
+        let horizon = self.rx.as_ref().map_or(now, |rx| rx.chunk_start.min(now));
         if horizon >= self.sensed_first_end {
             let mut last = self.sensed_last_end;
             self.sensed.retain(|w| {
@@ -462,6 +437,17 @@ impl Phy {
                 .min()
                 .unwrap_or(SimTime::MAX);
         }
+        if horizon < self.weak_first_end {
+            return;
+        }
+        self.weak.retain(|w| w.end > horizon);
+        self.weak_bound_mw = self.weak.iter().map(|w| w.power_mw).sum();
+        self.weak_first_end = self
+            .weak
+            .iter()
+            .map(|w| w.end)
+            .min()
+            .unwrap_or(SimTime::MAX);
     }
 
     /// Whether weak signals can change carrier sense from `now` on: the node neither transmits
