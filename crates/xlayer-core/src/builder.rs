@@ -270,6 +270,11 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             (rate, 10f64.powf(db / 10.0))
         })
         .collect();
+    // Below both thresholds a signal can neither be decoded nor sensed alone: in bulk.
+    let weak_below_mw = match r.weak_interference {
+        WeakInterference::Bulk => dbm_to_mw(th.rx_dbm.min(th.cs_dbm)),
+        WeakInterference::Events => 0.0,
+    };
     let cfg = PhyConfig {
         standard,
         timing,
@@ -284,16 +289,9 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
             window: PreambleDetection::WINDOW,
         }),
         sinr_thresholds,
-        // Below both thresholds a signal can neither be decoded nor sensed alone: in bulk.
-        weak_below_mw: match r.weak_interference {
-            WeakInterference::Bulk => dbm_to_mw(th.rx_dbm.min(th.cs_dbm)),
-            WeakInterference::Events => 0.0,
-        },
+        weak_below_mw,
         // No carrier-sense-only band in bulk unless every MAC is Z-MAC's (`build_zmac`).
-        sensed_below_mw: match r.weak_interference {
-            WeakInterference::Bulk => dbm_to_mw(th.rx_dbm.min(th.cs_dbm)),
-            WeakInterference::Events => 0.0,
-        },
+        sensed_below_mw: weak_below_mw,
     };
 
     // A link carries traffic when its mean power reaches the reception threshold and its mean

@@ -42,7 +42,8 @@
 //! alone makes the medium busy, so the medium was idle over an interval exactly when the signals
 //! with events left it idle and no sensed one was on the air in it. The runs are those of one
 //! event per arrival and end to the last bit on every shipped Z-MAC scenario
-//! (`scripts/result_hashes.py`), with 37-57 % fewer events. DCF counts its backoff down through every busy period and keeps the events.
+//! (`scripts/result_hashes.py`), with 37-57 % fewer events. DCF counts its backoff down through
+//! every busy period and keeps the events.
 //!
 //! Equal-time order is the one thing that moves: a weak arrival or end at the instant of another
 //! event counts as already there. [`WeakInterference::Events`] keeps one start and one end event
