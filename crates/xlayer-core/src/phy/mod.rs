@@ -418,37 +418,55 @@ impl Phy {
     }
 
     /// Drops the signals in bulk that are over and integrated: ended by `now`, and by the start
-    /// of the reception's open chunk. The weak bound is summed afresh (no drift).
+    /// of the reception's open chunk. Called at every signal delivered in bulk, so the test
+    /// that nothing is due stays inline.
+    #[inline]
     fn prune_weak(&mut self, now: SimTime) {
         let horizon = self.rx.as_ref().map_or(now, |rx| rx.chunk_start.min(now));
         if horizon >= self.sensed_first_end {
-            let mut last = self.sensed_last_end;
-            self.sensed.retain(|w| {
-                let over = w.end <= horizon;
-                if over {
-                    last = last.max(w.end);
-                }
-                !over
-            });
-            self.sensed_last_end = last;
-            self.sensed_first_end = self
-                .sensed
-                .iter()
-                .map(|w| w.end)
-                .min()
-                .unwrap_or(SimTime::MAX);
+            self.prune_sensed(horizon);
         }
-        if horizon < self.weak_first_end {
-            return;
+        if horizon >= self.weak_first_end {
+            self.prune_weak_list(horizon);
         }
-        self.weak.retain(|w| w.end > horizon);
-        self.weak_bound_mw = self.weak.iter().map(|w| w.power_mw).sum();
-        self.weak_first_end = self
-            .weak
-            .iter()
-            .map(|w| w.end)
-            .min()
-            .unwrap_or(SimTime::MAX);
+    }
+
+    /// Drops the weak signals ended by `horizon` in one pass that keeps the others in order,
+    /// sums their powers afresh in that order (no drift: the bound [`Phy::busy`] and the
+    /// wake-ups compare is the float a sum over the kept list gives) and finds their first end.
+    fn prune_weak_list(&mut self, horizon: SimTime) {
+        let (mut kept, mut bound, mut first_end) = (0, -0.0_f64, SimTime::MAX);
+        for i in 0..self.weak.len() {
+            let w = self.weak[i];
+            if w.end > horizon {
+                self.weak[kept] = w;
+                kept += 1;
+                bound += w.power_mw;
+                first_end = first_end.min(w.end);
+            }
+        }
+        self.weak.truncate(kept);
+        self.weak_bound_mw = bound;
+        self.weak_first_end = first_end;
+    }
+
+    /// Drops the carrier-sense-only signals ended by `horizon` in one pass, remembering the
+    /// latest end among them.
+    fn prune_sensed(&mut self, horizon: SimTime) {
+        let (mut kept, mut last, mut first_end) = (0, self.sensed_last_end, SimTime::MAX);
+        for i in 0..self.sensed.len() {
+            let w = self.sensed[i];
+            if w.end > horizon {
+                self.sensed[kept] = w;
+                kept += 1;
+                first_end = first_end.min(w.end);
+            } else {
+                last = last.max(w.end);
+            }
+        }
+        self.sensed.truncate(kept);
+        self.sensed_last_end = last;
+        self.sensed_first_end = first_end;
     }
 
     /// Whether weak signals can change carrier sense from `now` on: the node neither transmits
