@@ -501,6 +501,65 @@ def test_a_solve_cut_short_still_bounds_the_optimum_from_above():
         assert short["bound"] >= best - 1e-6 * max(1.0, abs(best))
 
 
+@pytest.mark.parametrize("price_every_iteration", [True, False])
+def test_a_solve_reports_every_iteration_and_its_last_report_is_its_summary(
+        price_every_iteration, monkeypatch):
+    """``progress`` (``xlayer oracle``'s status line) hears each iteration in order, and the
+    last report says what the summary says: the iterations, the gap. Both ways an iteration
+    can end: with an exact pricing, or with greedy sets only (what large conflict graphs do,
+    where the exact pricing is not run every iteration)."""
+    monkeypatch.setattr(xo, "PRICE_EVERY_ITERATION", price_every_iteration)
+    small = _random_model(random.Random(3))
+    cases = [(small, "static"), (small, "multipath"), (xo.model("scenarios/mesh-7x7.toml"),
+                                                       "static")]
+    for (m, routing), obj in itertools.product(cases, ("proportional", "aggregate", "maxmin")):
+        seen = []
+        got = xo.solve(m, obj, routing, progress=seen.append).summary
+        assert [p.iteration for p in seen] == list(range(1, got["iterations"] + 1))
+        assert all(p.objective == obj and p.columns > 0 and p.paths > 0 for p in seen)
+        assert all(a.elapsed_s <= b.elapsed_s for a, b in zip(seen, seen[1:]))
+        assert max(seen[-1].gap, 0.0) == pytest.approx(got["gap"], abs=1e-12)
+        assert got["stopped"] == "optimal" and seen[-1].gap <= xo.GAP_TOLERANCE
+
+
+def test_the_oracle_status_line_names_the_solve_and_its_gap_in_the_summarys_units():
+    from xlayer.cli import _solve_status
+
+    def line(objective, gap):
+        return _solve_status(xo.SolveProgress(objective, 7, 12.4, 1234, 40, gap))
+
+    assert line("proportional", 0.0321) == (
+        "oracle, proportional: iteration 7, 1,234 sets, 40 paths, gap 3.2e-02 per flow, 12 s")
+    assert "gap 4.5%" in line("aggregate", 0.045)
+    assert "no bound yet" in line("maxmin", float("inf"))
+
+
+def test_the_status_line_shows_only_for_work_that_lasts():
+    import io
+    import time
+
+    from rich.console import Console
+
+    from xlayer._progress import StatusLine
+
+    out = io.StringIO()
+    quick = StatusLine(delay_s=0.3, console=Console(file=out, force_terminal=True))
+    quick("oracle, proportional: iteration 1")
+    quick.close()
+    time.sleep(0.4)
+    assert not quick.shown and out.getvalue() == ""
+    out = io.StringIO()
+    slow = StatusLine(delay_s=0.05, console=Console(file=out, force_terminal=True))
+    slow("oracle, proportional: iteration 1")
+    deadline = time.monotonic() + 5
+    while not slow.shown and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert slow.shown
+    slow("oracle, proportional: iteration 2")
+    slow.close()
+    assert "iteration" in out.getvalue() and not slow.shown
+
+
 def test_a_solve_ends_once_its_bound_is_within_the_gap_asked():
     """``gap=G`` (``xlayer oracle --gap G``) ends the generation once the upper bound is within
     G of the best solution found: the optimum by brute force lies between the two."""

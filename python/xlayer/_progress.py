@@ -5,13 +5,14 @@ callback ``callback(now_s, end_s)`` after each step. :class:`ProgressBar` is suc
 draws nothing until the run has taken ``delay_s`` of wall-clock time, so quick runs print no bar.
 
 :class:`StepProgress` is the same for work done in named steps (``xlayer plot`` and ``xlayer
-report``: loading a sweep, drawing each plot): ``callback(done, total, what)``.
+report``: loading a sweep, drawing each plot): ``callback(done, total, what)``. :class:`StatusLine`
+is a line of text for work of unknown length (``xlayer oracle``'s solves): ``callback(text)``.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from rich.console import Console
 from rich.progress import (
@@ -22,6 +23,9 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+if TYPE_CHECKING:
+    from rich.status import Status
 
 #: ``callback(now_s, end_s)``, called as simulated time advances.
 ProgressCallback = Callable[[float, float], None]
@@ -134,6 +138,57 @@ class StepProgress:
                 self._progress = None
 
     def __enter__(self) -> "StepProgress":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class StatusLine:
+    """A one-line status on stderr (a spinner and ``text``), drawn once the work has lasted
+    ``delay_s`` and removed by :meth:`close`: for work whose length is not known ahead, such as
+    ``xlayer oracle``'s column generation. Call it with the new text as the work goes on."""
+
+    def __init__(self, *, delay_s: float = 0.5, console: Optional[Console] = None) -> None:
+        import threading
+
+        self._console = console if console is not None else Console(stderr=True)
+        self._status: Optional["Status"] = None
+        self._text = "starting"
+        self._lock = threading.Lock()
+        self._closed = False
+        self._timer = threading.Timer(delay_s, self._show)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _show(self) -> None:
+        with self._lock:
+            if self._closed or self._status is not None:
+                return
+            self._status = self._console.status(self._text)
+            self._status.start()
+
+    def __call__(self, text: str) -> None:
+        with self._lock:
+            self._text = text
+            if self._status is not None:
+                self._status.update(text)
+
+    @property
+    def shown(self) -> bool:
+        """Whether the line has been drawn."""
+        return self._status is not None
+
+    def close(self) -> None:
+        """Removes the line (if it was ever drawn) and stops waiting to draw it."""
+        with self._lock:
+            self._closed = True
+            self._timer.cancel()
+            if self._status is not None:
+                self._status.stop()
+                self._status = None
+
+    def __enter__(self) -> "StatusLine":
         return self
 
     def __exit__(self, *exc: object) -> None:

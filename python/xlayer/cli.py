@@ -427,8 +427,22 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
         overrides, seed = (), None
     else:
         overrides, seed = args.overrides, args.seed
-    o = oracle(source, objective=args.objective, routing=args.routing, overrides=overrides,
-               seed=seed, backoff=args.backoff, time_limit=args.time_limit, gap=args.gap)
+    # A solve can take minutes (the 108-node scenarios under multi-path routing): on a
+    # terminal a status line says where it stands. Not for a sweep folder (its own bar).
+    status = None
+    given = Path(args.scenario) if args.scenario is not None else None
+    sweep = given is not None and given.is_dir() and (given / "sweep.json").is_file()
+    if not args.json and not sweep and sys.stderr.isatty():
+        from xlayer._progress import StatusLine
+
+        status = StatusLine()
+    try:
+        o = oracle(source, objective=args.objective, routing=args.routing, overrides=overrides,
+                   seed=seed, backoff=args.backoff, time_limit=args.time_limit, gap=args.gap,
+                   progress=None if status is None else (lambda p: status(_solve_status(p))))
+    finally:
+        if status is not None:
+            status.close()
     if isinstance(o, OracleSweep):
         if args.json:
             out = {"runs": _records(o.runs), "flows": _records(o.flows)}
@@ -452,6 +466,20 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
     for key, value in s.items():
         console.print(f"{key}: {_fmt_value(value)}")
     return 0
+
+
+def _solve_status(p: Any) -> str:
+    """An oracle solve's status line (a :class:`xlayer.optimum.SolveProgress`): which solve,
+    its iteration, the independent sets and paths its master holds, how far from the optimum,
+    the time so far."""
+    if math.isinf(p.gap):
+        gap = "no bound yet"
+    elif p.objective == "proportional":
+        gap = f"gap {p.gap:.1e} per flow"
+    else:
+        gap = f"gap {p.gap:.1%}"
+    return (f"oracle, {p.objective}: iteration {p.iteration}, {p.columns:,} sets, "
+            f"{p.paths:,} paths, {gap}, {p.elapsed_s:.0f} s")
 
 
 def _records(df: Any) -> List[Dict[str, Any]]:

@@ -75,8 +75,8 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple,
-                    Union)
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence,
+                    Tuple, Union)
 
 import numpy as np
 import pandas as pd
@@ -274,6 +274,25 @@ def model(scenario: Any = None, overrides: Iterable[str] = (), seed: Optional[in
     raw = load_scenario(scenario, overrides, seed)
     m = _core.oracle_model(json.dumps(raw, allow_nan=False))
     return m
+
+
+class SolveProgress(NamedTuple):
+    """Where a :func:`solve` stands, given to its ``progress`` callback after each iteration
+    that solved a master: ``gap`` is the summary's (relative for the aggregate and max-min, per
+    flow in ln(rate) for proportional fairness; infinite until the first exact pricing gives
+    a bound), ``columns`` the independent sets in the master, ``paths`` its generated paths
+    (the flows under static routing)."""
+
+    objective: str
+    iteration: int
+    elapsed_s: float
+    columns: int
+    paths: int
+    gap: float
+
+
+#: ``progress(state)``: called by :func:`solve` as the column generation goes on.
+SolveCallback = Callable[[SolveProgress], None]
 
 
 @dataclass
@@ -1440,7 +1459,8 @@ def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, 
 def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = "static",
           columns: Optional[Sequence[Sequence[int]]] = None, backoff: str = "none",
           start: Optional[Sequence[Sequence[int]]] = None, gap: Optional[float] = None,
-          time_limit: Optional[float] = None) -> OracleResult:
+          time_limit: Optional[float] = None,
+          progress: Optional[SolveCallback] = None) -> OracleResult:
     """The optimum of a model (the dict :func:`model` returns, or one of the same shape).
 
     ``columns``: a fixed list of independent sets (global link indices) to optimise over,
@@ -1452,7 +1472,8 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     value, or, with ``time_limit`` (seconds), at the first exact pricing after that long; the
     summary's ``bound`` (an upper bound on the objective, valid however the generation
     ended), ``gap`` and ``stopped`` (optimal, time limit, iterations, master failed) say how
-    close the returned optimum is.
+    close the returned optimum is. ``progress``: called with a :class:`SolveProgress` after
+    each iteration (``xlayer oracle`` draws it as a status line on a terminal).
     """
     if objective not in OBJECTIVES:
         raise ScenarioError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
@@ -1502,6 +1523,13 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     best_value = -math.inf
     plain_next = False
     stab_used = False  # any master stabilised yet: then the best feasible rates so far stand
+
+    def report() -> None:
+        if progress is not None:
+            paths = len(master.paths) if master.allowed is not None else nf
+            progress(SolveProgress(objective, iterations, time.perf_counter() - t0, len(cols),
+                                   paths, _gap(objective, upper, value, nf)))
+
     while True:
         iterations += 1
         stabilised = (PROX > 0 and objective == "proportional" and generate
@@ -1592,6 +1620,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
                 print(f"it {iterations} t {time.perf_counter() - t0:.1f} value {value:.8g} "
                       f"cols {len(cols)} greedy {len(found)} paths {len(master.paths)} "
                       f"new {new_paths} {_clock_text()}", flush=True)
+            report()
             for c in found:
                 known.add(c)
                 cols.append(c)
@@ -1660,6 +1689,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
                   f"upper {upper:.8g} gap {_gap(objective, upper, value, nf):.2e} "
                   f"cols {len(cols)} greedy {len(found)} paths {len(master.paths)} "
                   f"new {new_paths} smoothed {priced} {_clock_text()}", flush=True)
+        report()
         if _gap(objective, upper, value, nf) <= tolerance:
             break
         if out_of_time:
@@ -1797,23 +1827,23 @@ def run_routing(scenario: Mapping[str, Any]) -> str:
 
 
 def _bounds(m: Mapping[str, Any], objective: str, routing: str, backoff: str,
-            time_limit: Optional[float] = None, gap: Optional[float] = None
-            ) -> Dict[str, OracleResult]:
+            time_limit: Optional[float] = None, gap: Optional[float] = None,
+            progress: Optional[SolveCallback] = None) -> Dict[str, OracleResult]:
     """The optima a comparison needs: ``objective``'s, the proportional-fair one and the
     largest aggregate, each solve warm-started with the columns of the ones before."""
     out: Dict[str, OracleResult] = {}
     start: List[Tuple[int, ...]] = []
     for obj in dict.fromkeys([objective, "proportional", "aggregate"]):
         out[obj] = solve(m, obj, routing, backoff=backoff, start=start, time_limit=time_limit,
-                         gap=gap)
+                         gap=gap, progress=progress)
         start = out[obj].columns
     return out
 
 
 def _compare(m: Mapping[str, Any], measured: pd.DataFrame, objective: str, routing: str,
-             backoff: str, time_limit: Optional[float] = None, gap: Optional[float] = None
-             ) -> OracleResult:
-    res = _bounds(m, objective, routing, backoff, time_limit, gap)
+             backoff: str, time_limit: Optional[float] = None, gap: Optional[float] = None,
+             progress: Optional[SolveCallback] = None) -> OracleResult:
+    res = _bounds(m, objective, routing, backoff, time_limit, gap, progress)
     pf = res["proportional"]
     return compare_run(res[objective], measured, pf.summary["utility"],
                        res["aggregate"].summary["aggregate_bps"], m=m,
@@ -1825,8 +1855,8 @@ def _compare(m: Mapping[str, Any], measured: pd.DataFrame, objective: str, routi
 def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = None,
            objective: str = "proportional", routing: Optional[str] = None,
            overrides: Iterable[str] = (), seed: Optional[int] = None, backoff: str = "none",
-           time_limit: Optional[float] = None, gap: Optional[float] = None
-           ) -> Union[OracleResult, "OracleSweep"]:
+           time_limit: Optional[float] = None, gap: Optional[float] = None,
+           progress: Optional[SolveCallback] = None) -> Union[OracleResult, "OracleSweep"]:
     """The optimum of a scenario (TOML path, dict, None for the default); given a run's result
     folder (``scenario.toml`` + ``flows.csv``), the optimum of the scenario it ran with the
     run's measured rates beside it and its fractions of the optimal utility and aggregate
@@ -1834,8 +1864,8 @@ def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = Non
     (:func:`sweep_oracle`). ``objective``: proportional (sum of log rates), aggregate or maxmin;
     ``routing``: static (the scenario's routes) or multipath (free multi-commodity flow);
     default static for a scenario, :func:`run_routing` for a run. ``backoff``: see
-    :data:`BACKOFFS`. ``time_limit`` and ``gap``: each solve's (:func:`solve`; not for a sweep
-    folder).
+    :data:`BACKOFFS`. ``time_limit``, ``gap`` and ``progress``: each solve's (:func:`solve`;
+    not for a sweep folder).
 
     >>> o = xlayer.oracle("scenarios/chain.toml")
     >>> o.flows[["flow", "rate_bps"]]; o.summary["utility"], o.summary["aggregate_bps"]
@@ -1854,9 +1884,9 @@ def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = Non
         m = _core.oracle_model(json.dumps(full, allow_nan=False))
         measured = read_csv_table(folder / "flows.csv", ("flow", "throughput_bps"))
         return _compare(m, measured, objective, routing or run_routing(full), backoff,
-                        time_limit, gap)
+                        time_limit, gap, progress)
     return solve(model(source, overrides, seed), objective, routing or "static", backoff=backoff,
-                 time_limit=time_limit, gap=gap)
+                 time_limit=time_limit, gap=gap, progress=progress)
 
 
 # ----------------------------------------------------------------------------------------------
