@@ -12,6 +12,7 @@
 //!   (a flow that received nothing counts as 1 bit/s, i.e. contributes 0, and is reported in
 //!   `starved_flows`); aggregate throughput `Σ r_i`.
 
+pub mod hdr;
 pub mod pcap;
 
 use crate::sim::SimTime;
@@ -78,16 +79,16 @@ impl FlowStats {
 /// Words of the duplicate-detection window: 1024 × 64 = 65,536 sequence numbers (8 KiB a flow).
 pub const SEEN_WINDOW_WORDS: usize = 1024;
 
-/// A flow's packet delays in bounded memory: the exact count and sum (an exact mean) and an HDR
-/// histogram (Gil Tene's HdrHistogram, through the `hdrhistogram` crate) with 3 significant
-/// decimal digits for the quantiles, so a reported quantile is within 0.1 % of the exact order
-/// statistic. The histogram is allocated at the first sample and grows with the largest delay
-/// (about 100 kB for delays up to 10 s), never with the number of packets.
+/// A flow's packet delays in bounded memory: the exact count and sum (an exact mean) and the
+/// bins of an HDR histogram (Gil Tene's HdrHistogram) with 3 significant decimal digits for the
+/// quantiles, so a reported quantile is within 0.1 % of the exact order statistic. The bins
+/// ([`hdr::HdrBins`]: the quantiles of the `hdrhistogram` crate, held sparsely) grow with the
+/// spread of the delays (a few kB an octave), never with the number of packets.
 #[derive(Debug, Default, Clone)]
 pub struct Delays {
     count: u64,
     sum_ns: u128,
-    hist: Option<hdrhistogram::Histogram<u32>>,
+    bins: hdr::HdrBins,
 }
 
 impl Delays {
@@ -97,14 +98,8 @@ impl Delays {
     pub fn record(&mut self, ns: u64) {
         self.count += 1;
         self.sum_ns += ns as u128;
-        let h = self.hist.get_or_insert_with(|| {
-            hdrhistogram::Histogram::new(Self::SIGNIFICANT_DIGITS)
-                .expect("3 significant digits is a valid precision")
-        });
-        // A zero delay is recorded as 1 ns (the histogram's lowest value). The histogram grows
-        // to the value; recording fails only when one bucket's count would pass u32::MAX (four
-        // billion packets of one delay), and then the sample is left out of the quantiles only.
-        let _ = h.record(ns.max(1));
+        // A zero delay counts as 1 ns (the histogram's lowest value).
+        self.bins.record(ns);
     }
 
     pub fn count(&self) -> u64 {
@@ -127,13 +122,12 @@ impl Delays {
     /// The `q` quantile (nearest rank) in nanoseconds, to the histogram's precision; `None`
     /// without samples.
     pub fn quantile_ns(&self, q: f64) -> Option<u64> {
-        let h = self.hist.as_ref().filter(|_| self.count > 0)?;
-        Some(h.value_at_quantile(q))
+        (self.count > 0).then(|| self.bins.value_at_quantile(q))
     }
 
-    /// Bytes the histogram holds.
+    /// Bytes the histogram's bins hold.
     pub fn memory_bytes(&self) -> usize {
-        self.hist.as_ref().map_or(0, |h| h.distinct_values() * 4)
+        self.bins.memory_bytes()
     }
 }
 
