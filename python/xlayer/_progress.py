@@ -12,7 +12,7 @@ is a line of text for work of unknown length (``xlayer oracle``'s solves): ``cal
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from rich.console import Console
 from rich.progress import (
@@ -79,7 +79,56 @@ class ProgressBar:
 StepCallback = Callable[[int, int, str], None]
 
 
-class StepProgress:
+class _Delayed:
+    """What :class:`StepProgress` and :class:`StatusLine` share: a rich display on stderr
+    (:meth:`_draw` builds it) started once the work has lasted ``delay_s`` — by a timer, so a
+    step still under way then brings it up — unless :meth:`close` came first; ``close``
+    removes it. Updates and the timer take the same lock."""
+
+    def __init__(self, delay_s: float, console: Optional[Console]) -> None:
+        import threading
+
+        self._console = console if console is not None else Console(stderr=True)
+        self._live: Optional[Any] = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self._timer = threading.Timer(delay_s, self._show)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _draw(self) -> Any:
+        """The display to start (a rich ``Progress`` or ``Status``), from the latest state."""
+        raise NotImplementedError
+
+    def _show(self) -> None:
+        with self._lock:
+            if self._closed or self._live is not None:
+                return
+            self._live = self._draw()
+            self._live.start()
+
+    @property
+    def shown(self) -> bool:
+        """Whether the display has been drawn."""
+        return self._live is not None
+
+    def close(self) -> None:
+        """Removes the display (if it was ever drawn) and stops waiting to draw it."""
+        with self._lock:
+            self._closed = True
+            self._timer.cancel()
+            if self._live is not None:
+                self._live.stop()
+                self._live = None
+
+    def __enter__(self) -> "_Delayed":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class StepProgress(_Delayed):
     """Step callback drawing ``what`` and ``done / total`` steps on stderr once the work has
     lasted ``delay_s``; quick work prints nothing. A step that is still under way when
     ``delay_s`` has passed (loading a large sweep, say) brings the bar up by itself, with its
@@ -87,109 +136,46 @@ class StepProgress:
 
     def __init__(self, label: str = "working", *, delay_s: float = 0.5,
                  console: Optional[Console] = None) -> None:
-        import threading
-
         self._label = label
-        self._console = console if console is not None else Console(stderr=True)
-        self._progress: Optional[Progress] = None
         self._task: Optional[TaskID] = None
         self._last = (0, 0, "")
-        self._lock = threading.Lock()
-        self._closed = False
-        self._timer = threading.Timer(delay_s, self._show)
-        self._timer.daemon = True
-        self._timer.start()
+        super().__init__(delay_s, console)
 
-    def _show(self) -> None:
-        with self._lock:
-            if self._closed or self._progress is not None:
-                return
-            done, total, what = self._last
-            self._progress = Progress(
-                TextColumn(f"[bold]{self._label}"),
-                BarColumn(),
-                TextColumn("{task.completed}/{task.total} {task.description}"),
-                TimeElapsedColumn(),
-                console=self._console,
-                transient=True,
-            )
-            self._task = self._progress.add_task(what, total=total or None, completed=done)
-            self._progress.start()
+    def _draw(self) -> Progress:
+        done, total, what = self._last
+        progress = Progress(
+            TextColumn(f"[bold]{self._label}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total} {task.description}"),
+            TimeElapsedColumn(),
+            console=self._console,
+            transient=True,
+        )
+        self._task = progress.add_task(what, total=total or None, completed=done)
+        return progress
 
     def __call__(self, done: int, total: int, what: str) -> None:
         with self._lock:
             self._last = (done, total, what)
-            if self._progress is not None and self._task is not None:
-                self._progress.update(self._task, completed=done, total=total or None,
-                                      description=what)
-
-    @property
-    def shown(self) -> bool:
-        """Whether the bar has been drawn."""
-        return self._progress is not None
-
-    def close(self) -> None:
-        """Removes the bar (if it was ever drawn) and stops waiting to draw it."""
-        with self._lock:
-            self._closed = True
-            self._timer.cancel()
-            if self._progress is not None:
-                self._progress.stop()
-                self._progress = None
-
-    def __enter__(self) -> "StepProgress":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+            if self._live is not None and self._task is not None:
+                self._live.update(self._task, completed=done, total=total or None,
+                                  description=what)
 
 
-class StatusLine:
+class StatusLine(_Delayed):
     """A one-line status on stderr (a spinner and ``text``), drawn once the work has lasted
     ``delay_s`` and removed by :meth:`close`: for work whose length is not known ahead, such as
     ``xlayer oracle``'s column generation. Call it with the new text as the work goes on."""
 
     def __init__(self, *, delay_s: float = 0.5, console: Optional[Console] = None) -> None:
-        import threading
-
-        self._console = console if console is not None else Console(stderr=True)
-        self._status: Optional["Status"] = None
         self._text = "starting"
-        self._lock = threading.Lock()
-        self._closed = False
-        self._timer = threading.Timer(delay_s, self._show)
-        self._timer.daemon = True
-        self._timer.start()
+        super().__init__(delay_s, console)
 
-    def _show(self) -> None:
-        with self._lock:
-            if self._closed or self._status is not None:
-                return
-            self._status = self._console.status(self._text)
-            self._status.start()
+    def _draw(self) -> "Status":
+        return self._console.status(self._text)
 
     def __call__(self, text: str) -> None:
         with self._lock:
             self._text = text
-            if self._status is not None:
-                self._status.update(text)
-
-    @property
-    def shown(self) -> bool:
-        """Whether the line has been drawn."""
-        return self._status is not None
-
-    def close(self) -> None:
-        """Removes the line (if it was ever drawn) and stops waiting to draw it."""
-        with self._lock:
-            self._closed = True
-            self._timer.cancel()
-            if self._status is not None:
-                self._status.stop()
-                self._status = None
-
-    def __enter__(self) -> "StatusLine":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+            if self._live is not None:
+                self._live.update(text)
