@@ -1524,11 +1524,14 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     plain_next = False
     stab_used = False  # any master stabilised yet: then the best feasible rates so far stand
 
+    def paths() -> int:
+        """The master's paths: those generated, or one per flow over static routes."""
+        return len(master.paths) if master.allowed is not None else nf
+
     def report() -> None:
         if progress is not None:
-            paths = len(master.paths) if master.allowed is not None else nf
             progress(SolveProgress(objective, iterations, time.perf_counter() - t0, len(cols),
-                                   paths, _gap(objective, upper, value, nf)))
+                                   paths(), _gap(objective, upper, value, nf)))
 
     while True:
         iterations += 1
@@ -1744,7 +1747,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         "conflicts": len(p.conflicts),
         "columns": len(cols),
         "form": master.form,
-        "paths": len(master.paths) if master.allowed is not None else nf,
+        "paths": paths(),
         "iterations": iterations,
         "solve_s": solve_s,
         "solver_status": master.status,
