@@ -316,60 +316,65 @@ pub struct MacStats {
     pub duplicates: u64,
 }
 
+/// A node's MAC. Laid out in declaration order (`repr(C)`): what carrier sense and the access
+/// timer read at every signal's arrival and end (state, idle and NAV times, the timers, the
+/// levels' backoffs, the timing parameters) first, next to the PHY's hot fields that end the
+/// [`Phy`](crate::phy::Phy) before it in a node (see there); counters and per-flow tables last.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Mac {
-    id: u32,
-    pub params: MacParams,
-    levels: Levels,
     state: State,
-    /// Level whose frame is in the current exchange.
-    active: usize,
+    phy_busy: bool,
+    /// Contention changed while idle (a level started a backoff): reschedule the access timer.
+    dirty: bool,
+    /// Apply EIFS instead of AIFS: the last frame heard was received in error.
+    eifs: bool,
     /// Whether the current exchange began with RTS.
     active_rts: bool,
-    phy_busy: bool,
+    pending_after: After,
+    id: u32,
+    /// How the MAC gets the medium (`mac.access`): DCF/EDCA contention or Z-MAC/ZMAC+.
+    access: Access,
+    /// When the medium last became idle for contention; `None` while busy.
+    idle_since: Option<SimTime>,
+    nav_until: SimTime,
+    nav_timer_at: SimTime,
+    generation: [u32; 6],
+    /// Each timer kind's slot in the event queue, taken when first armed: re-arming moves the
+    /// pending firing and cancelling removes it, so no cancelled timer is ever popped.
+    timers: [Option<TimerId>; 6],
+    /// The medium turned busy too shortly before a slot boundary for carrier sense to notice:
+    /// the access due at that boundary still happens (see [`Mac::cca_latency`]).
+    commit: Option<Commit>,
+    levels: Levels,
+    pub params: MacParams,
+    /// Longest propagation delay to a node this one exchanges frames with; response timeouts
+    /// wait for the round trip (ns-2 adds the maximum propagation delay both ways too).
+    max_propagation: SimTime,
+    /// Level whose frame is in the current exchange.
+    active: usize,
     /// Carrier sense of the carrier-sense-only signals the PHY keeps in bulk
     /// (`Phy::sensed_edge`): `None` while one is on the air, else when the last one ended. Set
     /// by the caller before a timer that reads the medium (Z-MAC's access, a response
     /// timeout); `Some(ZERO)` when the scenario delivers none in bulk.
     sensed_edge: Option<SimTime>,
-    nav_until: SimTime,
-    nav_timer_at: SimTime,
-    /// When the medium last became idle for contention; `None` while busy.
-    idle_since: Option<SimTime>,
-    /// Apply EIFS instead of AIFS: the last frame heard was received in error.
-    eifs: bool,
-    /// Contention changed while idle (a level started a backoff): reschedule the access timer.
-    dirty: bool,
-    /// The medium turned busy too shortly before a slot boundary for carrier sense to notice:
-    /// the access due at that boundary still happens (see [`Mac::cca_latency`]).
-    commit: Option<Commit>,
-    generation: [u32; 6],
-    /// Each timer kind's slot in the event queue, taken when first armed: re-arming moves the
-    /// pending firing and cancelling removes it, so no cancelled timer is ever popped.
-    timers: [Option<TimerId>; 6],
-    pending: Option<Frame>,
-    pending_after: After,
-    /// The DATA frame that follows a successful RTS/CTS handshake.
-    after_cts: Option<Frame>,
-    /// Last sequence number seen per (transmitter, priority level), for duplicate detection.
-    last_seq: Vec<(u32, u8, u16)>,
-    /// Longest propagation delay to a node this one exchanges frames with; response timeouts
-    /// wait for the round trip (ns-2 adds the maximum propagation delay both ways too).
-    max_propagation: SimTime,
     ack_time: SimTime,
     cts_time: SimTime,
     /// While waiting for an ACK or CTS: when the response, if one has begun arriving by the
     /// timeout, is due to have ended ([`Mac::response_timeout`]).
     response_deadline: SimTime,
+    /// Flows with their own FEC code rate at this node, by flow ([`Mac::set_flow_code`]).
+    flow_codes: PerFlow<CodeRate>,
+    pending: Option<Frame>,
+    /// The DATA frame that follows a successful RTS/CTS handshake.
+    after_cts: Option<Frame>,
+    /// Last sequence number seen per (transmitter, priority level), for duplicate detection.
+    last_seq: Vec<(u32, u8, u16)>,
     pub stats: MacStats,
     /// The smoothed sending rate of delivered frames ([`SendRate`]).
     pub send_rate: SendRate,
     /// Retry limits of flows that have their own at this node: (flow, limit), by flow.
     flow_retry_limits: PerFlow<u32>,
-    /// Flows with their own FEC code rate at this node, by flow ([`Mac::set_flow_code`]).
-    flow_codes: PerFlow<CodeRate>,
-    /// How the MAC gets the medium (`mac.access`): DCF/EDCA contention or Z-MAC/ZMAC+.
-    access: Access,
 }
 
 fn kind_index(k: TimerKind) -> usize {

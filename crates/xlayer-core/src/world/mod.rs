@@ -70,26 +70,30 @@ macro_rules! node_view {
     };
 }
 
-/// A node: its layers and its own random streams.
+/// A node: its layers and its own random streams. Laid out in declaration order (`repr(C)`):
+/// the PHY's hot fields end `phy` and the MAC's begin `mac`, with what a reception's end reads
+/// besides (`off`, the queueing, the PHY's and MAC's streams) between them, so that an event
+/// reads a few adjacent cache lines of its node (see [`Phy`]).
+#[repr(C)]
 pub struct Node {
     pub id: u32,
     pub x: f64,
     pub y: f64,
-    pub phy: Phy,
-    pub mac: Mac,
     pub net: NetStats,
-    /// Queueing above the MAC: FIFO, or per-destination queues a scheduler serves.
-    pub queueing: Queueing,
-    rng_mac: Stream,
-    rng_phy: Stream,
-    rng_fading: Stream,
     /// The node's capture, when the caller attached one (`World::attach_capture`).
     pub pcap: Option<PcapWriter>,
     /// Passive TCP flavor detection on what the node forwards (`[stack.flavor_link]`).
     pub flavor: Option<Box<transport::FlavorMonitor>>,
+    rng_fading: Stream,
+    pub phy: Phy,
     /// Switched off (scenario event): the radio neither sends nor decodes, the network layer
     /// drops what it would send.
     pub off: bool,
+    /// Queueing above the MAC: FIFO, or per-destination queues a scheduler serves.
+    pub queueing: Queueing,
+    rng_phy: Stream,
+    rng_mac: Stream,
+    pub mac: Mac,
 }
 
 impl Node {
