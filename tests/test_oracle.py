@@ -673,8 +673,9 @@ def test_dpclo_fig6_many_to_one_carries_at_most_the_sinks_best_link():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_warm_highs_master_and_a_fresh_linprog_reach_the_same_optimum(seed, monkeypatch):
-    """The linear masters kept warm in one HiGHS model (xo.WARM_LP, columns and rates added
-    as they are generated) and solved anew by linprog every iteration: the same optimum, the
+    """The linear masters kept in one HiGHS model (xo.WARM_LP, columns and rates added as they
+    are generated), solved by its interior point or by its simplex from the last basis
+    (xo.LINEAR_SOLVER), and solved anew by linprog every iteration: the same optimum, the
     direct formulation's, for static routes and both multipath forms, each within its gap."""
     pytest.importorskip("highspy")
     rng = random.Random(200 + seed)
@@ -687,10 +688,12 @@ def test_the_warm_highs_master_and_a_fresh_linprog_reach_the_same_optimum(seed, 
         monkeypatch.setattr(xo, "ARC_LIMIT", limit)
         for obj, key in (("aggregate", "aggregate_bps"), ("maxmin", "min_rate_bps")):
             direct = _link_formulation(m, obj, routing, everything)[key]
-            for warm in (True, False):
+            for warm, solver in ((True, "ipm"), (True, "simplex"), (False, "ipm")):
                 monkeypatch.setattr(xo, "WARM_LP", warm)
+                monkeypatch.setattr(xo, "LINEAR_SOLVER", solver)
                 got = xo.solve(m, obj, routing)
-                assert got.summary[key] == pytest.approx(direct, rel=1e-4), (routing, obj, warm)
+                assert got.summary[key] == pytest.approx(direct, rel=1e-4), (
+                    routing, obj, warm, solver)
                 assert got.summary["gap"] <= xo.GAP_TOLERANCE
                 assert got.summary["bound"] >= direct - 1e-6 * max(1.0, abs(direct))
 

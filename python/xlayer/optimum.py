@@ -14,8 +14,9 @@ where ``z_fl`` is flow f's rate over link l (``y_f`` on each link of its static 
 multi-commodity flow, over every link or over generated links, see :class:`_Master`) and
 ``a_fl`` the airtime a Mbit of flow f takes on link l. U is the sum of ln(rate in bit/s)
 (proportional fairness; a conic problem solved by cvxpy with Clarabel), the aggregate, or the
-smallest rate (LPs, HiGHS: one model kept warm across the iterations through highspy,
-:class:`_WarmLP`, or scipy's ``linprog`` anew each iteration without it).
+smallest rate (LPs, HiGHS: one model kept across the iterations through highspy and solved
+by its interior point, :class:`_WarmLP`, or scipy's ``linprog`` anew each iteration without
+it).
 
 The independent sets are generated, not enumerated (column generation): starting from a few
 maximal independent sets that cover every link (or the columns of an earlier solve of the same
@@ -180,6 +181,18 @@ PRUNE_AFTER = 3
 #: its prices stay closer from one iteration to the next, so the generation ends sooner);
 #: False, or without highspy, each is solved anew by ``scipy.optimize.linprog``.
 WARM_LP = True
+#: How HiGHS solves that kept LP (:class:`_WarmLP`): ``"ipm"``, its interior-point method
+#: without crossover, or ``"simplex"``, its dual simplex from the last basis. The simplex
+#: ends at a vertex, whose link prices are one of the many optimal duals of a degenerate
+#: master: the sets priced there improve nothing and the bound they give creeps.
+#: The interior point ends inside the optimal face, with prices near the centre of the
+#: optimal duals (what stabilisation aims at). With ``--routing multipath --time-limit 120``
+#: (2 cores, one solve at a time): dpclo-fig8's aggregate stood at 3.97 Mbit/s, 18 % from its
+#: bound, after 57 iterations and two minutes by the simplex, and reaches its optimum,
+#: 4.47 Mbit/s, in 47 iterations and 27 s by the interior point; dpclo-fig9's max-min ends the
+#: two minutes 0.38 % from its bound (38 % by the simplex), dpclo-fig8's 7.3 % (55 %).
+#: Without the basis a solve starts afresh, but the model is still kept and grown.
+LINEAR_SOLVER = "ipm"
 #: The exact pricing solves the maximum-weight independent set by dynamic programming along
 #: an order of the priced links (:func:`_frontier_mwis`) when its frontier fits 64 links and
 #: its states stay below this many, else by HiGHS's MILP (dpclo-fig9's 1220 links are too
@@ -825,11 +838,12 @@ def _highs_class() -> Any:
 class _WarmLP:
     """The linear masters (aggregate, max-min) as one HiGHS LP kept across the iterations of a
     column generation: new independent sets, newly allowed commodity-link rates and the rows
-    they touch are added to it, and HiGHS's simplex starts again from the last optimal basis
-    (a new column nonbasic, a new row's slack basic) instead of from nothing. Its prices move
-    less between iterations than a fresh solve's, and the generation needs fewer:
+    they touch are added to it. Solved by HiGHS's interior point without crossover
+    (:data:`LINEAR_SOLVER`), whose prices lie near the centre of a degenerate master's optimal
+    duals, or by its simplex from the last optimal basis (a new column nonbasic, a new row's
+    slack basic): its prices move less between iterations than a fresh solve's, and
     dpclo-fig9's aggregate reached its optimum in 75 iterations, where ``linprog`` anew left
-    it 17 % from its bound after 78. A solve is not always faster so: without presolve
+    it 17 % from its bound after 78; but a warm solve is not always faster: without presolve
     dpclo-fig8's (180 flows) took twice a fresh solve's simplex iterations, each dearer,
     1.3-3 s against 0.4-1 s. Every link has its row from the start (``-sum lambda_S <= 0`` for a link no
     commodity may use yet: it constrains nothing, and its price is read as 0, which keeps
@@ -843,6 +857,11 @@ class _WarmLP:
         self.master = master
         self.h = hc._Highs()
         self.h.setOptionValue("output_flag", False)
+        if LINEAR_SOLVER == "ipm":
+            self.h.setOptionValue("solver", "ipm")
+            self.h.setOptionValue("run_crossover", "off")
+        elif LINEAR_SOLVER != "simplex":
+            raise ValueError(f"LINEAR_SOLVER: {LINEAR_SOLVER!r} is not 'ipm' or 'simplex'")
         self.inf = hc.kHighsInf
         nf = len(p.flows)
         self.nf = nf
