@@ -181,17 +181,19 @@ PRUNE_AFTER = 3
 #: its prices stay closer from one iteration to the next, so the generation ends sooner);
 #: False, or without highspy, each is solved anew by ``scipy.optimize.linprog``.
 WARM_LP = True
-#: How HiGHS solves that kept LP (:class:`_WarmLP`): ``"ipm"``, its interior-point method
-#: without crossover, or ``"simplex"``, its dual simplex from the last basis. The simplex
-#: ends at a vertex, whose link prices are one of the many optimal duals of a degenerate
-#: master: the sets priced there improve nothing and the bound they give creeps.
-#: The interior point ends inside the optimal face, with prices near the centre of the
-#: optimal duals (what stabilisation aims at). With ``--routing multipath --time-limit 120``
-#: (2 cores, one solve at a time): dpclo-fig8's aggregate stood at 3.97 Mbit/s, 18 % from its
-#: bound, after 57 iterations and two minutes by the simplex, and reaches its optimum,
-#: 4.47 Mbit/s, in 47 iterations and 27 s by the interior point; dpclo-fig9's max-min ends the
-#: two minutes 0.38 % from its bound (38 % by the simplex), dpclo-fig8's 7.3 % (55 %).
-#: Without the basis a solve starts afresh, but the model is still kept and grown.
+#: How HiGHS solves that kept LP (:class:`_WarmLP`): ``"ipm"``, its interior point without
+#: crossover, or ``"simplex"``, its dual simplex from the last basis. The simplex ends at a
+#: vertex, whose link prices are one of the many optimal duals of a degenerate master: on the
+#: large ones the sets priced there improve nothing and the bound they give creeps. The
+#: interior point ends inside the optimal face, with prices near the centre of the optimal
+#: duals (what stabilisation aims at), but solves each master afresh. Simplex → interior
+#: point, ``--routing multipath --time-limit 120`` (2 cores, about one each): dpclo-fig8's
+#: aggregate 17 % from its bound after 120 s → its optimum in 27 s; its max-min 29 % → 7.3 %
+#: after 120 s; dpclo-fig9's max-min 18 % → 0.38 %; but dpclo-fig9's aggregate, optimal
+#: either way, 29 → 71 s, more-testbed's 14 → 21 s, and masters the simplex solves in
+#: seconds up to three times slower (mesh-7x7's max-min 3.4 → 7.2 s, dpclo-fig6's aggregate
+#: 0.2 → 1.6 s). Starting by the simplex and turning to the interior point once the master
+#: held 5000 sets did worse on both large ones (dpclo-fig8's aggregate 84 s, dpclo-fig9's 88).
 LINEAR_SOLVER = "ipm"
 #: The exact pricing solves the maximum-weight independent set by dynamic programming along
 #: an order of the priced links (:func:`_frontier_mwis`) when its frontier fits 64 links and
