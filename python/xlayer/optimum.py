@@ -843,9 +843,9 @@ class _WarmLP:
     they touch are added to it. Solved by HiGHS's interior point without crossover
     (:data:`LINEAR_SOLVER`), whose prices lie near the centre of a degenerate master's optimal
     duals, or by its simplex from the last optimal basis (a new column nonbasic, a new row's
-    slack basic): its prices move less between iterations than a fresh solve's, and
-    dpclo-fig9's aggregate reached its optimum in 75 iterations, where ``linprog`` anew left
-    it 17 % from its bound after 78; but a warm solve is not always faster: without presolve
+    slack basic). The simplex's prices move less between iterations than those of ``linprog``
+    anew, and dpclo-fig9's aggregate reached its optimum in 75 iterations, where ``linprog``
+    left it 17 % from its bound after 78; but a warm solve is not always faster: without presolve
     dpclo-fig8's (180 flows) took twice a fresh solve's simplex iterations, each dearer,
     1.3-3 s against 0.4-1 s. Every link has its row from the start (``-sum lambda_S <= 0`` for a link no
     commodity may use yet: it constrains nothing, and its price is read as 0, which keeps
