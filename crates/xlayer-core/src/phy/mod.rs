@@ -285,10 +285,12 @@ pub struct Phy {
     noise_before: SimTime,
     /// The last frame received to its end.
     last_rx: RxReport,
+    /// The generation of the latest wake-up scheduled (`wake_at`'s; an older one firing is
+    /// stale).
     wake_generation: u32,
+    /// How many injected-noise sources are on (at zero the sums below are reset exactly).
     injected_sources: u32,
-    /// When the scheduled wake-up is due (`None`: none scheduled), and the generation of the
-    /// latest one (an older one firing is stale).
+    /// When the scheduled wake-up is due (`None`: none scheduled).
     wake_at: Option<SimTime>,
     /// The latest end of a signal that has left `sensed`.
     sensed_last_end: SimTime,
@@ -313,10 +315,9 @@ pub struct Phy {
     pub rx_ok: u64,
     rx: Option<Reception>,
     transmitting: bool,
-    injected_cs_mw: f64,
-    /// Injected noise at the antenna now (mW), the part of it carrier sense counts, and how
-    /// many sources are on (at zero the sums are reset exactly).
+    /// Injected noise at the antenna now (mW), and the part of it carrier sense counts.
     injected_mw: f64,
+    injected_cs_mw: f64,
     /// Total power of `signals`, kept as a running sum so carrier sense and interference cost
     /// O(1) per event; summed afresh whenever two signals or fewer remain, which bounds
     /// rounding drift.
