@@ -22,7 +22,7 @@ pub struct PhyTiming {
 }
 
 /// How a frame's airtime splits: the PLCP part and the PSDU part, with their modulations.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FrameTiming {
     /// Preamble + PLCP header.
     pub header: SimTime,
@@ -120,9 +120,76 @@ impl PhyTiming {
     }
 }
 
+/// The airtimes of the last frames transmitted, by (bytes, rate, code): a run sends a few
+/// frame sizes at a few rates (DATA, ACK, RTS, CTS, probes), and every transmission needs its
+/// airtime. [`PhyTiming::frame_coded`] costs a float division, a rounding call and an integer
+/// division; a hit here costs a compare. Direct-mapped, eight entries, by the frame's size; a
+/// miss computes and replaces, so the answer is always `frame_coded`'s.
+#[derive(Debug, Default, Clone)]
+pub struct FrameMemo {
+    entries: [Option<(u32, u64, u8, FrameTiming)>; 8],
+}
+
+impl FrameMemo {
+    /// `timing.frame_coded(bytes, rate_mbps, code)`, remembered.
+    #[inline]
+    pub fn frame_coded(
+        &mut self,
+        timing: &PhyTiming,
+        bytes: u32,
+        rate_mbps: f64,
+        code: u8,
+    ) -> FrameTiming {
+        let e = &mut self.entries[(bytes ^ (bytes >> 3) ^ code as u32) as usize & 7];
+        let rate = rate_mbps.to_bits();
+        match *e {
+            Some((b, r, c, t)) if b == bytes && r == rate && c == code => t,
+            _ => {
+                let t = timing.frame_coded(bytes, rate_mbps, code);
+                *e = Some((bytes, rate, code, t));
+                t
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_memo_answers_what_frame_coded_computes() {
+        for (std, pre) in [
+            (Standard::Dot11b, Preamble::Long),
+            (Standard::Dot11b, Preamble::Short),
+            (Standard::Ns2, Preamble::Long),
+            (Standard::Dot11a, Preamble::Long),
+        ] {
+            let t = PhyTiming::new(std, pre);
+            let mut memo = FrameMemo::default();
+            // Sizes that share a memo entry, rates and codes that differ at one size, in an
+            // order that evicts and revisits entries.
+            let rates: &[f64] = if std == Standard::Dot11a {
+                &[6.0, 12.0, 54.0]
+            } else {
+                &[1.0, 2.0, 11.0]
+            };
+            for round in 0..3u32 {
+                for bytes in [14u32, 20, 14 + 8, 1064, 1064 + 64, 1500, 28, 0] {
+                    for &rate in rates {
+                        for code in [0u8, 1, 2] {
+                            let b = bytes + round % 2;
+                            assert_eq!(
+                                memo.frame_coded(&t, b, rate, code),
+                                t.frame_coded(b, rate, code),
+                                "{std:?} {b} bytes at {rate} Mbit/s, code {code}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn dsss_long_preamble_ack_at_1_mbps_is_304_us() {

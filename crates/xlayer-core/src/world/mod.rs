@@ -220,6 +220,8 @@ pub struct World {
     pub events: EventBus,
     frame_scratch: Vec<u8>,
     body_scratch: Vec<u8>,
+    /// The airtimes of the frames transmitted last (`PhyTiming::frame_coded`, remembered).
+    airtimes: crate::phy::timing::FrameMemo,
     /// The flows' transport connections (`FlowTransport::Conn` indexes them).
     pub conns: Vec<Conn>,
     conn_out: ConnOut,
@@ -322,6 +324,7 @@ impl World {
             events: EventBus::default(),
             frame_scratch: Vec::new(),
             body_scratch: Vec::new(),
+            airtimes: Default::default(),
             conns: Vec::new(),
             conn_out: ConnOut::default(),
             underflow_listeners: vec![Vec::new(); n],
@@ -700,16 +703,48 @@ impl World {
 
     fn transmit(&mut self, node: u32, frame: Frame) {
         let now = self.now();
-        let timing = self
-            .cfg
-            .timing
-            .frame_coded(frame.bytes, frame.rate_mbps, frame.code);
-        let mut packet = if frame.packet != crate::mac::frame::NO_PACKET {
+        let timing =
+            self.airtimes
+                .frame_coded(&self.cfg.timing, frame.bytes, frame.rate_mbps, frame.code);
+        let congestion_bit = self.gate.congestion_bit(node);
+        let phy = PhyTx {
+            src: node,
+            start: now,
+            rate_mbps: frame.rate_mbps,
+            timing,
+        };
+        // The slot first, and the packet copied once, straight into it (a 152-byte copy
+        // through a local cost one more `memcpy` per transmission).
+        let tx = match self.tx_free.pop() {
+            Some(i) => {
+                let slot = &mut self.txs[i as usize];
+                slot.phy = phy;
+                slot.frame = frame;
+                slot.congestion_bit = congestion_bit;
+                slot.receivers.clear();
+                i
+            }
+            None => {
+                self.txs.push(TxSlot {
+                    phy,
+                    frame,
+                    packet: None,
+                    congestion_bit,
+                    receivers: Vec::new(),
+                });
+                (self.txs.len() - 1) as u32
+            }
+        };
+        let slot = &mut self.txs[tx as usize];
+        slot.packet = if frame.packet != crate::mac::frame::NO_PACKET {
             Some(*self.packets.get(frame.packet))
         } else {
             None
         };
-        if let (Some(p), Some(d)) = (packet.as_mut(), self.nodes[node as usize].queueing.dest()) {
+        if let (Some(p), Some(d)) = (
+            slot.packet.as_mut(),
+            self.nodes[node as usize].queueing.dest(),
+        ) {
             if !p.control.is_control() {
                 // The DiffQ header carries the sender's queue length for the destination now,
                 // as the scheduler counts it (`Schedule::header_queue_len`).
@@ -718,9 +753,8 @@ impl World {
                 p.queue_len = len.min(u16::MAX as u32) as u16;
             }
         }
-        let congestion_bit = self.gate.congestion_bit(node);
         let n = &mut self.nodes[node as usize];
-        if packet.is_some_and(|p| p.control.is_control()) && !n.off {
+        if slot.packet.is_some_and(|p| p.control.is_control()) && !n.off {
             n.net.ctrl_airtime_ns += timing.total.ns();
         }
         n.phy.start_tx();
@@ -730,7 +764,7 @@ impl World {
                 p,
                 now,
                 &frame,
-                packet.as_ref(),
+                slot.packet.as_ref(),
                 capture::Side::Tx {
                     power_offset_db: n.phy.tx_power_offset_db,
                 },
@@ -738,33 +772,6 @@ impl World {
                 &mut self.body_scratch,
             );
         }
-        let phy = PhyTx {
-            src: node,
-            start: now,
-            rate_mbps: frame.rate_mbps,
-            timing,
-        };
-        let tx = match self.tx_free.pop() {
-            Some(i) => {
-                let slot = &mut self.txs[i as usize];
-                slot.phy = phy;
-                slot.frame = frame;
-                slot.packet = packet;
-                slot.congestion_bit = congestion_bit;
-                slot.receivers.clear();
-                i
-            }
-            None => {
-                self.txs.push(TxSlot {
-                    phy,
-                    frame,
-                    packet,
-                    congestion_bit,
-                    receivers: Vec::new(),
-                });
-                (self.txs.len() - 1) as u32
-            }
-        };
         let factor = n.phy.tx_power_factor();
         let var = self.variation;
         // A switched-off node's MAC runs down its queue, but nothing reaches the air.
