@@ -360,6 +360,9 @@ pub struct Mac {
     sensed_edge: Option<SimTime>,
     ack_time: SimTime,
     cts_time: SimTime,
+    /// [`Mac::rx_phy_start_delay`], computed once (it was an airtime computation at every
+    /// response timeout armed).
+    rx_start_delay: SimTime,
     /// While waiting for an ACK or CTS: when the response, if one has begun arriving by the
     /// timeout, is due to have ended ([`Mac::response_timeout`]).
     response_deadline: SimTime,
@@ -415,7 +418,7 @@ impl Mac {
         };
         let ack_time = params.timing.duration(ACK_BYTES, params.basic_rate_mbps);
         let cts_time = params.timing.duration(CTS_BYTES, params.basic_rate_mbps);
-        Mac {
+        let mut mac = Mac {
             id,
             params,
             levels,
@@ -439,13 +442,16 @@ impl Mac {
             max_propagation: SimTime::ZERO,
             ack_time,
             cts_time,
+            rx_start_delay: SimTime::ZERO,
             response_deadline: SimTime::ZERO,
             stats: MacStats::default(),
             send_rate: SendRate::default(),
             flow_retry_limits: PerFlow::default(),
             flow_codes: PerFlow::default(),
             access: Access::Csma,
-        }
+        };
+        mac.rx_start_delay = mac.rx_phy_start_delay();
+        mac
     }
 
     pub fn level_count(&self) -> usize {
@@ -554,7 +560,7 @@ impl Mac {
         self.response_deadline = now + self.sifs() + airtime + self.slot() + rtt;
         let at = match self.params.timing.standard {
             crate::phy::radio::Standard::Ns2 => self.response_deadline,
-            _ => now + self.sifs() + self.slot() + self.rx_phy_start_delay() + rtt,
+            _ => now + self.sifs() + self.slot() + self.rx_start_delay + rtt,
         };
         self.timer(q, TimerKind::ResponseTimeout, at);
     }
