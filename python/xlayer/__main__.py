@@ -2,6 +2,6 @@
 
 import sys
 
-from xlayer.cli import main
+from xlayer.cli import console
 
-sys.exit(main())
+sys.exit(console())
