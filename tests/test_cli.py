@@ -192,6 +192,12 @@ def test_xlayer_help_loads_no_heavy_library():
     assert _modules_after(code) == set()
 
 
+def test_the_clis_sweep_default_is_the_sweep_modules():
+    from xlayer import cli, sweeps
+
+    assert cli.NO_WORKERS_TIMEOUT_S == sweeps.NO_WORKERS_TIMEOUT_S > 0
+
+
 def test_the_public_names_still_resolve_after_a_lazy_import():
     # `from xlayer import X` and `xlayer.X` reach what they always did, loaded on first use.
     loaded = _modules_after("from xlayer import run, Result, sweep, analysis\n"

@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from xlayer import _core
 from xlayer.errors import XlayerError
-from xlayer.sweeps import NO_WORKERS_TIMEOUT_S
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -59,6 +58,10 @@ MAX_FLOW_ROWS = 50
 #: the help text cannot import without loading matplotlib; a test checks they agree).
 PLOT_FORMATS = ("png", "svg", "pdf")
 PLOT_DPI = 150
+#: ``--no-workers-timeout``'s default, as xlayer.sweeps.NO_WORKERS_TIMEOUT_S (a test checks they
+#: agree): importing xlayer.sweeps for it cost every ``xlayer run`` the module (and more files
+#: read when the page cache is cold).
+NO_WORKERS_TIMEOUT_S = 60.0
 
 
 def console() -> int:

@@ -30,7 +30,6 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, List, Optional, Tuple, Union
 
@@ -70,6 +69,8 @@ _DEFAULT_RESOURCE = "default.toml"
 
 def default_scenario_text() -> str:
     """The TOML text of the built-in default scenario (a copy of ``scenarios/default.toml``)."""
+    from importlib import resources  # here: a run of a scenario file does not need the package
+
     return resources.files("xlayer").joinpath("data", _DEFAULT_RESOURCE).read_text(encoding="utf-8")
 
 
