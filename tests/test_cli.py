@@ -192,6 +192,23 @@ def test_xlayer_help_loads_no_heavy_library():
     assert _modules_after(code) == set()
 
 
+def test_a_command_line_builds_only_its_commands_parser_and_the_same_one():
+    import argparse
+
+    from xlayer import cli
+
+    def commands(parser):
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return action.choices
+
+    every = commands(cli._parser())
+    assert tuple(every) == cli.COMMANDS
+    for name in cli.COMMANDS:
+        alone = commands(cli._parser(name))
+        assert list(alone) == [name]
+        assert alone[name].format_help() == every[name].format_help()
+
+
 def test_the_clis_sweep_default_is_the_sweep_modules():
     from xlayer import cli, sweeps
 

@@ -58,6 +58,9 @@ MAX_FLOW_ROWS = 50
 #: the help text cannot import without loading matplotlib; a test checks they agree).
 PLOT_FORMATS = ("png", "svg", "pdf")
 PLOT_DPI = 150
+#: The subcommands, in the order ``xlayer --help`` lists them.
+COMMANDS = ("run", "scenario", "params", "tunables", "sweep", "compare", "oracle", "plot", "report",
+            "view", "flavor", "reproduce")
 #: ``--no-workers-timeout``'s default, as xlayer.sweeps.NO_WORKERS_TIMEOUT_S (a test checks they
 #: agree): importing xlayer.sweeps for it cost every ``xlayer run`` the module (and more files
 #: read when the page cache is cold).
@@ -82,8 +85,9 @@ def console() -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """The ``xlayer`` command on `argv` (default: the process's arguments); returns the exit
     status."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = _parser(words[0] if words and words[0] in COMMANDS else None)
+    args = parser.parse_args(words)
     if not hasattr(args, "command_fn"):
         parser.print_help(sys.stderr)
         return EXIT_ERROR
@@ -98,7 +102,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INTERRUPTED
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The command line's parser; with `command`, only that subcommand's (the others' 90
+    arguments cost a run's process a few milliseconds of help formatters and message-catalog
+    look-ups), else every one (``xlayer --help``, an unknown command)."""
     parser = argparse.ArgumentParser(
         prog="xlayer",
         description="xlayer: wireless multi-hop network simulator.",
@@ -107,6 +114,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"xlayer {_core.__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
 
     def scenario_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(
@@ -159,199 +169,211 @@ def _parser() -> argparse.ArgumentParser:
                        "resumable")
         allow_python_arg(p)
 
-    p_run = sub.add_parser("run", help="run a scenario and print its summary")
-    scenario_args(p_run)
-    p_run.add_argument("--out", metavar="DIR", help="write the result folder DIR (atomically)")
-    p_run.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
-    p_run.add_argument("--view", action="store_true",
-                       help="also write DIR/view.html (needs --out): the network and the run, "
-                       "animated (as xlayer view)")
-    p_run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
-    allow_python_arg(p_run)
-    p_run.set_defaults(command_fn=_cmd_run)
+    if wanted("run"):
+        p_run = sub.add_parser("run", help="run a scenario and print its summary")
+        scenario_args(p_run)
+        p_run.add_argument("--out", metavar="DIR", help="write the result folder DIR (atomically)")
+        p_run.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+        p_run.add_argument("--view", action="store_true",
+                           help="also write DIR/view.html (needs --out): the network and the run, "
+                           "animated (as xlayer view)")
+        p_run.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+        allow_python_arg(p_run)
+        p_run.set_defaults(command_fn=_cmd_run)
 
-    p_sc = sub.add_parser("scenario", help="print a scenario as run: validated, defaults filled")
-    scenario_args(p_sc)
-    p_sc.set_defaults(command_fn=_cmd_scenario)
+    if wanted("scenario"):
+        p_sc = sub.add_parser("scenario", help="print a scenario as run: validated, defaults filled")
+        scenario_args(p_sc)
+        p_sc.set_defaults(command_fn=_cmd_scenario)
 
-    p_params = sub.add_parser("params", help="list the tuning parameters of the layers")
-    p_params.add_argument("scenario", nargs="?", metavar="SCENARIO",
-                          help="scenario whose network to ask (default: the built-in default)")
-    p_params.add_argument("--json", action="store_true", help="print them as JSON")
-    allow_python_arg(p_params)
-    p_params.set_defaults(command_fn=_cmd_params, seed=None, overrides=[])
-    p_tun = sub.add_parser(
-        "tunables",
-        help="list every parameter and event of every layer's tuning layer (ECLAIR)",
-        description="Every parameter optimizers can read (and set, when settable) and every "
-        "event they can register for, per layer, with type and unit. Per-level parameters are "
-        "addressed as NAME.<level> (mac.cw_min.0), NAME.<neighbour> or NAME.<destination> with a "
-        "node id (net.etx.3), per-flow ones as NAME.<flow> (tcp.rwnd.2).",
-    )
-    p_tun.add_argument("--json", action="store_true", help="print them as JSON")
-    p_tun.set_defaults(command_fn=_cmd_tunables)
-    p_sweep = sub.add_parser(
-        "sweep", help="run a sweep (grid x stacks x seeds) on Dask; resumes an earlier one",
-        description="Run every run of a sweep file on a Dask cluster and write the sweep "
-        "folder; running it again into the same folder skips the finished runs. Format: "
-        "docs/sweep.md.",
-    )
-    p_sweep.add_argument("sweep", metavar="SWEEP", help="sweep TOML file")
-    p_sweep.add_argument("--out", metavar="DIR",
-                         help="sweep folder (default: results/<sweep name>)")
-    dask_args(p_sweep, "override a field of the base scenario (as in xlayer run); may be repeated")
-    no_oracle_arg(p_sweep)
-    p_sweep.set_defaults(command_fn=_cmd_sweep)
+    if wanted("params"):
+        p_params = sub.add_parser("params", help="list the tuning parameters of the layers")
+        p_params.add_argument("scenario", nargs="?", metavar="SCENARIO",
+                              help="scenario whose network to ask (default: the built-in default)")
+        p_params.add_argument("--json", action="store_true", help="print them as JSON")
+        allow_python_arg(p_params)
+        p_params.set_defaults(command_fn=_cmd_params, seed=None, overrides=[])
+    if wanted("tunables"):
+        p_tun = sub.add_parser(
+            "tunables",
+            help="list every parameter and event of every layer's tuning layer (ECLAIR)",
+            description="Every parameter optimizers can read (and set, when settable) and every "
+            "event they can register for, per layer, with type and unit. Per-level parameters are "
+            "addressed as NAME.<level> (mac.cw_min.0), NAME.<neighbour> or NAME.<destination> with a "
+            "node id (net.etx.3), per-flow ones as NAME.<flow> (tcp.rwnd.2).",
+        )
+        p_tun.add_argument("--json", action="store_true", help="print them as JSON")
+        p_tun.set_defaults(command_fn=_cmd_tunables)
+    if wanted("sweep"):
+        p_sweep = sub.add_parser(
+            "sweep", help="run a sweep (grid x stacks x seeds) on Dask; resumes an earlier one",
+            description="Run every run of a sweep file on a Dask cluster and write the sweep "
+            "folder; running it again into the same folder skips the finished runs. Format: "
+            "docs/sweep.md.",
+        )
+        p_sweep.add_argument("sweep", metavar="SWEEP", help="sweep TOML file")
+        p_sweep.add_argument("--out", metavar="DIR",
+                             help="sweep folder (default: results/<sweep name>)")
+        dask_args(p_sweep, "override a field of the base scenario (as in xlayer run); may be repeated")
+        no_oracle_arg(p_sweep)
+        p_sweep.set_defaults(command_fn=_cmd_sweep)
 
-    p_cmp = sub.add_parser(
-        "compare", help="run one scenario under several protocol stacks and compare them",
-        description="Run SCENARIO once per stack (stack.preset) and seed, as a sweep on Dask "
-        "(resumable, in --out), and print the main metrics per stack with 95 %% confidence "
-        "intervals. Stacks: " + ", ".join(_core_presets()) + ".",
-    )
-    p_cmp.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
-    p_cmp.add_argument("--stacks", required=True, metavar="A,B,...",
-                       help="comma-separated stack presets, e.g. tcp-sack,tcp-few,tfrc-ecn")
-    p_cmp.add_argument("--seeds", default="1", metavar="N|S1,S2,...",
-                       help="N: seeds 1..N; or a comma-separated list (default: 1)")
-    p_cmp.add_argument("--out", metavar="DIR",
-                       help="sweep folder (default: results/compare-<scenario name>)")
-    dask_args(p_cmp, "override a field of the scenario (as in xlayer run); may be repeated")
-    no_oracle_arg(p_cmp)
-    p_cmp.set_defaults(command_fn=_cmd_compare)
+    if wanted("compare"):
+        p_cmp = sub.add_parser(
+            "compare", help="run one scenario under several protocol stacks and compare them",
+            description="Run SCENARIO once per stack (stack.preset) and seed, as a sweep on Dask "
+            "(resumable, in --out), and print the main metrics per stack with 95 %% confidence "
+            "intervals. Stacks: " + ", ".join(_core_presets()) + ".",
+        )
+        p_cmp.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+        p_cmp.add_argument("--stacks", required=True, metavar="A,B,...",
+                           help="comma-separated stack presets, e.g. tcp-sack,tcp-few,tfrc-ecn")
+        p_cmp.add_argument("--seeds", default="1", metavar="N|S1,S2,...",
+                           help="N: seeds 1..N; or a comma-separated list (default: 1)")
+        p_cmp.add_argument("--out", metavar="DIR",
+                           help="sweep folder (default: results/compare-<scenario name>)")
+        dask_args(p_cmp, "override a field of the scenario (as in xlayer run); may be repeated")
+        no_oracle_arg(p_cmp)
+        p_cmp.set_defaults(command_fn=_cmd_compare)
 
-    p_or = sub.add_parser(
-        "oracle", help="the optimum of a scenario's network utility problem, or how far a run "
-        "or a sweep is from it",
-        description="Solve the network utility problem of SCENARIO (links, capacities and "
-        "conflicts from the simulator's own PHY and MAC model) over the independent sets of its "
-        "conflict graph and print each flow's optimal rate; given a result folder, print the "
-        "run's measured rates beside them and its fractions of the optimal utility and "
-        "aggregate; given a sweep folder, those fractions per stack and swept values. Needs "
-        "cvxpy and clarabel for the proportional-fair objective "
-        "(pip install 'xlayer[oracle]').",
-    )
-    p_or.add_argument("scenario", nargs="?", metavar="SCENARIO|RESULT_DIR|SWEEP_DIR",
-                      help="scenario TOML file, a run's result folder or a sweep folder "
-                      "(default: the built-in default scenario)")
-    p_or.add_argument("--seed", type=int, help="replace the scenario's seed")
-    p_or.add_argument("--set", dest="overrides", action="append", default=[],
-                      metavar="KEY=VALUE", help="override a scenario field (as in xlayer run)")
-    p_or.add_argument("--objective", default="proportional",
-                      choices=("proportional", "aggregate", "maxmin"),
-                      help="sum of log rates (default), aggregate rate, or smallest rate")
-    p_or.add_argument("--routing", choices=("static", "multipath"),
-                      help="the scenario's static routes or free multi-path routing (default: "
-                      "static for a scenario; for a run, static if it routed statically)")
-    p_or.add_argument("--backoff", default="none", choices=("none", "mean"),
-                      help="charge no backoff per attempt (default: the bound) or a lone DCF "
-                      "sender's mean backoff (several senders beat it)")
-    p_or.add_argument("--time-limit", type=float, metavar="S",
-                      help="end each solve at the first exact pricing after S seconds; the "
-                      "summary's bound and gap say how close it got (default: solve to the "
-                      "optimum)")
-    p_or.add_argument("--gap", type=float, metavar="G",
-                      help="end each solve once its upper bound is within G of its optimum "
-                      "found: relative for the aggregate and max-min, per flow in ln(rate) for "
-                      "proportional fairness (default 1e-5)")
-    p_or.add_argument("--json", action="store_true", help="print the optimum as JSON on stdout")
-    p_or.set_defaults(command_fn=_cmd_oracle)
+    if wanted("oracle"):
+        p_or = sub.add_parser(
+            "oracle", help="the optimum of a scenario's network utility problem, or how far a run "
+            "or a sweep is from it",
+            description="Solve the network utility problem of SCENARIO (links, capacities and "
+            "conflicts from the simulator's own PHY and MAC model) over the independent sets of its "
+            "conflict graph and print each flow's optimal rate; given a result folder, print the "
+            "run's measured rates beside them and its fractions of the optimal utility and "
+            "aggregate; given a sweep folder, those fractions per stack and swept values. Needs "
+            "cvxpy and clarabel for the proportional-fair objective "
+            "(pip install 'xlayer[oracle]').",
+        )
+        p_or.add_argument("scenario", nargs="?", metavar="SCENARIO|RESULT_DIR|SWEEP_DIR",
+                          help="scenario TOML file, a run's result folder or a sweep folder "
+                          "(default: the built-in default scenario)")
+        p_or.add_argument("--seed", type=int, help="replace the scenario's seed")
+        p_or.add_argument("--set", dest="overrides", action="append", default=[],
+                          metavar="KEY=VALUE", help="override a scenario field (as in xlayer run)")
+        p_or.add_argument("--objective", default="proportional",
+                          choices=("proportional", "aggregate", "maxmin"),
+                          help="sum of log rates (default), aggregate rate, or smallest rate")
+        p_or.add_argument("--routing", choices=("static", "multipath"),
+                          help="the scenario's static routes or free multi-path routing (default: "
+                          "static for a scenario; for a run, static if it routed statically)")
+        p_or.add_argument("--backoff", default="none", choices=("none", "mean"),
+                          help="charge no backoff per attempt (default: the bound) or a lone DCF "
+                          "sender's mean backoff (several senders beat it)")
+        p_or.add_argument("--time-limit", type=float, metavar="S",
+                          help="end each solve at the first exact pricing after S seconds; the "
+                          "summary's bound and gap say how close it got (default: solve to the "
+                          "optimum)")
+        p_or.add_argument("--gap", type=float, metavar="G",
+                          help="end each solve once its upper bound is within G of its optimum "
+                          "found: relative for the aggregate and max-min, per flow in ln(rate) for "
+                          "proportional fairness (default 1e-5)")
+        p_or.add_argument("--json", action="store_true", help="print the optimum as JSON on stdout")
+        p_or.set_defaults(command_fn=_cmd_oracle)
 
-    p_plot = sub.add_parser(
-        "plot", help="draw the plots of a sweep or run folder (PNG, SVG and PDF)",
-        description="Draw every plot of a sweep folder or a run's result folder into "
-        "DIR/plots (README: Sweeps, analysis and reports). A progress bar shows on a terminal "
-        "when it takes a while.")
-    p_plot.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
-    p_plot.add_argument("--out", metavar="DIR", help="where to write them (default: DIR/plots)")
-    p_plot.add_argument("--format", default=",".join(PLOT_FORMATS), metavar="F1,F2",
-                        help="comma-separated file formats among "
-                        f"{', '.join(PLOT_FORMATS)} (default: all three)")
-    p_plot.add_argument("--dpi", type=int, default=PLOT_DPI, metavar="N",
-                        help=f"resolution of PNG files, dots per inch (default: {PLOT_DPI})")
-    p_plot.add_argument("--style", metavar="STYLE",
-                        help="a matplotlib style (e.g. seaborn-v0_8-paper, grayscale) or a "
-                        ".mplstyle file, laid over xlayer's")
-    p_plot.add_argument("--quiet", "-q", action="store_true",
-                        help="print nothing but errors (not even the files written)")
-    p_plot.add_argument("--oracle", action="store_true",
-                        help="also draw each flow's measured rate against its optimal one "
-                        "(measured_vs_optimal; drawn anyway for a sweep whose oracle column "
-                        "xlayer compare or sweep computed)")
-    p_plot.set_defaults(command_fn=_cmd_plot)
+    if wanted("plot"):
+        p_plot = sub.add_parser(
+            "plot", help="draw the plots of a sweep or run folder (PNG, SVG and PDF)",
+            description="Draw every plot of a sweep folder or a run's result folder into "
+            "DIR/plots (README: Sweeps, analysis and reports). A progress bar shows on a terminal "
+            "when it takes a while.")
+        p_plot.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
+        p_plot.add_argument("--out", metavar="DIR", help="where to write them (default: DIR/plots)")
+        p_plot.add_argument("--format", default=",".join(PLOT_FORMATS), metavar="F1,F2",
+                            help="comma-separated file formats among "
+                            f"{', '.join(PLOT_FORMATS)} (default: all three)")
+        p_plot.add_argument("--dpi", type=int, default=PLOT_DPI, metavar="N",
+                            help=f"resolution of PNG files, dots per inch (default: {PLOT_DPI})")
+        p_plot.add_argument("--style", metavar="STYLE",
+                            help="a matplotlib style (e.g. seaborn-v0_8-paper, grayscale) or a "
+                            ".mplstyle file, laid over xlayer's")
+        p_plot.add_argument("--quiet", "-q", action="store_true",
+                            help="print nothing but errors (not even the files written)")
+        p_plot.add_argument("--oracle", action="store_true",
+                            help="also draw each flow's measured rate against its optimal one "
+                            "(measured_vs_optimal; drawn anyway for a sweep whose oracle column "
+                            "xlayer compare or sweep computed)")
+        p_plot.set_defaults(command_fn=_cmd_plot)
 
-    p_report = sub.add_parser("report", help="write a self-contained HTML report of a sweep "
-                              "or run folder")
-    p_report.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
-    p_report.add_argument("--out", metavar="FILE", help="the HTML file (default: DIR/report.html)")
-    p_report.add_argument("--style", metavar="STYLE",
-                          help="a matplotlib style for its plots (as xlayer plot --style)")
-    p_report.set_defaults(command_fn=_cmd_report)
+    if wanted("report"):
+        p_report = sub.add_parser("report", help="write a self-contained HTML report of a sweep "
+                                  "or run folder")
+        p_report.add_argument("folder", metavar="DIR", help="a sweep folder or a run's result folder")
+        p_report.add_argument("--out", metavar="FILE", help="the HTML file (default: DIR/report.html)")
+        p_report.add_argument("--style", metavar="STYLE",
+                              help="a matplotlib style for its plots (as xlayer plot --style)")
+        p_report.set_defaults(command_fn=_cmd_report)
 
-    p_view = sub.add_parser(
-        "view", help="write a self-contained HTML view of a network and a run, animated",
-        description="Write one HTML file (nothing fetched when opened) showing the nodes, the "
-        "radio links shaded by quality, each flow's route, and, stepped or animated over the "
-        "run, every node's queue, the routes and each flow's throughput. Given a run's result "
-        "folder it runs the folder's scenario.toml again (reading the nodes' queues and routes "
-        "as it goes; the results are the same, which it checks against summary.json) and "
-        "writes DIR/view.html; given a scenario it runs it and writes NAME-view.html here.")
-    p_view.add_argument("source", nargs="?", metavar="RESULT_DIR|SCENARIO",
-                        help="a run's result folder, or a scenario TOML file (default: the "
-                        "built-in default scenario)")
-    p_view.add_argument("--out", metavar="FILE",
-                        help="the HTML file (default: RESULT_DIR/view.html, or NAME-view.html)")
-    p_view.add_argument("--frames", type=int, default=200, metavar="N",
-                        help="moments recorded, evenly spaced over the run (default: 200)")
-    p_view.add_argument("--seed", type=int, help="replace the scenario's seed")
-    p_view.add_argument("--set", dest="overrides", action="append", default=[],
-                        metavar="KEY=VALUE", help="override a scenario field (as in xlayer run)")
-    p_view.add_argument("--quiet", "-q", action="store_true",
-                        help="print nothing but errors")
-    allow_python_arg(p_view)
-    p_view.set_defaults(command_fn=_cmd_view)
-    p_flavor = sub.add_parser(
-        "flavor", help="detect the TCP flavor of every connection in a capture",
-        description="Read a capture (pcap or pcapng, optionally gzip-compressed; Ethernet, "
-        "Linux cooked SLL/SLL2, raw IP, loopback, 802.11 with or without radiotap) and run the "
-        "passive flavor detector over each TCP connection: one row per connection with its data "
-        "sender (src, sport), receiver, segments, flavor (reno, newreno, westwood, cubic, bbr "
-        "or unknown), SACK and confidence. README: Flavor detection on captures.")
-    p_flavor.add_argument("capture", metavar="FILE", help="the capture file")
-    p_flavor.add_argument("--json", action="store_true",
-                          help="print a JSON list of objects with src, sport, dst, dport, "
-                          "packets, flavor, sack, confidence")
-    p_flavor.set_defaults(command_fn=_cmd_flavor)
-    p_rep = sub.add_parser(
-        "reproduce", help="run one of the documents' experiments and judge its claims",
-        description="Run a figure or table of the source documents as a sweep (on Dask), "
-        "print each of the document's claims beside the measured figure with 'holds' or "
-        "'does not hold', and draw the figure. The sweep folder (default "
-        "results/repro-NAME[-quick]) is resumed when run again; it gets claims.json and "
-        "NAME.png. Run from a checkout of the repository (the experiments use its scenarios/). "
-        "README: Reproducing the documents.")
-    p_rep.add_argument("name", nargs="?", metavar="NAME",
-                       help="the experiment (xlayer reproduce --list names them)")
-    p_rep.add_argument("--list", action="store_true",
-                       help="list the experiments with their documents and run counts")
-    p_rep.add_argument("--all", action="store_true", help="run every experiment in turn")
-    p_rep.add_argument("--quick", action="store_true",
-                       help="fewer seeds and grid points (and shorter runs where the "
-                       "experiment allows): minutes on a laptop")
-    p_rep.add_argument("--out", metavar="DIR",
-                       help="the sweep folder (with --all: the folder that holds one per "
-                       "experiment); default results/")
-    p_rep.add_argument("--json", action="store_true", help="print the judged claims as JSON")
-    p_rep.add_argument("--markdown", action="store_true",
-                       help="print the judged claims as a Markdown table (the README's form)")
-    p_rep.add_argument("--no-plot", action="store_true", help="do not draw the figure")
-    rep_where = p_rep.add_mutually_exclusive_group()
-    rep_where.add_argument("--workers", type=int, metavar="N",
-                           help="local Dask workers, one process each (default: one per core)")
-    rep_where.add_argument("--scheduler", metavar="ADDRESS",
-                           help="use the running Dask scheduler at ADDRESS (tcp://host:port)")
-    p_rep.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
-    p_rep.set_defaults(command_fn=_cmd_reproduce)
+    if wanted("view"):
+        p_view = sub.add_parser(
+            "view", help="write a self-contained HTML view of a network and a run, animated",
+            description="Write one HTML file (nothing fetched when opened) showing the nodes, the "
+            "radio links shaded by quality, each flow's route, and, stepped or animated over the "
+            "run, every node's queue, the routes and each flow's throughput. Given a run's result "
+            "folder it runs the folder's scenario.toml again (reading the nodes' queues and routes "
+            "as it goes; the results are the same, which it checks against summary.json) and "
+            "writes DIR/view.html; given a scenario it runs it and writes NAME-view.html here.")
+        p_view.add_argument("source", nargs="?", metavar="RESULT_DIR|SCENARIO",
+                            help="a run's result folder, or a scenario TOML file (default: the "
+                            "built-in default scenario)")
+        p_view.add_argument("--out", metavar="FILE",
+                            help="the HTML file (default: RESULT_DIR/view.html, or NAME-view.html)")
+        p_view.add_argument("--frames", type=int, default=200, metavar="N",
+                            help="moments recorded, evenly spaced over the run (default: 200)")
+        p_view.add_argument("--seed", type=int, help="replace the scenario's seed")
+        p_view.add_argument("--set", dest="overrides", action="append", default=[],
+                            metavar="KEY=VALUE", help="override a scenario field (as in xlayer run)")
+        p_view.add_argument("--quiet", "-q", action="store_true",
+                            help="print nothing but errors")
+        allow_python_arg(p_view)
+        p_view.set_defaults(command_fn=_cmd_view)
+    if wanted("flavor"):
+        p_flavor = sub.add_parser(
+            "flavor", help="detect the TCP flavor of every connection in a capture",
+            description="Read a capture (pcap or pcapng, optionally gzip-compressed; Ethernet, "
+            "Linux cooked SLL/SLL2, raw IP, loopback, 802.11 with or without radiotap) and run the "
+            "passive flavor detector over each TCP connection: one row per connection with its data "
+            "sender (src, sport), receiver, segments, flavor (reno, newreno, westwood, cubic, bbr "
+            "or unknown), SACK and confidence. README: Flavor detection on captures.")
+        p_flavor.add_argument("capture", metavar="FILE", help="the capture file")
+        p_flavor.add_argument("--json", action="store_true",
+                              help="print a JSON list of objects with src, sport, dst, dport, "
+                              "packets, flavor, sack, confidence")
+        p_flavor.set_defaults(command_fn=_cmd_flavor)
+    if wanted("reproduce"):
+        p_rep = sub.add_parser(
+            "reproduce", help="run one of the documents' experiments and judge its claims",
+            description="Run a figure or table of the source documents as a sweep (on Dask), "
+            "print each of the document's claims beside the measured figure with 'holds' or "
+            "'does not hold', and draw the figure. The sweep folder (default "
+            "results/repro-NAME[-quick]) is resumed when run again; it gets claims.json and "
+            "NAME.png. Run from a checkout of the repository (the experiments use its scenarios/). "
+            "README: Reproducing the documents.")
+        p_rep.add_argument("name", nargs="?", metavar="NAME",
+                           help="the experiment (xlayer reproduce --list names them)")
+        p_rep.add_argument("--list", action="store_true",
+                           help="list the experiments with their documents and run counts")
+        p_rep.add_argument("--all", action="store_true", help="run every experiment in turn")
+        p_rep.add_argument("--quick", action="store_true",
+                           help="fewer seeds and grid points (and shorter runs where the "
+                           "experiment allows): minutes on a laptop")
+        p_rep.add_argument("--out", metavar="DIR",
+                           help="the sweep folder (with --all: the folder that holds one per "
+                           "experiment); default results/")
+        p_rep.add_argument("--json", action="store_true", help="print the judged claims as JSON")
+        p_rep.add_argument("--markdown", action="store_true",
+                           help="print the judged claims as a Markdown table (the README's form)")
+        p_rep.add_argument("--no-plot", action="store_true", help="do not draw the figure")
+        rep_where = p_rep.add_mutually_exclusive_group()
+        rep_where.add_argument("--workers", type=int, metavar="N",
+                               help="local Dask workers, one process each (default: one per core)")
+        rep_where.add_argument("--scheduler", metavar="ADDRESS",
+                               help="use the running Dask scheduler at ADDRESS (tcp://host:port)")
+        p_rep.add_argument("--quiet", "-q", action="store_true", help="print nothing but errors")
+        p_rep.set_defaults(command_fn=_cmd_reproduce)
     return parser
 
 
