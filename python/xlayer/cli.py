@@ -103,7 +103,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _parser(command: Optional[str] = None) -> argparse.ArgumentParser:
-    """The command line's parser; with `command`, only that subcommand's (the others' 90
+    """The command line's parser; with `command`, only that subcommand's (the others' 80
     arguments cost a run's process a few milliseconds of help formatters and message-catalog
     look-ups), else every one (``xlayer --help``, an unknown command)."""
     parser = argparse.ArgumentParser(
