@@ -138,7 +138,13 @@ CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
 #: Without iterative refinement of its KKT solves a dpclo-fig9 master took 40 % less time
 #: (the same interior-point iterations), but its prices were noisier (the master's value
 #: jittered by 4e-6) and the generation's bound stalled: 0.029 per flow from iteration 95 to
-#: 120, where with the refinement the solve ends at 82.
+#: 120, where with the refinement the solve ends at 82. Measured and not kept (2026-11-27,
+#: side by side, ``benches/oracle_scale.py --routing multipath --objective proportional``):
+#: tolerances of 1e-6 instead of 1e-8 (gap, feasibility; 1e-5 for the KKT ratio) make each
+#: master about a quarter cheaper, so dpclo-fig8 ends a 60 s limit at a gap of 0.17 per flow
+#: after 25 iterations instead of 0.27 after 18, but the solves that reach the optimum take as
+#: long or longer (noisier prices, more iterations): mesh-7x7 4.5 -> 5.0 s, more-testbed
+#: 37.9 -> 35.9 s, dpclo-fig9 119.6 -> 125.8 s; ``direct_solve_method="faer"`` was no faster.
 CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
 #: Multi-path routing is solved in link form over every link (a rate per commodity and link,
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
