@@ -145,6 +145,10 @@ CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
 #: after 25 iterations instead of 0.27 after 18, but the solves that reach the optimum take as
 #: long or longer (noisier prices, more iterations): mesh-7x7 4.5 -> 5.0 s, more-testbed
 #: 37.9 -> 35.9 s, dpclo-fig9 119.6 -> 125.8 s; ``direct_solve_method="faer"`` was no faster.
+#: Loose only while the gap is unknown or above 1e-3 per flow: mesh-7x7 4.5 -> 5.1 s (34
+#: iterations instead of 32), more-testbed 37.9 -> 35.1 s (75, 80), dpclo-fig9 119.6 -> 106.8 s
+#: (76, 82) — mixed, and a solve whose first bound already meets the tolerance would end on a
+#: loose master's value; not kept either.
 CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
 #: Multi-path routing is solved in link form over every link (a rate per commodity and link,
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
