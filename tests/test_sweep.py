@@ -459,9 +459,12 @@ def test_a_sweep_whose_last_worker_dies_says_so_fails_in_time_and_resumes(sweep_
             if (out / "runs").is_dir() and len(run_folders(out)) >= 2:
                 break
             time.sleep(0.02)
+        # The clock starts before the kill: the scheduler may see the worker gone (and the
+        # sweep start its 3 s) before `wait` returns here, so a clock started after `wait`
+        # could read a little under 3 s for a sweep that waited its full 3 s.
+        killed_at = time.monotonic()
         worker.kill()
         worker.wait(timeout=10)
-        killed_at = time.monotonic()
         _, stderr = sweep_proc.communicate(timeout=60)
         waited = time.monotonic() - killed_at
         assert sweep_proc.returncode == 2, stderr
