@@ -148,7 +148,10 @@ CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
 #: Loose only while the gap is unknown or above 1e-3 per flow: mesh-7x7 4.5 -> 5.1 s (34
 #: iterations instead of 32), more-testbed 37.9 -> 35.1 s (75, 80), dpclo-fig9 119.6 -> 106.8 s
 #: (76, 82) — mixed, and a solve whose first bound already meets the tolerance would end on a
-#: loose master's value; not kept either.
+#: loose master's value; not kept either. Without iterative refinement again (tried first,
+#: then the rest after it): dpclo-fig8 at 60 s a gap of 0.20 per flow after 24 iterations
+#: instead of 0.24 after 19, but mesh-7x7 4.0 -> 4.6 s and dpclo-fig9 126.7 -> 140.1 s (82 ->
+#: 114 iterations), as above.
 CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
 #: Multi-path routing is solved in link form over every link (a rate per commodity and link,
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
@@ -186,6 +189,16 @@ GREEDY_KEEP_MAXMIN = 0
 #: Sooner is not faster: with 1 dpclo-fig9 was at a gap of 0.025 per flow after 87
 #: iterations, with 2 at 0.016 after 79, where 3 ends at its tolerance in 82.
 PRUNE_AFTER = 3
+#: A column counts as idle for :data:`PRUNE_AFTER` when its time share in the master is at
+#: most this. The interior point leaves thousands of sets a share between 1e-9 and 1e-6
+#: (dpclo-fig8's proportional fairness at its 10th master: 3215 of 6197 above 1e-9, 547 above
+#: 1e-6, 484 above 1e-4), so few are dropped; but dropping them does not make the masters
+#: cheaper. Measured and not kept (2026-11-27, ``benches/oracle_scale.py --scenario
+#: scenarios/dpclo-fig8.toml --routing multipath --objective proportional --time-limit 60``):
+#: 1e-6 held 4000 sets where 1e-9 holds 8000, each master still took 4 s (its multi-commodity
+#: flow, 2400 paths' links, is the cost), and it ended at -895.0 and a gap of 0.40 per flow
+#: after 20 iterations, where 1e-9 ends at -888.4 and 0.24 after 19 (1e-7: -893.8, 0.37).
+PRUNE_SHARE = 1e-9
 #: The linear masters (aggregate, max-min) are one HiGHS LP kept across the iterations and
 #: re-solved from its last basis (:class:`_WarmLP`, through highspy, in the ``oracle`` extra;
 #: its prices stay closer from one iteration to the next, so the generation ends sooner);
@@ -1607,7 +1620,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             # pricing finds again comes back (``known`` holds the master's columns only)
             for c, share in zip(cols, master.shares):
                 generated.setdefault(c, None)
-                if share > 1e-9 or c not in idle_since:
+                if share > PRUNE_SHARE or c not in idle_since:
                     idle_since[c] = iterations
             keep = [c for c in cols
                     if c in kept or iterations - idle_since[c] < PRUNE_AFTER]
