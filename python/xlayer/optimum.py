@@ -151,7 +151,12 @@ CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
 #: loose master's value; not kept either. Without iterative refinement again (tried first,
 #: then the rest after it): dpclo-fig8 at 60 s a gap of 0.20 per flow after 24 iterations
 #: instead of 0.24 after 19, but mesh-7x7 4.0 -> 4.6 s and dpclo-fig9 126.7 -> 140.1 s (82 ->
-#: 114 iterations), as above.
+#: 114 iterations), as above. Nor the master as the kept HiGHS LP (:class:`_WarmLP`) with each
+#: ln y_f replaced by the least of its tangents (six at 1e-4..10 Mbit/s, one more at each
+#: re-solve's rates until the approximation is within 1e-7 per flow): exact on mesh-7x7's
+#: static routes (the same utility to 3e-7) but 12-16 re-solves per iteration on dpclo-fig8,
+#: which at 60 s was at -957.2 after 6 iterations by the interior point, -942.4 after 10 by
+#: the simplex from the last basis, where Clarabel's master is at -888.4 after 19.
 CLARABEL_RETRIES: Tuple[Dict[str, Any], ...] = ({}, {"max_step_fraction": 0.9})
 #: Multi-path routing is solved in link form over every link (a rate per commodity and link,
 #: :func:`_arc_form`) up to this many commodity-link variables, over generated links above
