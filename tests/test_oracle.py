@@ -501,6 +501,63 @@ def test_a_solve_cut_short_still_bounds_the_optimum_from_above():
         assert short["bound"] >= best - 1e-6 * max(1.0, abs(best))
 
 
+def test_a_solve_asked_to_stop_ends_at_its_next_bound_and_still_bounds_the_optimum():
+    """A progress callback that returns True (``xlayer oracle``'s first Ctrl-C) ends the
+    solve as a time limit would, at the next exact pricing: its result is feasible and its
+    bound above the optimum (that of the whole solve, certified within its gap), and
+    ``stopped`` says it was interrupted."""
+    m = xo.model("scenarios/mesh-7x7.toml")  # 10 iterations to the optimum
+    whole = xo.solve(m, "proportional", "static", progress=lambda p: None).summary
+    assert whole["stopped"] == "optimal" and whole["iterations"] > 3
+    best, tol = whole["utility"], 1e-6 * abs(whole["utility"])
+    seen = []
+
+    def stop_after_the_first(p):
+        seen.append(p.iteration)
+        return True
+
+    short = xo.solve(m, "proportional", "static", progress=stop_after_the_first).summary
+    assert short["stopped"] == "interrupted" and short["gap"] > 1e-3
+    assert short["iterations"] == 2 and seen == [1, 2]
+    assert short["utility"] <= best + tol
+    assert short["bound"] >= best - tol
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_cli_ctrl_c_prints_what_the_solve_found_and_a_second_aborts(presses, monkeypatch,
+                                                                   capsys):
+    """The first SIGINT during ``xlayer oracle`` ends the solve at its next bound and prints
+    the result (exit status 130); a second aborts without one. The handler is put back."""
+    import os
+    import signal
+
+    from xlayer.cli import main
+
+    solve = xo._Master.solve
+    calls = []
+
+    def interrupted(self, columns):
+        calls.append(1)
+        if len(calls) == 1:
+            for _ in range(presses):
+                os.kill(os.getpid(), signal.SIGINT)
+        return solve(self, columns)
+
+    monkeypatch.setattr(xo._Master, "solve", interrupted)
+    before = signal.getsignal(signal.SIGINT)
+    status = main(["oracle", "scenarios/mesh-7x7.toml", "--json"])
+    out, err = capsys.readouterr()
+    assert status == 130
+    assert "stopping at the next bound" in err
+    assert signal.getsignal(signal.SIGINT) is before
+    if presses == 1:
+        got = json.loads(out)
+        assert got["stopped"] == "interrupted" and got["iterations"] == 2
+        assert got["bound"] >= got["utility"] and len(got["flows"]) == 16
+    else:
+        assert out == "" and "xlayer: interrupted" in err
+
+
 @pytest.mark.parametrize("price_every_iteration", [True, False])
 def test_a_solve_reports_every_iteration_and_its_last_report_is_its_summary(
         price_every_iteration, monkeypatch):

@@ -478,23 +478,35 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
         from xlayer._progress import StatusLine
 
         status = StatusLine()
+    # A first Ctrl-C ends a scenario's or a run's solves at their next bound, and prints what
+    # they found (exit status 130); a second aborts. A sweep folder's many solves abort at once.
+    stop = _StopOnInterrupt() if not sweep else contextlib.nullcontext()
+
+    def progress(p: Any) -> bool:
+        if status is not None:
+            status(_solve_status(p))
+        return bool(getattr(stop, "requested", False))
+
     try:
-        o = oracle(source, objective=args.objective, routing=args.routing, overrides=overrides,
-                   seed=seed, backoff=args.backoff, time_limit=args.time_limit, gap=args.gap,
-                   progress=None if status is None else (lambda p: status(_solve_status(p))))
+        with stop:
+            o = oracle(source, objective=args.objective, routing=args.routing,
+                       overrides=overrides, seed=seed, backoff=args.backoff,
+                       time_limit=args.time_limit, gap=args.gap,
+                       progress=None if sweep else progress)
     finally:
         if status is not None:
             status.close()
+    done = EXIT_INTERRUPTED if getattr(stop, "requested", False) else 0
     if isinstance(o, OracleSweep):
         if args.json:
             out = {"runs": _records(o.runs), "flows": _records(o.flows)}
             sys.stdout.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
-            return 0
+            return done
         _print_oracle_table(_console(), str(source), o)
-        return 0
+        return done
     if args.json:
         sys.stdout.write(json.dumps(o.to_json(), indent=2, sort_keys=True) + "\n")
-        return 0
+        return done
     console = _console()
     s = o.summary
     t = _table(f"optimum ({s['objective']}, {s['routing']} routing)")
@@ -507,7 +519,38 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
     console.print(t)
     for key, value in s.items():
         console.print(f"{key}: {_fmt_value(value)}")
-    return 0
+    return done
+
+
+class _StopOnInterrupt:
+    """While entered (in the main thread), the first SIGINT sets :attr:`requested` and says
+    so on stderr instead of raising; the handler before it comes back at once, so a second
+    SIGINT raises :class:`KeyboardInterrupt` as usual. Restored on exit."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._before: Any = None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        import signal
+
+        self.requested = True
+        signal.signal(signal.SIGINT, self._before)
+        print("xlayer: stopping at the next bound (Ctrl-C again to abort)", file=sys.stderr)
+
+    def __enter__(self) -> "_StopOnInterrupt":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._before = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import signal
+
+        if self._before is not None and signal.getsignal(signal.SIGINT) == self._handle:
+            signal.signal(signal.SIGINT, self._before)
 
 
 def _solve_status(p: Any) -> str:

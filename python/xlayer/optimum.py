@@ -335,7 +335,9 @@ class SolveProgress(NamedTuple):
 
 
 #: ``progress(state)``: called by :func:`solve` as the column generation goes on.
-SolveCallback = Callable[[SolveProgress], None]
+#: Returning True asks the solve to stop, as a time limit would: at its next exact pricing
+#: (which gives the bound), with ``stopped`` "interrupted" (``xlayer oracle``'s first Ctrl-C).
+SolveCallback = Callable[[SolveProgress], Optional[bool]]
 
 
 @dataclass
@@ -1520,9 +1522,11 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     or when the Lagrangian bound is within ``gap`` (default :data:`GAP_TOLERANCE`) of its
     value, or, with ``time_limit`` (seconds), at the first exact pricing after that long; the
     summary's ``bound`` (an upper bound on the objective, valid however the generation
-    ended), ``gap`` and ``stopped`` (optimal, time limit, iterations, master failed) say how
-    close the returned optimum is. ``progress``: called with a :class:`SolveProgress` after
-    each iteration (``xlayer oracle`` draws it as a status line on a terminal).
+    ended), ``gap`` and ``stopped`` (optimal, time limit, interrupted, iterations, master
+    failed) say how close the returned optimum is. ``progress``: called with a
+    :class:`SolveProgress` after each iteration (``xlayer oracle`` draws it as a status line on
+    a terminal); when it returns True the solve stops as at a time limit, ``stopped``
+    "interrupted".
     """
     if objective not in OBJECTIVES:
         raise ScenarioError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
@@ -1577,10 +1581,14 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         """The master's paths: those generated, or one per flow over static routes."""
         return len(master.paths) if master.allowed is not None else nf
 
+    halted = False  # the caller's progress asked the solve to stop
+
     def report() -> None:
-        if progress is not None:
-            progress(SolveProgress(objective, iterations, time.perf_counter() - t0, len(cols),
-                                   paths(), _gap(objective, upper, value, nf)))
+        nonlocal halted
+        if progress is not None and progress(
+                SolveProgress(objective, iterations, time.perf_counter() - t0, len(cols),
+                              paths(), _gap(objective, upper, value, nf))):
+            halted = True
 
     while True:
         iterations += 1
@@ -1632,7 +1640,8 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             if len(keep) < len(cols):
                 cols[:] = keep
                 known = set(keep)
-        out_of_time = time_limit is not None and time.perf_counter() - t0 > time_limit
+        out_of_time = halted or (time_limit is not None
+                                 and time.perf_counter() - t0 > time_limit)
         # multi-path routing: the paths cheaper than their flow is worth join the master
         # first (cheap: Dijkstra per flow); their prices are the d of the Lagrangian bound
         d: Optional[np.ndarray] = None
@@ -1695,7 +1704,8 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             # bound 0.2 per flow away), where the stabilised Lagrangian bound below reaches
             # 0.01 in a minute.
             before = (len(cols), len(master.paths))
-            deadline = t0 + time_limit if time_limit is not None else math.inf
+            deadline = (-math.inf if halted
+                        else t0 + time_limit if time_limit is not None else math.inf)
             certified = _certify(p, master, best_y, cols, known, deadline, tolerance)
             if not _gap(objective, certified, value, nf) <= 0.5 * _gap(objective, upper, value,
                                                                        nf):
@@ -1745,7 +1755,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         if _gap(objective, upper, value, nf) <= tolerance:
             break
         if out_of_time:
-            stopped = "time limit"
+            stopped = "interrupted" if halted else "time limit"
             break
         # the other heavy sets of the pricings, those that improve at the master's prices
         for c in [candidate, extra] + [c for _, c in more or ()
