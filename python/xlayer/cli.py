@@ -23,6 +23,8 @@ A scenario naming Python optimizer classes runs only with ``--allow-python-optim
 ``xlayer sweep`` and ``compare`` exit 1 when runs failed (saying how many) unless
 ``--allow-failures``; after their table they print each stack's fractions of the optimum
 (``xlayer.optimum``; ``--no-oracle`` skips it), or one line saying why they cannot.
+``xlayer oracle`` on a scenario or a run stops its solve at the next bound on a first Ctrl-C and
+prints what it found (exit status 130); a second Ctrl-C aborts.
 """
 
 from __future__ import annotations
@@ -481,11 +483,21 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
     # A first Ctrl-C ends a scenario's or a run's solves at their next bound, and prints what
     # they found (exit status 130); a second aborts. A sweep folder's many solves abort at once.
     stop = _StopOnInterrupt() if not sweep else contextlib.nullcontext()
+    told: List[bool] = []
 
     def progress(p: Any) -> bool:
-        if status is not None:
+        requested = bool(getattr(stop, "requested", False))
+        if requested and not told:
+            # said here, not in the signal handler, which may run inside the status line's
+            # own drawing
+            told.append(True)
+            msg = "stopping at the next bound (Ctrl-C again to abort)"
+            if status is not None:
+                status(f"oracle: {msg}")
+            print(f"xlayer: {msg}", file=sys.stderr)
+        elif status is not None:
             status(_solve_status(p))
-        return bool(getattr(stop, "requested", False))
+        return requested
 
     try:
         with stop:
@@ -496,7 +508,8 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
     finally:
         if status is not None:
             status.close()
-    done = EXIT_INTERRUPTED if getattr(stop, "requested", False) else 0
+    done = (EXIT_INTERRUPTED if not isinstance(o, OracleSweep)
+            and o.summary.get("stopped") == "interrupted" else 0)
     if isinstance(o, OracleSweep):
         if args.json:
             out = {"runs": _records(o.runs), "flows": _records(o.flows)}
@@ -523,34 +536,45 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
 
 
 class _StopOnInterrupt:
-    """While entered (in the main thread), the first SIGINT sets :attr:`requested` and says
-    so on stderr instead of raising; the handler before it comes back at once, so a second
-    SIGINT raises :class:`KeyboardInterrupt` as usual. Restored on exit."""
+    """While entered in the main thread, the first SIGINT sets :attr:`requested` instead of
+    raising; the handler before it comes back at once, so a second SIGINT does what it did
+    (:class:`KeyboardInterrupt`, by default). Restored on exit. Not installed where SIGINT is
+    ignored (a background job of a shell without job control) or in another thread."""
 
     def __init__(self) -> None:
         self.requested = False
+        self._installed = False
         self._before: Any = None
 
-    def _handle(self, signum: int, frame: Any) -> None:
+    def _restore(self) -> None:
         import signal
 
+        if self._installed:
+            self._installed = False
+            before = self._before
+            signal.signal(signal.SIGINT,
+                          signal.default_int_handler if before is None else before)
+
+    def _handle(self, signum: int, frame: Any) -> None:
         self.requested = True
-        signal.signal(signal.SIGINT, self._before)
-        print("xlayer: stopping at the next bound (Ctrl-C again to abort)", file=sys.stderr)
+        self._restore()
 
     def __enter__(self) -> "_StopOnInterrupt":
         import signal
         import threading
 
-        if threading.current_thread() is threading.main_thread():
-            self._before = signal.signal(signal.SIGINT, self._handle)
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        before = signal.getsignal(signal.SIGINT)
+        if before == signal.SIG_IGN:
+            return self
+        self._before = before
+        signal.signal(signal.SIGINT, self._handle)
+        self._installed = True
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        import signal
-
-        if self._before is not None and signal.getsignal(signal.SIGINT) == self._handle:
-            signal.signal(signal.SIGINT, self._before)
+        self._restore()
 
 
 def _solve_status(p: Any) -> str:

@@ -335,8 +335,10 @@ class SolveProgress(NamedTuple):
 
 
 #: ``progress(state)``: called by :func:`solve` as the column generation goes on.
-#: Returning True asks the solve to stop, as a time limit would: at its next exact pricing
-#: (which gives the bound), with ``stopped`` "interrupted" (``xlayer oracle``'s first Ctrl-C).
+#: Returning True (the object ``True``: any other value, a progress bar's ``update()`` result
+#: for one, is ignored) asks the solve to stop as a time limit would, with ``stopped``
+#: "interrupted": at once when the iteration just reported ended with an exact pricing (which
+#: gave the bound), else at the next one (``xlayer oracle``'s first Ctrl-C).
 SolveCallback = Callable[[SolveProgress], Optional[bool]]
 
 
@@ -1526,7 +1528,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
     failed) say how close the returned optimum is. ``progress``: called with a
     :class:`SolveProgress` after each iteration (``xlayer oracle`` draws it as a status line on
     a terminal); when it returns True the solve stops as at a time limit, ``stopped``
-    "interrupted".
+    "interrupted" (:data:`SolveCallback`).
     """
     if objective not in OBJECTIVES:
         raise ScenarioError(f"objective: {objective!r} is not one of {', '.join(OBJECTIVES)}")
@@ -1587,7 +1589,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         nonlocal halted
         if progress is not None and progress(
                 SolveProgress(objective, iterations, time.perf_counter() - t0, len(cols),
-                              paths(), _gap(objective, upper, value, nf))):
+                              paths(), _gap(objective, upper, value, nf))) is True:
             halted = True
 
     while True:
@@ -1754,7 +1756,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         report()
         if _gap(objective, upper, value, nf) <= tolerance:
             break
-        if out_of_time:
+        if out_of_time or halted:  # halted by the report just above: the bound is this pricing's
             stopped = "interrupted" if halted else "time limit"
             break
         # the other heavy sets of the pricings, those that improve at the master's prices
@@ -1905,13 +1907,19 @@ def _bounds(m: Mapping[str, Any], objective: str, routing: str, backoff: str,
 def _compare(m: Mapping[str, Any], measured: pd.DataFrame, objective: str, routing: str,
              backoff: str, time_limit: Optional[float] = None, gap: Optional[float] = None,
              progress: Optional[SolveCallback] = None) -> OracleResult:
+    """A run held against the optima of :func:`_bounds`. The summary's ``stopped`` is the
+    first of the solves' that is not "optimal" (the fractions depend on all of them), else
+    "optimal"; ``gap`` and ``bound`` stay ``objective``'s."""
     res = _bounds(m, objective, routing, backoff, time_limit, gap, progress)
     pf = res["proportional"]
-    return compare_run(res[objective], measured, pf.summary["utility"],
-                       res["aggregate"].summary["aggregate_bps"], m=m,
-                       optimal_rates_bps=pf.flows["rate_bps"].to_numpy(),
-                       utility_bound=pf.summary["bound"],
-                       aggregate_bound_bps=res["aggregate"].summary["bound"])
+    out = compare_run(res[objective], measured, pf.summary["utility"],
+                      res["aggregate"].summary["aggregate_bps"], m=m,
+                      optimal_rates_bps=pf.flows["rate_bps"].to_numpy(),
+                      utility_bound=pf.summary["bound"],
+                      aggregate_bound_bps=res["aggregate"].summary["bound"])
+    short = [r.summary["stopped"] for r in res.values() if r.summary["stopped"] != "optimal"]
+    out.summary["stopped"] = short[0] if short else "optimal"
+    return out
 
 
 def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = None,
