@@ -482,11 +482,11 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
         status = StatusLine()
     # A first Ctrl-C ends a scenario's or a run's solves at their next bound, and prints what
     # they found (exit status 130); a second aborts. A sweep folder's many solves abort at once.
-    stop = _StopOnInterrupt() if not sweep else contextlib.nullcontext()
+    stop = _StopOnInterrupt()
     told: List[bool] = []
 
     def progress(p: Any) -> bool:
-        requested = bool(getattr(stop, "requested", False))
+        requested = stop.requested
         if requested and not told:
             # said here, not in the signal handler, which may run inside the status line's
             # own drawing
@@ -500,7 +500,7 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
         return requested
 
     try:
-        with stop:
+        with stop if not sweep else contextlib.nullcontext():
             o = oracle(source, objective=args.objective, routing=args.routing,
                        overrides=overrides, seed=seed, backoff=args.backoff,
                        time_limit=args.time_limit, gap=args.gap,
@@ -508,15 +508,14 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
     finally:
         if status is not None:
             status.close()
-    done = (EXIT_INTERRUPTED if not isinstance(o, OracleSweep)
-            and o.summary.get("stopped") == "interrupted" else 0)
     if isinstance(o, OracleSweep):
         if args.json:
             out = {"runs": _records(o.runs), "flows": _records(o.flows)}
             sys.stdout.write(json.dumps(out, indent=2, sort_keys=True) + "\n")
-            return done
+            return 0
         _print_oracle_table(_console(), str(source), o)
-        return done
+        return 0
+    done = EXIT_INTERRUPTED if o.summary.get("stopped") == "interrupted" else 0
     if args.json:
         sys.stdout.write(json.dumps(o.to_json(), indent=2, sort_keys=True) + "\n")
         return done
