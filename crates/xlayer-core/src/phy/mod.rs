@@ -28,10 +28,12 @@
 //! - **Carrier sense** is energy detection on the total power. A node not transmitting nor
 //!   receiving whose event-driven energy is below the threshold, but would reach it with every
 //!   weak signal of its list added, is *ambiguous*: the weak signals may tip it either way. Only
-//!   then does it schedule a wake-up ([`Event::WeakWake`](crate::sim::Event)) at its next weak
-//!   arrival or end, where the MAC learns the medium state as it would have at that signal's
-//!   event. Outside that band weak signals cannot change carrier sense, and the MAC is not told of
-//!   them (with events it is, but nothing changes for it).
+//!   then does it schedule a wake-up ([`Event::WeakWake`](crate::sim::Event)), at the first weak
+//!   arrival or end where the sum crosses the threshold (an idle medium can turn busy only at an
+//!   arrival, a busy one idle only at an end), where the MAC learns the medium state as it would
+//!   have at that signal's event. At the other arrivals and ends, and outside that band, weak
+//!   signals do not change carrier sense, and the MAC is not told of them (with events it is,
+//!   but nothing changes for it).
 //!
 //! **Carrier-sense-only signals** (at least the carrier-sense threshold, below the reception
 //! one: the 550 m ring around ns-2's 250 m reception range) go in bulk too where every MAC is
@@ -70,6 +72,10 @@ use error_model::{grid_pos, ln_ok_per_bit_at, Modulation};
 pub use radio::WeakInterference;
 use radio::{ErrorModelKind, Standard};
 pub use timing::{FrameTiming, PhyTiming};
+
+/// Power changes [`Phy::next_weak_wake`] sorts on the stack (an arrival and an end per weak
+/// signal on the air or coming; a longer list takes [`Phy::turn_exact`]).
+const TURN_EDGES: usize = 48;
 
 /// Radio parameters shared by every node of a scenario.
 #[derive(Debug, Clone)]
@@ -315,6 +321,12 @@ pub struct Phy {
     pub rx_ok: u64,
     rx: Option<Reception>,
     transmitting: bool,
+    /// Whether `weak_busy` is what carrier sense answers from now until the scheduled wake-up
+    /// (`wake_at`, which is no later than its first turn): set where [`Phy::next_weak_wake`]
+    /// looked, kept while only weak signals are added, cleared where a change of state finds
+    /// the node not ambiguous ([`Phy::weak_wake_raised`] reads it).
+    weak_known: bool,
+    weak_busy: bool,
     /// Injected noise at the antenna now (mW), and the part of it carrier sense counts.
     injected_mw: f64,
     injected_cs_mw: f64,
@@ -493,32 +505,208 @@ impl Phy {
     }
 
     /// A wake-up to schedule after this node's state changed at `now`: while the node is
-    /// ambiguous, at its next weak arrival or end after `now`, unless one is due by then.
-    /// Returns its time and generation; the caller schedules `Event::WeakWake`.
+    /// ambiguous, at the first weak arrival or end after `now` where its carrier sense turns,
+    /// unless one is due by then. Returns its time and generation; the caller schedules
+    /// `Event::WeakWake`.
     /// The common case, a node that is not ambiguous, stays inline in the caller (the Python
     /// module's LTO left the whole function out of line, 3 % of a 108-node run's samples).
     #[inline]
     pub fn weak_wake(&mut self, now: SimTime, cfg: &PhyConfig) -> Option<(SimTime, u32)> {
         if !self.ambiguous(cfg) {
+            self.weak_known = false;
             return None;
         }
-        self.next_weak_wake(now)
+        self.next_weak_wake(now, cfg)
     }
 
-    /// [`Phy::weak_wake`] for an ambiguous node.
-    fn next_weak_wake(&mut self, now: SimTime) -> Option<(SimTime, u32)> {
-        let next = self
-            .weak
-            .iter()
-            .map(|w| if w.start > now { w.start } else { w.end })
-            .filter(|&t| t > now)
-            .min()?;
+    /// [`Phy::weak_wake`] after the power at this node was raised from `from` on (a weak signal
+    /// arriving then was added, or a signal with events arrived now) and nothing else changed.
+    /// More power can only turn carrier sense busy sooner and idle later, so where it is known
+    /// since the last look (`next_weak_wake`) it cannot turn sooner than the wake-up
+    /// already due when the medium is busy, nor when it is idle and the power rises only after
+    /// that wake-up; only otherwise does it look again. The answers are [`Phy::weak_wake`]'s.
+    pub fn weak_wake_raised(
+        &mut self,
+        now: SimTime,
+        from: SimTime,
+        cfg: &PhyConfig,
+    ) -> Option<(SimTime, u32)> {
+        if !self.ambiguous(cfg) {
+            self.weak_known = false;
+            return None;
+        }
+        if self.weak_known && (self.weak_busy || self.wake_at.is_some_and(|at| at <= from)) {
+            return None;
+        }
+        self.next_weak_wake(now, cfg)
+    }
+
+    /// [`Phy::weak_wake`] for an ambiguous node: the first instant after `now` at which
+    /// [`Phy::busy`] answers otherwise than at `now`, its own sum taken there.
+    ///
+    /// Until the node's state changes otherwise (a signal with events, a weak one added, its
+    /// own transmission or reception, injected noise: each asks again), carrier sense moves
+    /// only at the weak arrivals and ends in its list, and only in one direction at each: an
+    /// idle medium can turn busy only where a signal arrives, a busy one idle only where one
+    /// ends. A wake-up where it does not turn would tell the MAC what it knows (on the first
+    /// 100 s of `benches/dpclo-fig8.toml`, 4.3 million of 5.5 million wake-ups did), so only
+    /// the edge where it turns gets one. The candidates are taken in time order and [`Phy::busy`]'s sum
+    /// is formed afresh at each, in the list's order, so the answer is the float the wake-up
+    /// will compute; the signals pruned before then are over by then and add nothing to it.
+    fn next_weak_wake(&mut self, now: SimTime, cfg: &PhyConfig) -> Option<(SimTime, u32)> {
+        let energy = self.total_mw() + self.injected_cs_mw;
+        let thr = cfg.cs_threshold_mw;
+        // One pass at `now`: the sum carrier sense takes, the power still to arrive and its
+        // first arrival.
+        let (mut on, mut coming, mut first_start) = (0.0, 0.0, SimTime::MAX);
+        for w in &self.weak {
+            if w.start <= now {
+                if now < w.end {
+                    on += w.power_mw;
+                }
+            } else {
+                coming += w.power_mw;
+                first_start = first_start.min(w.start);
+            }
+        }
+        let busy = energy + on >= thr;
+        self.weak_known = true;
+        self.weak_busy = busy;
+        if !busy && (energy + on + coming) * (1.0 + 1e-9) < thr {
+            // Idle, and every signal still to come added at once would leave it so.
+            return None;
+        }
+        let next = if busy {
+            // Busy: it can turn idle only where a signal ends, often many ends on: the
+            // power changes sorted once and summed in time order.
+            let mut edges = [(0u64, 0.0f64); TURN_EDGES];
+            let (mut n, mut total) = (0, energy);
+            for w in &self.weak {
+                if w.end <= now {
+                    continue;
+                }
+                if n + 2 > TURN_EDGES {
+                    n = TURN_EDGES + 1;
+                    break;
+                }
+                if w.start > now {
+                    edges[n] = (w.start.ns(), w.power_mw);
+                    n += 1;
+                }
+                edges[n] = (w.end.ns(), -w.power_mw);
+                n += 1;
+                total += w.power_mw;
+            }
+            if n <= TURN_EDGES {
+                self.turn_swept(&mut edges[..n], energy, thr, busy, on, total)?
+            } else {
+                self.turn_exact(now, energy, thr, busy)?
+            }
+        } else {
+            // Idle: it can turn busy only at an arrival, of which few are still to come.
+            let mut edge = first_start;
+            loop {
+                if edge == SimTime::MAX {
+                    return None;
+                }
+                // The sum at `edge` and the next arrival after it, in one pass.
+                let (mut sum, mut after) = (0.0, SimTime::MAX);
+                for w in &self.weak {
+                    if w.start <= edge {
+                        if edge < w.end {
+                            sum += w.power_mw;
+                        }
+                    } else {
+                        after = after.min(w.start);
+                    }
+                }
+                if energy + sum >= thr {
+                    break edge;
+                }
+                edge = after;
+            }
+        };
         if self.wake_at.is_some_and(|at| at <= next) {
             return None;
         }
         self.wake_generation = self.wake_generation.wrapping_add(1);
         self.wake_at = Some(next);
         Some((next, self.wake_generation))
+    }
+
+    /// The first power change in `edges` (time, change) at which carrier sense, `busy` now with
+    /// `on` the bulk power now, turns: the changes summed in time order, and where that sum is
+    /// within 1e-9 of the largest power involved (`total`) of the threshold, [`Phy::busy`]'s
+    /// own sum at that instant decides. Rounding in the running sum is far below that margin
+    /// (a few ulps of `total` for each of at most [`TURN_EDGES`] changes), so outside it the
+    /// running sum and `busy`'s agree on which side of the threshold they lie.
+    fn turn_swept(
+        &self,
+        edges: &mut [(u64, f64)],
+        energy: f64,
+        thr: f64,
+        busy: bool,
+        on: f64,
+        total: f64,
+    ) -> Option<SimTime> {
+        // Insertion sort: a few dozen changes, mostly in order already (the list is in the
+        // order the signals were sent).
+        for i in 1..edges.len() {
+            let e = edges[i];
+            let mut j = i;
+            while j > 0 && edges[j - 1].0 > e.0 {
+                edges[j] = edges[j - 1];
+                j -= 1;
+            }
+            edges[j] = e;
+        }
+        let margin = total * 1e-9;
+        let mut sum = on;
+        let mut i = 0;
+        while i < edges.len() {
+            let t = edges[i].0;
+            // Busy: it can turn idle only where a signal ends; idle: busy only at an arrival.
+            let mut candidate = false;
+            while i < edges.len() && edges[i].0 == t {
+                sum += edges[i].1;
+                candidate |= (edges[i].1 < 0.0) == busy;
+                i += 1;
+            }
+            if !candidate {
+                continue;
+            }
+            let over = energy + sum - thr;
+            let turned = if over >= margin {
+                !busy
+            } else if over < -margin {
+                busy
+            } else {
+                (energy + Self::weak_sum(&self.weak, SimTime(t)) >= thr) != busy
+            };
+            if turned {
+                return Some(SimTime(t));
+            }
+        }
+        None
+    }
+
+    /// [`Phy::turn_swept`] for a list too long for the stack: the candidates in time order,
+    /// each judged by [`Phy::busy`]'s own sum.
+    fn turn_exact(&self, now: SimTime, energy: f64, thr: f64, busy: bool) -> Option<SimTime> {
+        let mut edge = now;
+        loop {
+            // The next candidate after `edge`: busy, an end; idle, an arrival.
+            let next = self
+                .weak
+                .iter()
+                .map(|w| if busy { w.end } else { w.start })
+                .filter(|&t| t > edge)
+                .min()?;
+            if (energy + Self::weak_sum(&self.weak, next) >= thr) != busy {
+                return Some(next);
+            }
+            edge = next;
+        }
     }
 
     /// A wake-up fires at `now`: true if it is the current one (the caller then tells the MAC
@@ -1227,8 +1415,8 @@ mod tests {
         p.add_weak(SimTime(0), w1.start, e1, 6e-11);
         p.add_weak(SimTime(0), w2.start, e2, 6e-11);
         assert!(!p.busy(SimTime(0), &c));
-        // Ambiguous: a wake-up at every weak arrival and end, each telling the carrier sense
-        // that one event per signal would have told.
+        // Ambiguous: a wake-up where carrier sense turns, telling what one event per signal
+        // would have told there; none at w1's arrival, where it stays idle.
         let mut now = SimTime(0);
         let mut seen = Vec::new();
         while let Some((at, generation)) = p.weak_wake(now, &c) {
@@ -1238,18 +1426,157 @@ mod tests {
         }
         assert_eq!(
             seen,
-            vec![(w1.start, false), (w2.start, true), (e1, false)],
+            vec![(w2.start, true), (e1, false)],
             "after e1 one weak signal is left, below the threshold alone: no more wake-ups"
         );
         // A stale wake-up is refused.
         let mut q = Phy::new();
         q.add_weak(SimTime(0), w1.start, e1, 6e-11);
         q.add_weak(SimTime(0), w2.start, e2, 6e-11);
-        let (_, old) = q.weak_wake(SimTime(0), &c).unwrap();
-        q.add_weak(SimTime(500), SimTime(600), SimTime(900), 1e-12);
+        let (old_at, old) = q.weak_wake(SimTime(0), &c).unwrap();
+        assert_eq!(old_at, w2.start);
+        // A third signal, arriving before w1, tips it at w1's arrival: sooner.
+        q.add_weak(SimTime(500), SimTime(600), SimTime(60_000), 9e-11);
         let (at, new) = q.weak_wake(SimTime(500), &c).unwrap();
-        assert_eq!(at, SimTime(600));
-        assert!(!q.wake(w1.start, old) && q.wake(at, new));
+        assert_eq!(at, w1.start);
+        assert!(!q.wake(at, old) && q.wake(at, new));
+    }
+
+    /// Random weak signals added as a sender hands them over, signals with events arriving
+    /// and ending, and the wake-ups the PHY asks for, run as the world runs them: at every
+    /// instant where any signal arrives or ends, once everything due then has run, what the
+    /// MAC was last told is what carrier sense answers (one event per signal would tell it
+    /// there), and every wake-up that fires finds carrier sense turned unless something
+    /// changed after it was asked for.
+    #[test]
+    fn wake_ups_tell_the_mac_every_turn_of_carrier_sense_and_only_turns() {
+        use std::collections::BTreeSet;
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+        enum Ev {
+            Weak(usize),
+            Start(usize),
+            End(usize),
+            Wake(u32),
+            Check,
+        }
+        let c = cfg(ErrorModelKind::Ber, None);
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let (mut turns, mut wakes, mut idle_wakes) = (0, 0, 0);
+        for _round in 0..200 {
+            let mut p = Phy::new();
+            let mut rng = crate::sim::rng::stream(1, 0, "t");
+            let mut queue: BTreeSet<(u64, u64, Ev)> = BTreeSet::new();
+            let mut seq = 0u64;
+            let mut push = |q: &mut BTreeSet<(u64, u64, Ev)>, t: u64, ev: Ev| {
+                seq += 1;
+                // Checks run after everything else due at the same instant.
+                let order = if ev == Ev::Check { u64::MAX } else { seq };
+                q.insert((t, order, ev));
+            };
+            // Weak signals: (handed over at, arrival, end, power); with events: (start, end, power).
+            let mut weak = Vec::new();
+            let mut strong = Vec::new();
+            for _ in 0..(5 + next(30)) {
+                let sent = next(400_000);
+                let start = sent + 1 + next(3_000);
+                let end = start + 1_000 + next(150_000);
+                let power = (1 + next(95)) as f64 * 1e-12;
+                weak.push((sent, start, end, power));
+            }
+            for _ in 0..next(6) {
+                let start = next(400_000);
+                strong.push((
+                    start,
+                    start + 500 + next(100_000),
+                    (1 + next(90)) as f64 * 1e-12,
+                ));
+            }
+            for (i, &(sent, start, end, _)) in weak.iter().enumerate() {
+                push(&mut queue, sent, Ev::Weak(i));
+                push(&mut queue, start, Ev::Check);
+                push(&mut queue, end, Ev::Check);
+            }
+            for (i, &(start, end, _)) in strong.iter().enumerate() {
+                push(&mut queue, start, Ev::Start(i));
+                push(&mut queue, end, Ev::End(i));
+                push(&mut queue, start, Ev::Check);
+                push(&mut queue, end, Ev::Check);
+            }
+            let mut told = false;
+            // A wake-up fired at a turn unless the node changed after asking for it.
+            let mut asked_at = 0u64;
+            let mut changed_since = false;
+            while let Some((t, _, ev)) = queue.pop_first() {
+                let now = SimTime(t);
+                let asked = match ev {
+                    Ev::Weak(i) => {
+                        let (_, start, end, power) = weak[i];
+                        p.add_weak(now, SimTime(start), SimTime(end), power);
+                        changed_since = true;
+                        p.weak_wake_raised(now, SimTime(start), &c)
+                    }
+                    Ev::Start(i) => {
+                        let (start, end, power) = strong[i];
+                        let info = PhyTx {
+                            timing: FrameTiming {
+                                total: SimTime(end - start),
+                                ..tx_of(start, 100).timing
+                            },
+                            ..tx_of(start, 100)
+                        };
+                        p.signal_start(now, 100 + i as u32, power, &info, &c);
+                        told = p.busy(now, &c);
+                        changed_since = true;
+                        p.weak_wake_raised(now, now, &c)
+                    }
+                    Ev::End(i) => {
+                        p.signal_end(now, 100 + i as u32, &c, &mut rng);
+                        told = p.busy(now, &c);
+                        changed_since = true;
+                        p.weak_wake(now, &c)
+                    }
+                    Ev::Wake(generation) => {
+                        if !p.wake(now, generation) {
+                            continue;
+                        }
+                        let busy = p.busy(now, &c);
+                        wakes += 1;
+                        if busy != told {
+                            turns += 1;
+                        } else {
+                            idle_wakes += 1;
+                            assert!(
+                                changed_since,
+                                "a wake-up asked for at {asked_at} fired at {t} to no turn"
+                            );
+                        }
+                        told = busy;
+                        changed_since = false;
+                        p.weak_wake(now, &c)
+                    }
+                    Ev::Check => {
+                        assert_eq!(told, p.busy(now, &c), "at {t} the MAC was last told {told}");
+                        None
+                    }
+                };
+                if let Some((at, generation)) = asked {
+                    assert!(at > now);
+                    asked_at = t;
+                    changed_since = false;
+                    push(&mut queue, at.ns(), Ev::Wake(generation));
+                }
+            }
+        }
+        assert!(
+            turns > 500,
+            "the rounds turned carrier sense {turns} times at {wakes} wake-ups ({idle_wakes} found none)"
+        );
     }
 
     #[test]

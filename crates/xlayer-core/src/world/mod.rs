@@ -404,7 +404,11 @@ impl World {
                 n.phy.signal_start(now, tx, power_mw, &info, &self.cfg);
                 let busy = n.phy.busy(now, &self.cfg);
                 n.mac.phy_changed(now, busy, &mut self.queue);
-                self.weak_wake(node);
+                // Only more power from now on, or a reception (not ambiguous: no wake-up).
+                if let Some((at, generation)) = n.phy.weak_wake_raised(now, now, &self.cfg) {
+                    self.queue
+                        .schedule(at, Event::WeakWake { node, generation });
+                }
             }
             Event::SignalEnd { tx, index } => {
                 let mut repump = false;
@@ -805,7 +809,7 @@ impl World {
                 // Weak interference, in bulk: no events unless it may tip carrier sense.
                 let start = now + link.delay;
                 to.phy.add_weak(now, start, start + timing.total, power);
-                if let Some((at, generation)) = to.phy.weak_wake(now, &self.cfg) {
+                if let Some((at, generation)) = to.phy.weak_wake_raised(now, start, &self.cfg) {
                     self.queue.schedule(
                         at,
                         Event::WeakWake {
