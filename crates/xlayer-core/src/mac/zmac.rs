@@ -321,11 +321,14 @@ impl Mac {
     /// Arms the slot timer at the first slot boundary (from `now` on) where there is something to
     /// send.
     fn zmac_poke(&mut self, now: SimTime, q: &mut EventQueue) {
-        let has_data = self.zmac_has_data();
         let z = self.access.zmac().expect("zmac mode");
         if z.slot_armed || z.attempt.is_some() {
             return;
         }
+        // After the test above: most pokes find the slot armed, and this one reads every
+        // level's queue.
+        let has_data = self.zmac_has_data();
+        let z = self.access.zmac().expect("zmac mode");
         let l = z.p.slot.ns();
         let next = now.ns().div_ceil(l);
         let setup_slots = z.p.setup_end.ns().div_ceil(l);
