@@ -504,7 +504,8 @@ impl Mac {
         self.levels[level].params
     }
 
-    /// Changes a level's contention parameters (tuning layer). Takes effect at the next draw.
+    /// Changes a level's contention parameters (tuning layer). Takes effect at the next draw;
+    /// a new AIFSN moves the access time at the next update ([`Mac::refresh`]).
     pub fn set_level_params(&mut self, level: usize, p: EdcaLevel) {
         let l = &mut self.levels[level];
         l.params = p;
@@ -690,6 +691,14 @@ impl Mac {
     #[inline]
     pub fn set_sensed_edge(&mut self, edge: Option<SimTime>) {
         self.sensed_edge = edge;
+    }
+
+    /// Re-evaluates the medium and the access timer now, as a carrier-sense report would: after
+    /// a tuning write of a level's parameters, so that a new AIFSN moves the access time at
+    /// once rather than at whatever report comes next (the PHY reports carrier sense only where
+    /// it turns, `Phy::weak_wake`, so the next could be far).
+    pub fn refresh(&mut self, now: SimTime, q: &mut EventQueue) {
+        self.update(now, q);
     }
 
     /// Records carrier sense without re-evaluating (a handler call follows).
@@ -1291,6 +1300,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// An AIFSN lowered at run time moves the pending access to the new AIFS at once, whatever
+    /// carrier sense reports afterwards (the world refreshes the MAC after a tuning write).
+    #[test]
+    fn a_lowered_aifsn_moves_the_access_at_once() {
+        let access_at = |refresh: bool, report: bool| {
+            let mut mac = Mac::new(0, params(dcf()));
+            let mut q = EventQueue::new();
+            let mut rng = crate::sim::rng::stream(1, 0, "t");
+            let mut out = vec![];
+            let item = QueuedPacket {
+                packet: 5,
+                bytes: 1028,
+                next_hop: 1,
+                flow: 0,
+            };
+            // Idle medium: access at DIFS (SIFS + 2 slots = 50 us).
+            assert!(mac.enqueue(SimTime::ZERO, 0, item, &mut q, &mut rng));
+            mac.set_level_params(
+                0,
+                EdcaLevel {
+                    aifsn: 1,
+                    ..dcf()[0]
+                },
+            );
+            if refresh {
+                mac.refresh(SimTime::from_us(10), &mut q);
+            }
+            if report {
+                // A carrier-sense report that changes nothing, at 35 us.
+                mac.phy_changed(SimTime::from_us(35), false, &mut q);
+            }
+            run_timers(&mut mac, &mut q, &mut rng, &mut out);
+            assert!(matches!(out[0], MacAction::Transmit(_)));
+            q.now()
+        };
+        // SIFS + 1 slot = 30 us, with or without a later report.
+        assert_eq!(access_at(true, false), SimTime::from_us(30));
+        assert_eq!(access_at(true, true), SimTime::from_us(30));
+        // Without the refresh the old access time stands until some report re-arms it.
+        assert_eq!(access_at(false, false), SimTime::from_us(50));
     }
 
     #[test]

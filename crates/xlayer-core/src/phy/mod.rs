@@ -77,6 +77,10 @@ pub use timing::{FrameTiming, PhyTiming};
 /// signal on the air or coming; a longer list takes [`Phy::turn_exact`]).
 const TURN_EDGES: usize = 48;
 
+/// Calls of [`Phy::turn_exact`] (a test checks that it ran).
+#[cfg(test)]
+static TURN_EXACT_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Radio parameters shared by every node of a scenario.
 #[derive(Debug, Clone)]
 pub struct PhyConfig {
@@ -693,6 +697,8 @@ impl Phy {
     /// [`Phy::turn_swept`] for a list too long for the stack: the candidates in time order,
     /// each judged by [`Phy::busy`]'s own sum.
     fn turn_exact(&self, now: SimTime, energy: f64, thr: f64, busy: bool) -> Option<SimTime> {
+        #[cfg(test)]
+        TURN_EXACT_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut edge = now;
         loop {
             // The next candidate after `edge`: busy, an end; idle, an arrival.
@@ -1468,7 +1474,13 @@ mod tests {
             (x >> 33) % n
         };
         let (mut turns, mut wakes, mut idle_wakes) = (0, 0, 0);
-        for _round in 0..200 {
+        for round in 0..400 {
+            // Times on a grid in half the rounds, so that arrivals, ends and other events fall
+            // on the same instants; every fifth round crowded, so that a busy node's changes
+            // overflow the stack ([`Phy::turn_exact`]).
+            let quantum = [1, 1, 5_000, 20_000][round % 4];
+            let crowded = round % 5 == 4;
+            let step = |x: u64| (x / quantum).max(1) * quantum;
             let mut p = Phy::new();
             let mut rng = crate::sim::rng::stream(1, 0, "t");
             let mut queue: BTreeSet<(u64, u64, Ev)> = BTreeSet::new();
@@ -1482,18 +1494,24 @@ mod tests {
             // Weak signals: (handed over at, arrival, end, power); with events: (start, end, power).
             let mut weak = Vec::new();
             let mut strong = Vec::new();
-            for _ in 0..(5 + next(30)) {
-                let sent = next(400_000);
-                let start = sent + 1 + next(3_000);
-                let end = start + 1_000 + next(150_000);
-                let power = (1 + next(95)) as f64 * 1e-12;
+            let (count, span) = if crowded {
+                (50 + next(20), 100_000)
+            } else {
+                (5 + next(30), 400_000)
+            };
+            for _ in 0..count {
+                let sent = next(span) / quantum * quantum;
+                let start = sent + step(1 + next(3_000));
+                let end = start + step(1_000 + next(150_000 + 200_000 * crowded as u64));
+                // Crowded: weaker, so that only some 25 of them on the air turn it busy.
+                let power = (1 + next(if crowded { 9 } else { 95 })) as f64 * 1e-12;
                 weak.push((sent, start, end, power));
             }
             for _ in 0..next(6) {
-                let start = next(400_000);
+                let start = next(400_000) / quantum * quantum;
                 strong.push((
                     start,
-                    start + 500 + next(100_000),
+                    start + step(500 + next(100_000)),
                     (1 + next(90)) as f64 * 1e-12,
                 ));
             }
@@ -1573,6 +1591,10 @@ mod tests {
                 }
             }
         }
+        assert!(
+            TURN_EXACT_CALLS.load(std::sync::atomic::Ordering::Relaxed) > 0,
+            "no crowded round took the long list's path"
+        );
         assert!(
             turns > 500,
             "the rounds turned carrier sense {turns} times at {wakes} wake-ups ({idle_wakes} found none)"

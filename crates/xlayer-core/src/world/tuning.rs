@@ -222,7 +222,14 @@ fn set_param(
         check_flow_index(w, spec, level, name)?;
         let standard = w.cfg.standard;
         let n = node_mut(w, node)?;
-        return crate::mac::tuning::set(&mut n.mac, standard, spec, level, name, value);
+        crate::mac::tuning::set(&mut n.mac, standard, spec, level, name, value)?;
+        if matches!(spec.name, "mac.cw_min" | "mac.cw_max" | "mac.aifsn") {
+            // A new AIFSN moves the access time now, not at the next carrier-sense report.
+            let now = w.queue.now();
+            let n = &mut w.nodes[node as usize];
+            n.mac.refresh(now, &mut w.queue);
+        }
+        return Ok(());
     }
     if crate::phy::tuning::owns(spec) {
         let n = node_mut(w, node)?;
