@@ -74,10 +74,10 @@ use radio::{ErrorModelKind, Standard};
 pub use timing::{FrameTiming, PhyTiming};
 
 /// Power changes [`Phy::next_weak_wake`] sorts on the stack (an arrival and an end per weak
-/// signal on the air or coming; a longer list takes [`Phy::turn_exact`]).
+/// signal on the air or coming; a longer list takes [`Phy::idle_turn_exact`]).
 const TURN_EDGES: usize = 48;
 
-/// Calls of [`Phy::turn_exact`] (a test checks that it ran).
+/// Calls of [`Phy::idle_turn_exact`] (a test checks that it ran).
 #[cfg(test)]
 static TURN_EXACT_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -602,9 +602,9 @@ impl Phy {
                 total += w.power_mw;
             }
             if n <= TURN_EDGES {
-                self.turn_swept(&mut edges[..n], energy, thr, busy, on, total)?
+                self.idle_turn_swept(&mut edges[..n], energy, thr, on, total)?
             } else {
-                self.turn_exact(now, energy, thr, busy)?
+                self.idle_turn_exact(now, energy, thr)?
             }
         } else {
             // Idle: it can turn busy only at an arrival, of which few are still to come.
@@ -638,23 +638,21 @@ impl Phy {
         Some((next, self.wake_generation))
     }
 
-    /// The first power change in `edges` (time, change) at which carrier sense, `busy` now with
-    /// `on` the bulk power now, turns: the changes summed in time order, and where that sum is
-    /// within 1e-9 of the largest power involved (`total`) of the threshold, [`Phy::busy`]'s
-    /// own sum at that instant decides. Rounding in the running sum is far below that margin
-    /// (a few ulps of `total` for each of at most [`TURN_EDGES`] changes), so outside it the
-    /// running sum and `busy`'s agree on which side of the threshold they lie.
-    fn turn_swept(
+    /// The first power change in `edges` (time, change) at which carrier sense, busy now with
+    /// `on` the bulk power now, turns idle: the changes summed in time order (only an end can
+    /// turn it), and where that sum is within 1e-9 of the largest power involved (`total`) of
+    /// the threshold, [`Phy::busy`]'s own sum at that instant decides. Rounding in the running
+    /// sum is far below that margin (a few ulps of `total` for each of at most [`TURN_EDGES`]
+    /// changes), so outside it the running sum and `busy`'s agree on which side they lie.
+    fn idle_turn_swept(
         &self,
         edges: &mut [(u64, f64)],
         energy: f64,
         thr: f64,
-        busy: bool,
         on: f64,
         total: f64,
     ) -> Option<SimTime> {
-        // Insertion sort: a few dozen changes, mostly in order already (the list is in the
-        // order the signals were sent).
+        // Insertion sort: a few dozen changes (Rust's sort measured no faster).
         for i in 1..edges.len() {
             let e = edges[i];
             let mut j = i;
@@ -669,46 +667,44 @@ impl Phy {
         let mut i = 0;
         while i < edges.len() {
             let t = edges[i].0;
-            // Busy: it can turn idle only where a signal ends; idle: busy only at an arrival.
-            let mut candidate = false;
+            let mut ends = false;
             while i < edges.len() && edges[i].0 == t {
                 sum += edges[i].1;
-                candidate |= (edges[i].1 < 0.0) == busy;
+                ends |= edges[i].1 < 0.0;
                 i += 1;
             }
-            if !candidate {
+            if !ends {
                 continue;
             }
             let over = energy + sum - thr;
-            let turned = if over >= margin {
-                !busy
+            let idle = if over >= margin {
+                false
             } else if over < -margin {
-                busy
+                true
             } else {
-                (energy + Self::weak_sum(&self.weak, SimTime(t)) >= thr) != busy
+                energy + Self::weak_sum(&self.weak, SimTime(t)) < thr
             };
-            if turned {
+            if idle {
                 return Some(SimTime(t));
             }
         }
         None
     }
 
-    /// [`Phy::turn_swept`] for a list too long for the stack: the candidates in time order,
+    /// [`Phy::idle_turn_swept`] for a list too long for the stack: the ends in time order,
     /// each judged by [`Phy::busy`]'s own sum.
-    fn turn_exact(&self, now: SimTime, energy: f64, thr: f64, busy: bool) -> Option<SimTime> {
+    fn idle_turn_exact(&self, now: SimTime, energy: f64, thr: f64) -> Option<SimTime> {
         #[cfg(test)]
         TURN_EXACT_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut edge = now;
         loop {
-            // The next candidate after `edge`: busy, an end; idle, an arrival.
             let next = self
                 .weak
                 .iter()
-                .map(|w| if busy { w.end } else { w.start })
+                .map(|w| w.end)
                 .filter(|&t| t > edge)
                 .min()?;
-            if (energy + Self::weak_sum(&self.weak, next) >= thr) != busy {
+            if energy + Self::weak_sum(&self.weak, next) < thr {
                 return Some(next);
             }
             edge = next;
@@ -1477,7 +1473,7 @@ mod tests {
         for round in 0..400 {
             // Times on a grid in half the rounds, so that arrivals, ends and other events fall
             // on the same instants; every fifth round crowded, so that a busy node's changes
-            // overflow the stack ([`Phy::turn_exact`]).
+            // overflow the stack ([`Phy::idle_turn_exact`]).
             let quantum = [1, 1, 5_000, 20_000][round % 4];
             let crowded = round % 5 == 4;
             let step = |x: u64| (x / quantum).max(1) * quantum;
