@@ -174,3 +174,33 @@ fn dcf_keeps_carrier_sense_only_signals_as_events() {
     let (a, b) = (run_sensed(&text, true), run_sensed(&text, false));
     assert_eq!(a.summary_f64("events"), b.summary_f64("events"));
 }
+
+#[test]
+fn a_node_never_has_more_than_one_weak_wake_up_in_the_queue() {
+    // A node whose weak signals may tip its carrier sense is woken where it turns; a later
+    // look that finds an earlier turn moves that wake-up (one timer per node), so the queue
+    // never holds one the node no longer wants (issue 15: nothing cancelled is popped).
+    use xlayer_core::sim::Event;
+    for fading in ["none", "rayleigh"] {
+        let mut sim = xlayer_core::Simulation::from_toml(&dense(1, "bulk", fading)).unwrap();
+        let (mut looks, mut pending_seen) = (0, 0);
+        let mut t = 0.0;
+        while t < 2.0 {
+            t += 0.0003;
+            sim.run_until(t);
+            let mut per_node = std::collections::HashMap::new();
+            for (_, e) in sim.world.queue.pending() {
+                if let Event::WeakWake { node, .. } = e {
+                    *per_node.entry(node).or_insert(0) += 1;
+                }
+            }
+            pending_seen += per_node.len();
+            looks += 1;
+            for (node, count) in per_node {
+                assert_eq!(count, 1, "{fading}: node {node} has {count} wake-ups at {t:.4} s");
+            }
+        }
+        eprintln!("{fading}: {pending_seen} wake-ups pending over {looks} looks");
+        assert!(pending_seen > looks / 10, "{fading}: too few wake-ups to judge");
+    }
+}
