@@ -197,10 +197,16 @@ fn a_node_never_has_more_than_one_weak_wake_up_in_the_queue() {
             pending_seen += per_node.len();
             looks += 1;
             for (node, count) in per_node {
-                assert_eq!(count, 1, "{fading}: node {node} has {count} wake-ups at {t:.4} s");
+                assert_eq!(
+                    count, 1,
+                    "{fading}: node {node} has {count} wake-ups at {t:.4} s"
+                );
             }
         }
         eprintln!("{fading}: {pending_seen} wake-ups pending over {looks} looks");
-        assert!(pending_seen > looks / 10, "{fading}: too few wake-ups to judge");
+        assert!(
+            pending_seen > looks / 10,
+            "{fading}: too few wake-ups to judge"
+        );
     }
 }

@@ -894,7 +894,14 @@ impl Phy {
             let next = |edges: &[u64], i: usize| edges.get(i).map_or(now.ns(), |&e| e >> 8);
             let b = SimTime(next(arrivals, i).min(next(ends, k)));
             // Not below 0: a power taken off leaves at most a rounding error behind.
-            Self::integrate(rx, a, b, cfg, injected_mw, rx.interference_mw + weak_mw.max(0.0));
+            Self::integrate(
+                rx,
+                a,
+                b,
+                cfg,
+                injected_mw,
+                rx.interference_mw + weak_mw.max(0.0),
+            );
             while i < arrivals.len() && arrivals[i] >> 8 == b.ns() {
                 weak_mw += power(arrivals[i]);
                 i += 1;
