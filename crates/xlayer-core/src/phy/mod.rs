@@ -615,11 +615,8 @@ impl Phy {
                 if w.end <= now {
                     continue;
                 }
-                if na + ne + 2 > TURN_EDGES {
-                    fits = false;
-                    break;
-                }
-                if w.end.ns() >= 1 << 56 {
+                // Past the stack, or a time the encoding cannot hold: the exact search.
+                if na + ne + 2 > TURN_EDGES || w.end.ns() >= 1 << 56 {
                     fits = false;
                     break;
                 }
