@@ -214,10 +214,23 @@ fn before(a: (f64, u32), b: (f64, u32)) -> bool {
     a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).is_lt()
 }
 
+/// Keeps in `kept`, sorted by [`before`], the `n` least keys offered (`key` is offered now):
+/// the K − 1 next hops after the first, kept in order as they come, no sort.
+#[inline]
+fn keep_least(kept: &mut Vec<(f64, u32)>, key: (f64, u32), n: usize) {
+    if kept.len() == n && !before(key, kept[n - 1]) {
+        return;
+    }
+    let at = kept.iter().position(|&x| before(key, x));
+    kept.insert(at.unwrap_or(kept.len()), key);
+    kept.truncate(n);
+}
+
 /// The K − 1 next hops after the first (`r.next_hops` holds the first, or nothing when the
-/// route is broken): downhill neighbours by total cost (the K − 1 least kept in order as they
-/// come, no sort), and the cells of all K marked chosen. `row` is the route's row of the
-/// table, `links` the link slots.
+/// route is broken): downhill neighbours by total cost ([`keep_least`]), and the cells of all
+/// K marked chosen. `row` is the route's row of the table, `links` the link slots. The cells
+/// marked chosen are those of the route's next hops when this is called (the marks follow the
+/// next hops everywhere), so only theirs are cleared, not the whole row's.
 fn choose_others(
     r: &mut Route,
     row: &mut [Cell],
@@ -226,6 +239,9 @@ fn choose_others(
     k: usize,
     kept: &mut Vec<(f64, u32)>,
 ) {
+    for &v in &r.next_hops {
+        row[slot_of[v as usize] as usize].chosen = false;
+    }
     r.next_hops.truncate(1);
     r.last_total = f64::INFINITY;
     if let (Some(&nh), true) = (r.next_hops.first(), k > 1) {
@@ -239,13 +255,7 @@ fn choose_others(
                 && c.seq.saturating_add(2) >= seq
                 && l.cost.is_finite()
             {
-                let key = (l.cost + c.metric, l.nb);
-                if kept.len() == k - 1 && !before(key, kept[k - 2]) {
-                    continue;
-                }
-                let at = kept.iter().position(|&x| before(key, x));
-                kept.insert(at.unwrap_or(kept.len()), key);
-                kept.truncate(k - 1);
+                keep_least(kept, (l.cost + c.metric, l.nb), k - 1);
             }
         }
         r.next_hops.extend(kept.iter().map(|&(_, v)| v));
@@ -253,9 +263,7 @@ fn choose_others(
             r.last_total = kept[k - 2].0;
         }
     }
-    for c in row.iter_mut() {
-        c.chosen = false;
-    }
+    debug_assert!(row.iter().all(|c| !c.chosen), "a mark without its next hop");
     for &v in &r.next_hops {
         row[slot_of[v as usize] as usize].chosen = true;
     }
@@ -470,6 +478,9 @@ pub struct Dsdv {
     route_changes: u64,
     /// The next hops beyond the first being chosen, best first.
     scratch: Vec<(f64, u32)>,
+    /// A derivation's candidates for the next hops after the first: `(total cost,
+    /// neighbour)` and the advertised metric ([`Dsdv::recompute`]).
+    candidates: Vec<((f64, u32), f64)>,
     /// The slots whose cost the last [`Dsdv::on_links_changed`] changed.
     changed_slots: Vec<u32>,
     /// Link costs by slot: every neighbour that had a usable link at some
@@ -508,6 +519,7 @@ impl Dsdv {
             pending: None,
             route_changes: 0,
             scratch: Vec::new(),
+            candidates: Vec::new(),
             changed_slots: Vec::new(),
             links: Vec::new(),
             slot_of: Vec::new(),
@@ -892,6 +904,18 @@ impl Dsdv {
         // before (none while the newest is odd: broken). Feasible: the next hop we have (DSDV
         // takes its next hop's updates whatever they say; its feasibility distance is below
         // ours, and only falls), or an advert below our feasibility distance.
+        //
+        // The same pass keeps every candidate for the K − 1 others (they are chosen among
+        // the same adverts, below the route's metric, which is known only after the pass), so
+        // the row is read once (a second pass for the others and a third clearing the row's
+        // marks were most of a derivation's time in a 108-node run).
+        let slot_of = &self.slot_of[..];
+        for &v in &r.next_hops {
+            row[slot_of[v as usize] as usize].chosen = false;
+        }
+        debug_assert!(row.iter().all(|c| !c.chosen), "a mark without its next hop");
+        let candidates = &mut self.candidates;
+        candidates.clear();
         let mut best: Option<(f64, u32)> = None;
         let mut label = r.label;
         if seq.is_multiple_of(2) {
@@ -899,13 +923,17 @@ impl Dsdv {
                 if c.present
                     && c.seq.saturating_add(2) >= seq
                     && c.metric.is_finite()
-                    && (Some(l.nb) == old_next || r.feasible(c.seq, c.metric))
                     && l.cost.is_finite()
                 {
                     let key = (l.cost + c.metric, l.nb);
-                    if best.is_none_or(|b| before(key, b)) {
+                    if (Some(l.nb) == old_next || r.feasible(c.seq, c.metric))
+                        && best.is_none_or(|b| before(key, b))
+                    {
                         best = Some(key);
                         label = c.seq;
+                    }
+                    if k > 1 {
+                        candidates.push((key, c.metric));
                     }
                 }
             }
@@ -934,14 +962,30 @@ impl Dsdv {
         }
         r.seq = seq;
         r.metric = metric;
-        // K best next hops: the route's, then downhill neighbours by total cost (the K − 1
-        // least kept in order as they come, no sort).
+        // K best next hops: the route's, then downhill neighbours by total cost, as
+        // [`choose_others`] chooses them (the candidates above are its, with the metric
+        // and number now the route's).
         r.next_hops.clear();
         r.last_total = f64::INFINITY;
         if let Some((_, nh)) = best {
             r.next_hops.push(nh);
+            if k > 1 {
+                let kept = &mut self.scratch;
+                kept.clear();
+                for &(key, m) in candidates.iter() {
+                    if key.1 != nh && m < metric {
+                        keep_least(kept, key, k - 1);
+                    }
+                }
+                r.next_hops.extend(kept.iter().map(|&(_, v)| v));
+                if r.next_hops.len() == k {
+                    r.last_total = kept[k - 2].0;
+                }
+            }
         }
-        choose_others(r, row, links, &self.slot_of, k, &mut self.scratch);
+        for &v in &r.next_hops {
+            row[slot_of[v as usize] as usize].chosen = true;
+        }
         let new_next = r.next_hops.first().copied();
         if new_next != old_next {
             self.route_changes += 1;
