@@ -258,6 +258,40 @@ fn entry(m: Modulation, i: usize) -> f64 {
     v
 }
 
+/// The least linear SINR from which every bit of `m` survives exactly: at it and above,
+/// [`ln_ok_per_bit_at`]`(m, `[`grid_pos`]`(sinr))` is `0.0` (the table's entries from some
+/// point on are `ln(1 − p)` with `1 − p` rounding to 1, and interpolating between zeros gives
+/// zero), so a reception adds nothing for a piece at such an SINR and [`grid_pos`]'s logarithm
+/// can be skipped. Above the grid point where the zeros start by 1e-4 relative (0.0004 dB, a
+/// hundredth of a grid step: no rounding of `10 log10` reaches back across it); checked
+/// against `grid_pos` when the value is made. DBPSK 2.25 dB, DQPSK 7.3, CCK 5.5 9.7, CCK 11
+/// 12.7 dB; infinite (no shortcut) for the OFDM modes, whose tables fill on first read.
+pub fn exact_from_sinr(m: Modulation) -> f64 {
+    static FROM: std::sync::LazyLock<[f64; 4]> = std::sync::LazyLock::new(|| {
+        std::array::from_fn(|t| {
+            let table = &DSSS_TABLES[t];
+            let zeros = table.iter().rev().take_while(|&&v| v == 0.0).count();
+            if zeros < 2 {
+                return f64::INFINITY;
+            }
+            let first = GRID_LEN - zeros;
+            let sinr = grid_sinr(first) * (1.0 + 1e-4);
+            assert!(
+                grid_pos(sinr) >= first as f64,
+                "the exact-success SINR is on the grid's zeros"
+            );
+            sinr
+        })
+    });
+    match m {
+        Modulation::Dbpsk => FROM[0],
+        Modulation::Dqpsk => FROM[1],
+        Modulation::Cck55 => FROM[2],
+        Modulation::Cck11 => FROM[3],
+        Modulation::Ofdm(_) => f64::INFINITY,
+    }
+}
+
 /// Linear SINRs at or above this are past the table's last point (30 dB) by a margin that no
 /// rounding of `10 log10` can cross (30.004 dB), so [`grid_pos`] skips the logarithm for them.
 const PAST_GRID_SINR: f64 = 1001.0;
@@ -355,6 +389,36 @@ pub fn default_sinr_threshold_db(std: Standard, rate_mbps: f64) -> f64 {
 mod tests {
     use super::dsss::cck16_symbol_error;
     use super::*;
+
+    #[test]
+    fn no_bit_is_lost_from_the_exact_success_sinr_on_and_some_are_a_grid_step_below_it() {
+        // A reception skips the pieces at or above `exact_from_sinr` (adding 0.0 to its
+        // `ln_ok` would change nothing), so every SINR from there on must read exactly 0.0,
+        // through `grid_pos`'s logarithm as a piece computes it; and the value must be where
+        // the zeros start, not anywhere above (a grid step below it bits are lost).
+        let dsss = [
+            (Modulation::Dbpsk, 2.25),
+            (Modulation::Dqpsk, 7.3),
+            (Modulation::Cck55, 9.7),
+            (Modulation::Cck11, 12.7),
+        ];
+        for (m, db) in dsss {
+            let from = exact_from_sinr(m);
+            let from_db = 10.0 * from.log10();
+            assert!((from_db - db).abs() < 1e-3, "{m:?}: {from_db} dB");
+            let mut s = from;
+            for i in 0..200_000 {
+                assert_eq!(ln_ok_per_bit_at(m, grid_pos(s)), 0.0, "{m:?} at {s}");
+                // Dense just above the value, then up past the grid's end.
+                s = if i < 100_000 { s.next_up() } else { s * 1.0001 };
+            }
+            let below = 10f64.powf((from_db - GRID_STEP_DB) / 10.0);
+            assert!(ln_ok_per_bit_at(m, grid_pos(below)) < 0.0, "{m:?}");
+        }
+        for mode in OfdmMode::ALL {
+            assert_eq!(exact_from_sinr(Modulation::Ofdm(mode)), f64::INFINITY);
+        }
+    }
 
     #[test]
     fn entries_computed_on_demand_are_the_exact_values_in_any_order() {

@@ -267,6 +267,9 @@ struct Reception {
     noisy: bool,
     /// The largest thermal plus injected noise over the reception (mW).
     noise_mw: f64,
+    /// At this SINR and above a piece loses no bit of the header's nor of the payload's
+    /// modulation ([`error_model::exact_from_sinr`]): `ln_ok` is left as it is.
+    exact_sinr: f64,
 }
 
 /// What the receiver measured over the last frame it finished receiving (decoded or lost), for
@@ -971,7 +974,7 @@ impl Phy {
         let sinr = rx.power_mw / (cfg.noise_mw + injected_mw + interference_mw);
         rx.min_sinr = rx.min_sinr.min(sinr);
         rx.noise_mw = rx.noise_mw.max(cfg.noise_mw + injected_mw);
-        if cfg.error_model == ErrorModelKind::Ber {
+        if cfg.error_model == ErrorModelKind::Ber && sinr < rx.exact_sinr {
             let header_ns = b.min(rx.header_end).ns().saturating_sub(a.ns());
             let payload_ns = b.ns().saturating_sub(a.max(rx.header_end).ns());
             let pos = grid_pos(sinr);
@@ -1008,6 +1011,8 @@ impl Phy {
             ln_ok: 0.0,
             noisy: self.injected_mw > 0.0,
             noise_mw: 0.0,
+            exact_sinr: error_model::exact_from_sinr(t.header_modulation)
+                .max(error_model::exact_from_sinr(t.payload_modulation)),
         });
     }
 
