@@ -645,7 +645,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
     let mut nodes = Vec::with_capacity(pos.len());
     crate::sim::memory::advise_huge_pages(&nodes);
     nodes.extend(pos.iter().enumerate().map(|(i, &(x, y))| {
-        Node::new(
+        let mut node = Node::new(
             i as u32,
             x,
             y,
@@ -655,7 +655,12 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
                 mac
             },
             sc.seed,
-        )
+        );
+        // Under the bit-error model only a capture reads a reception's lowest SINR (it sets
+        // this back when attached).
+        node.phy
+            .set_min_sinr_unread(cfg.error_model == ErrorModelKind::Ber);
+        node
     }));
     let variation = ChannelVariation {
         fading: r.fading,

@@ -71,7 +71,10 @@ pub(super) fn record_frame(
 impl World {
     /// Streams `node`'s frames into `writer` from now on.
     pub fn attach_capture(&mut self, node: u32, writer: PcapWriter) {
-        self.nodes[node as usize].pcap = Some(writer);
+        let n = &mut self.nodes[node as usize];
+        n.pcap = Some(writer);
+        // The capture reports each frame's lowest SINR.
+        n.phy.set_min_sinr_unread(false);
     }
 
     /// True once a capture's sink has failed (the capture stopped there).
