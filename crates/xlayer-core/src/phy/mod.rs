@@ -487,6 +487,11 @@ impl Phy {
     /// that nothing is due stays inline.
     #[inline]
     fn prune_weak(&mut self, now: SimTime) {
+        // The horizon is at most `now`: nothing is due before the first ends, and the
+        // reception (on another cache line) is not read.
+        if now < self.sensed_first_end && now < self.weak_first_end {
+            return;
+        }
         let horizon = self.rx.as_ref().map_or(now, |rx| rx.chunk_start.min(now));
         if horizon >= self.sensed_first_end {
             self.prune_sensed(horizon);
@@ -538,11 +543,12 @@ impl Phy {
     /// nor receives, its other energy is below the threshold, and with every weak signal of its
     /// list added it would not be.
     fn ambiguous(&self, cfg: &PhyConfig) -> bool {
-        if self.transmitting || self.rx.is_some() || self.weak.is_empty() {
+        // The sums first: most nodes are answered by them, without the reception's line.
+        let energy = self.total_mw() + self.injected_cs_mw;
+        if energy >= cfg.cs_threshold_mw || energy + self.weak_bound_mw < cfg.cs_threshold_mw {
             return false;
         }
-        let energy = self.total_mw() + self.injected_cs_mw;
-        energy < cfg.cs_threshold_mw && energy + self.weak_bound_mw >= cfg.cs_threshold_mw
+        !(self.transmitting || self.rx.is_some() || self.weak.is_empty())
     }
 
     /// A wake-up to schedule after this node's state changed at `now`: while the node is
