@@ -842,6 +842,10 @@ impl Phy {
     /// injected noise over the chunk: piece by piece between the weak signals' arrivals and
     /// ends, each piece with the weak power then on the air.
     ///
+    /// Where nothing reads the lowest SINR (`Reception::whole_sinr` is finite) and even every
+    /// signal in bulk on the air at once would lose no bit, the chunk is closed whole: no
+    /// piece would change `ln_ok` (see [`error_model::exact_from_sinr`]).
+    ///
     /// A short list ([`SCAN_SIGNALS`]) is summed afresh at every piece, in the lists' order
     /// ([`Phy::close_chunk_scanned`]). A long one is swept ([`Phy::close_chunk_swept`]): the
     /// power on the air at the chunk's start summed once, then a running sum that adds each
