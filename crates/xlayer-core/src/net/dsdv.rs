@@ -231,6 +231,22 @@ fn keep_least(kept: &mut Vec<(f64, u32)>, key: (f64, u32), n: usize) {
     kept.truncate(n);
 }
 
+/// Appends the K − 1 others chosen in `kept` (best first) to `r.next_hops`, which holds the
+/// first or nothing, sets `last_total`, and marks the cells of all of them chosen (the caller
+/// cleared the old marks).
+fn take_others(r: &mut Route, row: &mut [Cell], slot_of: &[u32], k: usize, kept: &[(f64, u32)]) {
+    r.next_hops.extend(kept.iter().map(|&(_, v)| v));
+    r.last_total = if r.next_hops.len() == k && k > 1 {
+        kept[k - 2].0
+    } else {
+        f64::INFINITY
+    };
+    debug_assert!(row.iter().all(|c| !c.chosen), "a mark without its next hop");
+    for &v in &r.next_hops {
+        row[slot_of[v as usize] as usize].chosen = true;
+    }
+}
+
 /// The K − 1 next hops after the first (`r.next_hops` holds the first, or nothing when the
 /// route is broken): downhill neighbours by total cost ([`keep_least`]), and the cells of all
 /// K marked chosen. `row` is the route's row of the table, `links` the link slots. The cells
@@ -248,10 +264,9 @@ fn choose_others(
         row[slot_of[v as usize] as usize].chosen = false;
     }
     r.next_hops.truncate(1);
-    r.last_total = f64::INFINITY;
+    kept.clear();
     if let (Some(&nh), true) = (r.next_hops.first(), k > 1) {
         let (metric, seq) = (r.metric, r.seq);
-        kept.clear();
         for (c, l) in row.iter().zip(links) {
             if c.present
                 && l.nb != nh
@@ -263,15 +278,8 @@ fn choose_others(
                 keep_least(kept, (l.cost + c.metric, l.nb), k - 1);
             }
         }
-        r.next_hops.extend(kept.iter().map(|&(_, v)| v));
-        if r.next_hops.len() == k {
-            r.last_total = kept[k - 2].0;
-        }
     }
-    debug_assert!(row.iter().all(|c| !c.chosen), "a mark without its next hop");
-    for &v in &r.next_hops {
-        row[slot_of[v as usize] as usize].chosen = true;
-    }
+    take_others(r, row, slot_of, k, kept);
 }
 
 /// The K − 1 next hops after the first, chosen again after one advert of the row changed (the
@@ -713,7 +721,12 @@ impl Dsdv {
                         self.rechosen += 1;
                     }
                 }
-            } else if !self.first_follows(i, now, slot, cost, seq, metric) {
+            } else if self.first_follows(i, now, slot, cost, seq, metric) {
+                #[cfg(test)]
+                {
+                    self.followed += 1;
+                }
+            } else {
                 self.recompute(i, now, seq);
             }
         }
@@ -780,10 +793,6 @@ impl Dsdv {
         r.label = seq;
         r.note_fd(seq, total);
         r.metric = total;
-        #[cfg(test)]
-        {
-            self.followed += 1;
-        }
         true
     }
 
@@ -927,7 +936,6 @@ impl Dsdv {
         }
         #[cfg(test)]
         {
-            self.followed -= 1;
             self.cost_followed += 1;
         }
         true
@@ -1038,27 +1046,18 @@ impl Dsdv {
         // [`choose_others`] chooses them (the candidates above are its, with the metric
         // and number now the route's).
         r.next_hops.clear();
-        r.last_total = f64::INFINITY;
         r.first = best.map_or(NONE, |(_, nh)| nh);
+        let kept = &mut self.scratch;
+        kept.clear();
         if let Some((_, nh)) = best {
             r.next_hops.push(nh);
-            if k > 1 {
-                let kept = &mut self.scratch;
-                kept.clear();
-                for &(key, m) in candidates.iter() {
-                    if key.1 != nh && m < metric {
-                        keep_least(kept, key, k - 1);
-                    }
-                }
-                r.next_hops.extend(kept.iter().map(|&(_, v)| v));
-                if r.next_hops.len() == k {
-                    r.last_total = kept[k - 2].0;
+            for &(key, m) in candidates.iter() {
+                if key.1 != nh && m < metric {
+                    keep_least(kept, key, k - 1);
                 }
             }
         }
-        for &v in &r.next_hops {
-            row[slot_of[v as usize] as usize].chosen = true;
-        }
+        take_others(r, row, slot_of, k, kept);
         let new_next = r.next_hops.first().copied();
         if new_next != old_next {
             self.route_changes += 1;
