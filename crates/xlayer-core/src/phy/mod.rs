@@ -73,9 +73,23 @@ pub use radio::WeakInterference;
 use radio::{ErrorModelKind, Standard};
 pub use timing::{FrameTiming, PhyTiming};
 
-/// Power changes [`Phy::next_weak_wake`] sorts on the stack (an arrival and an end per weak
-/// signal on the air or coming; a longer list takes [`Phy::idle_turn_exact`]).
-const TURN_EDGES: usize = 48;
+/// Weak signals on the air or coming that [`Phy::next_weak_wake`] sweeps in time order (a
+/// signal's index in the sweep's lists takes 8 bits); a longer list takes
+/// [`Phy::idle_turn_exact`].
+const TURN_SIGNALS: usize = 256;
+
+/// The lists [`Phy::next_weak_wake`] sorts and sweeps, kept by its caller (the [`World`]
+/// holds one for all nodes) so that a call neither allocates nor clears arrays on the stack.
+/// The stack held 24 signals; longer lists (10,000 calls in the first 100 s of
+/// `benches/dpclo-fig8.toml`, 52 signals on average) took the quadratic exact search.
+///
+/// [`World`]: crate::world::World
+#[derive(Debug, Default)]
+pub struct TurnScratch {
+    arrivals: Vec<u64>,
+    ends: Vec<u64>,
+    powers: Vec<f64>,
+}
 /// Lists in bulk (weak and carrier-sense-only together) up to this long have each piece of a
 /// reception's chunk summed signal by signal ([`Phy::close_chunk`]); longer ones are swept.
 const SCAN_SIGNALS: usize = 16;
@@ -558,12 +572,17 @@ impl Phy {
     /// The common case, a node that is not ambiguous, stays inline in the caller (the Python
     /// module's LTO left the whole function out of line, 3 % of a 108-node run's samples).
     #[inline]
-    pub fn weak_wake(&mut self, now: SimTime, cfg: &PhyConfig) -> Option<(SimTime, u32)> {
+    pub fn weak_wake(
+        &mut self,
+        now: SimTime,
+        cfg: &PhyConfig,
+        scratch: &mut TurnScratch,
+    ) -> Option<(SimTime, u32)> {
         if !self.ambiguous(cfg) {
             self.weak_known = false;
             return None;
         }
-        self.next_weak_wake(now, cfg)
+        self.next_weak_wake(now, cfg, scratch)
     }
 
     /// [`Phy::weak_wake`] after the power at this node was raised from `from` on (a weak signal
@@ -577,6 +596,7 @@ impl Phy {
         now: SimTime,
         from: SimTime,
         cfg: &PhyConfig,
+        scratch: &mut TurnScratch,
     ) -> Option<(SimTime, u32)> {
         if !self.ambiguous(cfg) {
             self.weak_known = false;
@@ -585,7 +605,7 @@ impl Phy {
         if self.weak_known && (self.weak_busy || self.wake_at.is_some_and(|at| at <= from)) {
             return None;
         }
-        self.next_weak_wake(now, cfg)
+        self.next_weak_wake(now, cfg, scratch)
     }
 
     /// [`Phy::weak_wake`] for an ambiguous node: the first instant after `now` at which
@@ -600,7 +620,12 @@ impl Phy {
     /// the edge where it turns gets one. The candidates are taken in time order and [`Phy::busy`]'s sum
     /// is formed afresh at each, in the list's order, so the answer is the float the wake-up
     /// will compute; the signals pruned before then are over by then and add nothing to it.
-    fn next_weak_wake(&mut self, now: SimTime, cfg: &PhyConfig) -> Option<(SimTime, u32)> {
+    fn next_weak_wake(
+        &mut self,
+        now: SimTime,
+        cfg: &PhyConfig,
+        scratch: &mut TurnScratch,
+    ) -> Option<(SimTime, u32)> {
         let energy = self.total_mw() + self.injected_cs_mw;
         let thr = cfg.cs_threshold_mw;
         // One pass at `now`: the sum carrier sense takes, the power still to arrive and its
@@ -626,36 +651,37 @@ impl Phy {
         let next = if busy {
             // Busy: it can turn idle only where a signal ends, often many ends on: the
             // power changes sorted once and summed in time order.
-            // Arrivals and ends apart, each nearly sorted already (the list is in the order
-            // the signals were sent): an integer each, the time then the signal's index in
+            // Arrivals and ends apart: an integer each, the time then the signal's index in
             // `powers`.
-            let mut arrivals = [0u64; TURN_EDGES];
-            let mut ends = [0u64; TURN_EDGES];
-            let mut powers = [0.0f64; TURN_EDGES];
-            let (mut na, mut ne, mut total) = (0, 0, energy);
+            let TurnScratch {
+                arrivals,
+                ends,
+                powers,
+            } = scratch;
+            arrivals.clear();
+            ends.clear();
+            powers.clear();
+            let mut total = energy;
             let mut fits = true;
             for w in &self.weak {
                 if w.end <= now {
                     continue;
                 }
-                // Past the stack, or a time the encoding cannot hold: the exact search.
-                if na + ne + 2 > TURN_EDGES || w.end.ns() >= 1 << 56 {
+                // Past what the encoding can hold: the exact search.
+                if powers.len() == TURN_SIGNALS || w.end.ns() >= 1 << 56 {
                     fits = false;
                     break;
                 }
-                let m = ne as u64;
-                powers[ne] = w.power_mw;
+                let m = powers.len() as u64;
+                powers.push(w.power_mw);
                 if w.start > now {
-                    arrivals[na] = (w.start.ns() << 8) | m;
-                    na += 1;
+                    arrivals.push((w.start.ns() << 8) | m);
                 }
-                ends[ne] = (w.end.ns() << 8) | m;
-                ne += 1;
+                ends.push((w.end.ns() << 8) | m);
                 total += w.power_mw;
             }
             if fits {
-                let (arrivals, ends) = (&mut arrivals[..na], &mut ends[..ne]);
-                self.idle_turn_swept(arrivals, ends, &powers, energy, thr, on, total)?
+                self.idle_turn_swept(arrivals, ends, powers, energy, thr, on, total)?
             } else {
                 self.idle_turn_exact(now, energy, thr)?
             }
@@ -696,7 +722,7 @@ impl Phy {
     /// arrivals with theirs, and where that sum is within 1e-9 of the largest power involved
     /// (`total`) of the threshold, [`Phy::busy`]'s own sum at that instant decides. Rounding
     /// in the running sum is far below that margin (a few ulps of `total` for each of at most
-    /// [`TURN_EDGES`] changes), so outside it the running sum and `busy`'s agree on which side
+    /// [`TURN_SIGNALS`] signals' changes), so outside it the running sum and `busy`'s agree on which side
     /// they lie. An arrival or an end is its time shifted 8 bits left, then the signal's index
     /// in `powers`.
     #[allow(clippy::too_many_arguments)]
@@ -1755,7 +1781,7 @@ mod tests {
         ] {
             assert!(!p.busy(t, &c), "{t:?}");
             assert!(
-                p.weak_wake(t, &c).is_none(),
+                p.weak_wake(t, &c, &mut TurnScratch::default()).is_none(),
                 "no wake-up for a sensed signal"
             );
         }
@@ -1792,7 +1818,7 @@ mod tests {
         // would have told there; none at w1's arrival, where it stays idle.
         let mut now = SimTime(0);
         let mut seen = Vec::new();
-        while let Some((at, generation)) = p.weak_wake(now, &c) {
+        while let Some((at, generation)) = p.weak_wake(now, &c, &mut TurnScratch::default()) {
             assert!(p.wake(at, generation));
             now = at;
             seen.push((at, p.busy(at, &c)));
@@ -1806,11 +1832,15 @@ mod tests {
         let mut q = Phy::new();
         q.add_weak(SimTime(0), w1.start, e1, 6e-11);
         q.add_weak(SimTime(0), w2.start, e2, 6e-11);
-        let (old_at, old) = q.weak_wake(SimTime(0), &c).unwrap();
+        let (old_at, old) = q
+            .weak_wake(SimTime(0), &c, &mut TurnScratch::default())
+            .unwrap();
         assert_eq!(old_at, w2.start);
         // A third signal, arriving before w1, tips it at w1's arrival: sooner.
         q.add_weak(SimTime(500), SimTime(600), SimTime(60_000), 9e-11);
-        let (at, new) = q.weak_wake(SimTime(500), &c).unwrap();
+        let (at, new) = q
+            .weak_wake(SimTime(500), &c, &mut TurnScratch::default())
+            .unwrap();
         assert_eq!(at, w1.start);
         assert!(!q.wake(at, old) && q.wake(at, new));
     }
@@ -1843,10 +1873,11 @@ mod tests {
         let (mut turns, mut wakes, mut idle_wakes) = (0, 0, 0);
         for round in 0..400 {
             // Times on a grid in half the rounds, so that arrivals, ends and other events fall
-            // on the same instants; every fifth round crowded, so that a busy node's changes
-            // overflow the stack ([`Phy::idle_turn_exact`]).
+            // on the same instants; every fifth round crowded, and every twentieth so crowded
+            // that a busy node's list is too long to sweep ([`Phy::idle_turn_exact`]).
             let quantum = [1, 1, 5_000, 20_000][round % 4];
             let crowded = round % 5 == 4;
+            let packed = round % 20 == 19;
             let step = |x: u64| (x / quantum).max(1) * quantum;
             let mut p = Phy::new();
             let mut rng = crate::sim::rng::stream(1, 0, "t");
@@ -1861,7 +1892,9 @@ mod tests {
             // Weak signals: (handed over at, arrival, end, power); with events: (start, end, power).
             let mut weak = Vec::new();
             let mut strong = Vec::new();
-            let (count, span) = if crowded {
+            let (count, span) = if packed {
+                (300 + next(40), 100_000)
+            } else if crowded {
                 (50 + next(20), 100_000)
             } else {
                 (5 + next(30), 400_000)
@@ -1904,7 +1937,7 @@ mod tests {
                         let (_, start, end, power) = weak[i];
                         p.add_weak(now, SimTime(start), SimTime(end), power);
                         changed_since = true;
-                        p.weak_wake_raised(now, SimTime(start), &c)
+                        p.weak_wake_raised(now, SimTime(start), &c, &mut TurnScratch::default())
                     }
                     Ev::Start(i) => {
                         let (start, end, power) = strong[i];
@@ -1918,13 +1951,13 @@ mod tests {
                         p.signal_start(now, 100 + i as u32, power, &info, &c);
                         told = p.busy(now, &c);
                         changed_since = true;
-                        p.weak_wake_raised(now, now, &c)
+                        p.weak_wake_raised(now, now, &c, &mut TurnScratch::default())
                     }
                     Ev::End(i) => {
                         p.signal_end(now, 100 + i as u32, &c, &mut rng);
                         told = p.busy(now, &c);
                         changed_since = true;
-                        p.weak_wake(now, &c)
+                        p.weak_wake(now, &c, &mut TurnScratch::default())
                     }
                     Ev::Wake(generation) => {
                         if !p.wake(now, generation) {
@@ -1943,7 +1976,7 @@ mod tests {
                         }
                         told = busy;
                         changed_since = false;
-                        p.weak_wake(now, &c)
+                        p.weak_wake(now, &c, &mut TurnScratch::default())
                     }
                     Ev::Check => {
                         assert_eq!(told, p.busy(now, &c), "at {t} the MAC was last told {told}");
@@ -1974,11 +2007,17 @@ mod tests {
         let mut p = Phy::new();
         p.add_weak(SimTime(0), SimTime(1_000), SimTime(9_000), 1e-11);
         p.add_weak(SimTime(0), SimTime(2_000), SimTime(8_000), 2e-11);
-        assert_eq!(p.weak_wake(SimTime(0), &c), None);
+        assert_eq!(
+            p.weak_wake(SimTime(0), &c, &mut TurnScratch::default()),
+            None
+        );
         // Already busy on strong energy alone: nothing weak can change it.
         p.signal_start(SimTime(500), 9, 5e-10, &tx_of(500, 100), &c);
         assert!(p.busy(SimTime(500), &c));
-        assert_eq!(p.weak_wake(SimTime(500), &c), None);
+        assert_eq!(
+            p.weak_wake(SimTime(500), &c, &mut TurnScratch::default()),
+            None
+        );
         // Over and integrated, they leave the list.
         p.add_weak(SimTime(20_000), SimTime(21_000), SimTime(22_000), 1e-11);
         assert_eq!(p.weak.len(), 1);

@@ -34,7 +34,7 @@ use crate::net::queue::{Overheard, Queueing, HEADER_BYTES};
 use crate::net::Control;
 use crate::net::{routing::UNREACHABLE, Packet, PacketArena, Routing, StaticRoutes};
 use crate::phy::radio::Fading;
-use crate::phy::{Phy, PhyConfig, PhyTx, RxOutcome};
+use crate::phy::{Phy, PhyConfig, PhyTx, RxOutcome, TurnScratch};
 use crate::sim::event::NetTimerKind;
 use crate::sim::rng::Stream;
 use crate::sim::{Event, EventQueue, SimTime, TimerId};
@@ -213,6 +213,8 @@ pub struct World {
     pub packets: PacketArena,
     txs: Vec<TxSlot>,
     tx_free: Vec<u32>,
+    /// What `Phy::weak_wake` sorts, for every node in turn.
+    turn_scratch: TurnScratch,
     pub flows: Vec<Flow>,
     pub flow_stats: Vec<FlowStats>,
     /// Saturating flows by source node, and where each node's round-robin over them resumes.
@@ -325,6 +327,7 @@ impl World {
             packets: PacketArena::default(),
             txs: Vec::with_capacity(64),
             tx_free: Vec::with_capacity(64),
+            turn_scratch: TurnScratch::default(),
             flows,
             flow_stats,
             saturating,
@@ -422,7 +425,10 @@ impl World {
                 let busy = n.phy.busy(now, &self.cfg);
                 n.mac.phy_changed(now, busy, &mut self.queue);
                 // Only more power from now on, or a reception (not ambiguous: no wake-up).
-                if let Some((at, generation)) = n.phy.weak_wake_raised(now, now, &self.cfg) {
+                if let Some((at, generation)) =
+                    n.phy
+                        .weak_wake_raised(now, now, &self.cfg, &mut self.turn_scratch)
+                {
                     n.arm_weak_wake(&mut self.queue, at, generation);
                 }
             }
@@ -825,7 +831,10 @@ impl World {
                 // Weak interference, in bulk: no events unless it may tip carrier sense.
                 let start = now + link.delay;
                 to.phy.add_weak(now, start, start + timing.total, power);
-                if let Some((at, generation)) = to.phy.weak_wake_raised(now, start, &self.cfg) {
+                if let Some((at, generation)) =
+                    to.phy
+                        .weak_wake_raised(now, start, &self.cfg, &mut self.turn_scratch)
+                {
                     to.arm_weak_wake(&mut self.queue, at, generation);
                 }
             } else {
@@ -859,7 +868,7 @@ impl World {
     fn weak_wake(&mut self, node: u32) {
         let now = self.now();
         let n = &mut self.nodes[node as usize];
-        if let Some((at, generation)) = n.phy.weak_wake(now, &self.cfg) {
+        if let Some((at, generation)) = n.phy.weak_wake(now, &self.cfg, &mut self.turn_scratch) {
             n.arm_weak_wake(&mut self.queue, at, generation);
         }
     }
@@ -1232,7 +1241,9 @@ impl World {
             if src.carrier_sense {
                 let busy = n.phy.busy(now, &self.cfg);
                 n.mac.phy_changed(now, busy, &mut self.queue);
-                if let Some((at, generation)) = n.phy.weak_wake(now, &self.cfg) {
+                if let Some((at, generation)) =
+                    n.phy.weak_wake(now, &self.cfg, &mut self.turn_scratch)
+                {
                     n.arm_weak_wake(&mut self.queue, at, generation);
                 }
             }
