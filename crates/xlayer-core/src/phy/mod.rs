@@ -90,6 +90,7 @@ pub struct TurnScratch {
     ends: Vec<u64>,
     powers: Vec<f64>,
 }
+
 /// Lists in bulk (weak and carrier-sense-only together) up to this long have each piece of a
 /// reception's chunk summed signal by signal ([`Phy::close_chunk`]); longer ones are swept.
 const SCAN_SIGNALS: usize = 16;
@@ -721,9 +722,9 @@ impl Phy {
     /// turns idle (an arrival cannot turn it): the power changes summed in time order, the
     /// arrivals with theirs, and where that sum is within 1e-9 of the largest power involved
     /// (`total`) of the threshold, [`Phy::busy`]'s own sum at that instant decides. Rounding
-    /// in the running sum is far below that margin (a few ulps of `total` for each of at most
-    /// [`TURN_SIGNALS`] signals' changes), so outside it the running sum and `busy`'s agree on which side
-    /// they lie. An arrival or an end is its time shifted 8 bits left, then the signal's index
+    /// in the running sum is far below that margin (a few ulps of `total` for each change of
+    /// at most [`TURN_SIGNALS`] signals), so outside it the running sum and `busy`'s agree on
+    /// which side they lie. An arrival or an end is its time shifted 8 bits left, then the signal's index
     /// in `powers`.
     #[allow(clippy::too_many_arguments)]
     fn idle_turn_swept(
@@ -1871,6 +1872,8 @@ mod tests {
             (x >> 33) % n
         };
         let (mut turns, mut wakes, mut idle_wakes) = (0, 0, 0);
+        // One for every call, as the World keeps one for all its nodes.
+        let mut scratch = TurnScratch::default();
         for round in 0..400 {
             // Times on a grid in half the rounds, so that arrivals, ends and other events fall
             // on the same instants; every fifth round crowded, and every twentieth so crowded
@@ -1937,7 +1940,7 @@ mod tests {
                         let (_, start, end, power) = weak[i];
                         p.add_weak(now, SimTime(start), SimTime(end), power);
                         changed_since = true;
-                        p.weak_wake_raised(now, SimTime(start), &c, &mut TurnScratch::default())
+                        p.weak_wake_raised(now, SimTime(start), &c, &mut scratch)
                     }
                     Ev::Start(i) => {
                         let (start, end, power) = strong[i];
@@ -1951,13 +1954,13 @@ mod tests {
                         p.signal_start(now, 100 + i as u32, power, &info, &c);
                         told = p.busy(now, &c);
                         changed_since = true;
-                        p.weak_wake_raised(now, now, &c, &mut TurnScratch::default())
+                        p.weak_wake_raised(now, now, &c, &mut scratch)
                     }
                     Ev::End(i) => {
                         p.signal_end(now, 100 + i as u32, &c, &mut rng);
                         told = p.busy(now, &c);
                         changed_since = true;
-                        p.weak_wake(now, &c, &mut TurnScratch::default())
+                        p.weak_wake(now, &c, &mut scratch)
                     }
                     Ev::Wake(generation) => {
                         if !p.wake(now, generation) {
@@ -1976,7 +1979,7 @@ mod tests {
                         }
                         told = busy;
                         changed_since = false;
-                        p.weak_wake(now, &c, &mut TurnScratch::default())
+                        p.weak_wake(now, &c, &mut scratch)
                     }
                     Ev::Check => {
                         assert_eq!(told, p.busy(now, &c), "at {t} the MAC was last told {told}");
