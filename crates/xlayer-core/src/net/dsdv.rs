@@ -174,14 +174,17 @@ struct Link {
     next: f64,
 }
 
+/// A route to one destination. `repr(C)`, aligned to a cache line, the fields an advert heard
+/// reads first: every entry of every update heard reads the route's number, first next hop,
+/// metric, oldest advert and K-th total ([`Route::unchanged_by`], [`Route::only_others_by`],
+/// [`Dsdv::first_follows`]), and so does every route at a probe instant
+/// ([`Dsdv::on_links_changed`]), so they share the first of its two lines (laid out by Rust,
+/// they were at both ends of a 120-byte route, two lines or three).
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub struct Route {
-    pub dst: u32,
     /// Newest sequence number known (odd: broken).
     pub seq: u32,
-    pub metric: f64,
-    /// The K best next hops, best first (empty when broken).
-    pub next_hops: Vec<u32>,
     /// The first of `next_hops` ([`NONE`]: none), read without the vector's block, which sits
     /// elsewhere in memory: at every probe instant each route asks for its first next hop, and
     /// that read missed the cache for a sixth of `on_links_changed`'s time in a 108-node run.
@@ -190,18 +193,22 @@ pub struct Route {
     /// The route's row in [`Dsdv::cells`], which is its index in [`Dsdv::routes`]: rows are in
     /// destination order, as routes are (a new destination moves the rows after it).
     row: u32,
+    /// The sequence number of the advert the route follows, which is the number it is
+    /// advertised under while not broken (the newest, `seq`, or the one before it).
+    label: u32,
+    pub metric: f64,
     /// No advert was heard before this instant (a lower bound: refreshed adverts are newer), so
     /// none has expired while `oldest + route_timeout` is in the future.
     oldest: SimTime,
     /// `link cost + advertised metric` of the last of the next hops when all K are taken.
     last_total: f64,
-    /// The sequence number of the advert the route follows, which is the number it is
-    /// advertised under while not broken (the newest, `seq`, or the one before it).
-    label: u32,
     /// Feasibility distance (Babel, RFC 8966 §3.5.1): the least `(label, metric)` the route
     /// has held, a newer number being less whatever the metric (kept through a break). An
     /// advert is feasible, and can become a next hop, only below it ([`Route::feasible`]).
     fd: (u32, f64),
+    /// The K best next hops, best first (empty when broken).
+    pub next_hops: Vec<u32>,
+    pub dst: u32,
     /// When the newest sequence number was first heard, and its best metric so far.
     seq_first_heard: SimTime,
     /// Weighted average settling time (ns).
@@ -212,6 +219,9 @@ pub struct Route {
     /// updates carry the route once its hold is over.
     advert: bool,
 }
+
+// What an advert heard reads stays within the route's first line.
+const _: () = assert!(std::mem::offset_of!(Route, fd) + std::mem::size_of::<(u32, f64)>() <= 64);
 
 /// `(total cost, neighbour)` ordered by cost, then id: the order in which next hops are chosen.
 #[inline]
