@@ -923,8 +923,13 @@ impl Phy {
 
     /// [`Phy::close_chunk`] by a running sum, for at most [`SWEEP_SIGNALS`] signals in bulk
     /// and times before 2^56 ns: an arrival or an end is one integer, its time then the
-    /// signal's index in the lists. They come nearly sorted (the lists are in the order the
-    /// signals were sent), so an insertion sort orders them.
+    /// signal's index in the lists. The standard unstable sort orders them: each list is in
+    /// the order its signals were sent, but the arrivals of the weak list then those of the
+    /// sensed one are two runs, which cost the insertion sort used before a pass over the weak
+    /// run for every sensed arrival, and ends are far from sorted (a long frame sent early ends
+    /// after the frames sent behind it). On the first 40 s of `benches/dpclo-fig8.toml`
+    /// (DPCLO-ZMAC+): 7.541 G instructions and 52.5 M mispredicted branches with the insertion
+    /// sort, 7.391 G and 51.2 M with this one.
     fn close_chunk_swept(
         rx: &mut Reception,
         now: SimTime,
@@ -958,8 +963,8 @@ impl Phy {
             }
         }
         let (arrivals, ends) = (&mut arrivals[..na], &mut ends[..ne]);
-        insertion_sort(arrivals);
-        insertion_sort(ends);
+        arrivals.sort_unstable();
+        ends.sort_unstable();
         let power = |e: u64| {
             let j = (e & 255) as usize;
             match weak.get(j) {
