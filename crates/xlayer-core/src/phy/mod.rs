@@ -900,8 +900,15 @@ impl Phy {
             // the SINR where no bit is lost, no piece loses one (each piece's sum is of some of
             // them; `whole_sinr` has a margin far above the sums' rounding), and nothing reads
             // the pieces' lowest SINR.
+            // Two plain loops, not one over `weak.iter().chain(sensed)` (as in
+            // [`Phy::close_chunk_scanned`]): the same sum in the same order.
             let mut all_mw = 0.0;
-            for w in weak.iter().chain(sensed) {
+            for w in weak.iter() {
+                if w.end > rx.chunk_start && w.start < now {
+                    all_mw += w.power_mw;
+                }
+            }
+            for w in sensed.iter() {
                 if w.end > rx.chunk_start && w.start < now {
                     all_mw += w.power_mw;
                 }
@@ -947,9 +954,11 @@ impl Phy {
         let mut arrivals = [0u64; SWEEP_SIGNALS];
         let mut ends = [0u64; SWEEP_SIGNALS];
         let (mut na, mut ne) = (0, 0);
-        for (j, w) in weak.iter().chain(sensed).enumerate() {
+        // The weak list then the sensed one, a signal's index running on across both (two
+        // loops, not one over a chain of the lists: the same sum in the same order).
+        let mut take = |j: usize, w: &WeakSignal| {
             if w.end <= start || w.start >= now {
-                continue;
+                return;
             }
             if w.start <= start {
                 weak_mw += w.power_mw;
@@ -961,6 +970,12 @@ impl Phy {
                 ends[ne] = (w.end.ns() << 8) | j as u64;
                 ne += 1;
             }
+        };
+        for (j, w) in weak.iter().enumerate() {
+            take(j, w);
+        }
+        for (j, w) in sensed.iter().enumerate() {
+            take(weak.len() + j, w);
         }
         let (arrivals, ends) = (&mut arrivals[..na], &mut ends[..ne]);
         arrivals.sort_unstable();
