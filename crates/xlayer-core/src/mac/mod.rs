@@ -335,6 +335,11 @@ pub struct Mac {
     id: u32,
     /// How the MAC gets the medium (`mac.access`): DCF/EDCA contention or Z-MAC/ZMAC+.
     access: Access,
+    /// Packets in all the levels' queues: Z-MAC asks whether there is any at every change of
+    /// carrier sense ([`Mac::zmac_update`]), and the levels' queues are four cache lines
+    /// away (ZMAC+). Changed only where a queue is ([`Mac::enqueue`],
+    /// [`Mac::enqueue_priority`], `finish_head`).
+    queued: u32,
     /// When the medium last became idle for contention; `None` while busy.
     idle_since: Option<SimTime>,
     nav_until: SimTime,
@@ -449,6 +454,7 @@ impl Mac {
             flow_retry_limits: PerFlow::default(),
             flow_codes: PerFlow::default(),
             access: Access::Csma,
+            queued: 0,
         };
         mac.rx_start_delay = mac.rx_phy_start_delay();
         mac
@@ -633,6 +639,7 @@ impl Mac {
         }
         l.bytes += item.bytes as u64;
         l.queue.push_back(item);
+        self.queued += 1;
         if self.access.is_zmac() {
             self.update(now, q);
             return true;
@@ -677,6 +684,7 @@ impl Mac {
         }
         l.bytes += item.bytes as u64;
         l.queue.insert(1, item);
+        self.queued += 1;
         true
     }
 
@@ -1060,6 +1068,7 @@ impl Mac {
             .queue
             .pop_front()
             .expect("a finished exchange has a head packet");
+        self.queued -= 1;
         // Every failure counted one retry; a delivery is one more attempt.
         let attempts = l.short_retries + l.long_retries + delivered as u32;
         l.bytes -= head.bytes as u64;

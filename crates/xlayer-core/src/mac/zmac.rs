@@ -299,7 +299,11 @@ impl Mac {
     }
 
     fn zmac_has_data(&self) -> bool {
-        self.levels.iter().any(|l| !l.queue.is_empty())
+        debug_assert_eq!(
+            self.queued as usize,
+            self.levels.iter().map(|l| l.queue.len()).sum::<usize>()
+        );
+        self.queued > 0
     }
 
     /// Z-MAC's part of `update`: tracks when the medium last became idle and arms the next slot
@@ -329,6 +333,12 @@ impl Mac {
         // level's queue.
         let has_data = self.zmac_has_data();
         let z = self.access.zmac().expect("zmac mode");
+        if !has_data && z.ecn_pending.is_none() && now >= z.p.setup_end {
+            // Nothing to send and set-up over: no slot is wanted. Most pokes of a node with
+            // nothing queued end here, before the two 64-bit divisions below (a poke follows
+            // every change of carrier sense).
+            return;
+        }
         let l = z.p.slot.ns();
         let next = now.ns().div_ceil(l);
         let setup_slots = z.p.setup_end.ns().div_ceil(l);
