@@ -329,8 +329,7 @@ impl Mac {
         if z.slot_armed || z.attempt.is_some() {
             return;
         }
-        // After the test above: most pokes find the slot armed, and this one reads every
-        // level's queue.
+        // After the test above: most pokes find the slot armed.
         let has_data = self.zmac_has_data();
         let z = self.access.zmac().expect("zmac mode");
         if !has_data && z.ecn_pending.is_none() && now >= z.p.setup_end {
