@@ -224,21 +224,34 @@ pub struct Route {
 const _: () = assert!(std::mem::offset_of!(Route, fd) + std::mem::size_of::<(u32, f64)>() <= 64);
 
 /// `(total cost, neighbour)` ordered by cost, then id: the order in which next hops are chosen.
+/// Costs are sums of link costs (at least 1) and advertised metrics (at least 0), or infinite:
+/// never NaN nor −0, so the float comparisons order them as `f64::total_cmp` does, in fewer
+/// instructions (it was a sixth of a derivation's).
 #[inline]
 fn before(a: (f64, u32), b: (f64, u32)) -> bool {
-    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).is_lt()
+    debug_assert!(!a.0.is_nan() && !b.0.is_nan() && a.0.to_bits() != (-0.0f64).to_bits());
+    a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
 }
 
 /// Keeps in `kept`, sorted by [`before`], the `n` least keys offered (`key` is offered now):
 /// the K − 1 next hops after the first, kept in order as they come, no sort.
 #[inline]
 fn keep_least(kept: &mut Vec<(f64, u32)>, key: (f64, u32), n: usize) {
-    if kept.len() == n && !before(key, kept[n - 1]) {
-        return;
+    if kept.len() == n {
+        if !before(key, kept[n - 1]) {
+            return;
+        }
+        kept.pop();
     }
-    let at = kept.iter().position(|&x| before(key, x));
-    kept.insert(at.unwrap_or(kept.len()), key);
-    kept.truncate(n);
+    // Moved up from the end (at most K − 1 places), not inserted: `Vec::insert` moved the
+    // tail by a call to `memmove`.
+    kept.push(key);
+    let mut j = kept.len() - 1;
+    while j > 0 && before(key, kept[j - 1]) {
+        kept[j] = kept[j - 1];
+        j -= 1;
+    }
+    kept[j] = key;
 }
 
 /// Appends the K − 1 others chosen in `kept` (best first) to `r.next_hops`, which holds the
@@ -1022,7 +1035,9 @@ impl Dsdv {
                         best = Some(key);
                         label = c.seq;
                     }
-                    if k > 1 {
+                    // The route's metric will be at most the best total so far, so an advert
+                    // not below it is not downhill and can be none of the others.
+                    if k > 1 && best.is_none_or(|b| c.metric < b.0) {
                         candidates.push((key, c.metric));
                     }
                 }
