@@ -292,6 +292,7 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         weak_below_mw,
         // No carrier-sense-only band in bulk unless every MAC is Z-MAC's (`build_zmac`).
         sensed_below_mw: weak_below_mw,
+        wake_every_node: false,
     };
 
     // A link carries traffic when its mean power reaches the reception threshold and its mean

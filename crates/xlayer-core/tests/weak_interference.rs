@@ -124,10 +124,7 @@ fn zmac_gets_carrier_sense_only_signals_in_bulk_with_the_results_of_events() {
     // within carrier-sense range cannot decode it.
     for fading in ["none", "rayleigh"] {
         for seed in [1, 2] {
-            let text = dense(seed, "bulk", fading).replace(
-                "[topology]",
-                "[mac]\naccess = \"zmacplus\"\n[mac.zmac]\nsetup_s = 1.0\n\n[topology]",
-            );
+            let text = dense_zmac(seed, fading);
             let bulk = run_sensed(&text, true);
             let events = run_sensed(&text, false);
             let (e_bulk, e_events) = (bulk.summary_f64("events"), events.summary_f64("events"));
@@ -137,32 +134,61 @@ fn zmac_gets_carrier_sense_only_signals_in_bulk_with_the_results_of_events() {
                 "{fading}, seed {seed}: {e_bulk} events against {e_events}"
             );
             assert!(bulk.summary_f64("aggregate_throughput_bps") > 0.0);
-            // Compared as text: a NaN cell (a flow that never completes) equals itself there.
-            let text = |rows: &[xlayer_core::Row]| format!("{rows:?}");
+            assert_same_runs(&bulk, &events, &format!("{fading}, seed {seed}"));
+        }
+    }
+}
+
+/// `a` and `b` are the same run to the last bit but for their event counts and wall times:
+/// flows, nodes and every other summary key (compared as text: a NaN cell, a flow that never
+/// completes, equals itself there).
+fn assert_same_runs(a: &xlayer_core::Results, b: &xlayer_core::Results, what: &str) {
+    let text = |rows: &[xlayer_core::Row]| format!("{rows:?}");
+    assert_eq!(text(&a.flows), text(&b.flows), "{what}: flows");
+    assert_eq!(text(&a.nodes), text(&b.nodes), "{what}: nodes");
+    for (key, value) in &a.summary {
+        if !matches!(*key, "events" | "events_per_s" | "wall_s") && !key.ends_with("_ns") {
+            let other = b.summary.iter().find(|(k, _)| k == key).map(|(_, v)| v);
             assert_eq!(
-                text(&bulk.flows),
-                text(&events.flows),
-                "{fading}, seed {seed}: flows"
+                format!("{:?}", Some(value)),
+                format!("{other:?}"),
+                "{what}: summary {key}"
             );
-            assert_eq!(
-                text(&bulk.nodes),
-                text(&events.nodes),
-                "{fading}, seed {seed}: nodes"
+        }
+    }
+}
+
+/// The 40 nodes of [`dense`] under ZMAC+ (set-up over after 1 s).
+fn dense_zmac(seed: u64, fading: &str) -> String {
+    dense(seed, "bulk", fading).replace(
+        "[topology]",
+        "[mac]\naccess = \"zmacplus\"\n[mac.zmac]\nsetup_s = 1.0\n\n[topology]",
+    )
+}
+
+#[test]
+fn zmac_nodes_that_read_no_carrier_sense_get_no_weak_wake_ups_and_the_same_runs() {
+    // An idle Z-MAC node with no attempt reads carrier sense only once its next slot opens
+    // one, and is told it afresh then: its weak-interference wake-ups before tell it nothing
+    // it uses. Without them the runs are those with them to the last bit, for fewer events.
+    for fading in ["none", "rayleigh"] {
+        for seed in [1, 2] {
+            let text = dense_zmac(seed, fading);
+            let run = |every_node: bool| {
+                let mut sim = xlayer_core::Simulation::from_toml(&text).unwrap();
+                sim.world.cfg.wake_every_node = every_node;
+                sim.run();
+                sim.results()
+            };
+            let (skipped, every) = (run(false), run(true));
+            let (e_skipped, e_every) = (skipped.summary_f64("events"), every.summary_f64("events"));
+            eprintln!("{fading}, seed {seed}: {e_skipped} events, {e_every} with every wake-up");
+            assert!(
+                e_skipped < e_every,
+                "{fading}, seed {seed}: {e_skipped} events against {e_every}"
             );
-            for (key, value) in &bulk.summary {
-                if !matches!(*key, "events" | "events_per_s" | "wall_s") && !key.ends_with("_ns") {
-                    let other = events
-                        .summary
-                        .iter()
-                        .find(|(k, _)| k == key)
-                        .map(|(_, v)| v);
-                    assert_eq!(
-                        format!("{:?}", Some(value)),
-                        format!("{other:?}"),
-                        "{fading}, seed {seed}: summary {key}"
-                    );
-                }
-            }
+            assert!(skipped.summary_f64("aggregate_throughput_bps") > 0.0);
+            assert_same_runs(&skipped, &every, &format!("{fading}, seed {seed}"));
         }
     }
 }

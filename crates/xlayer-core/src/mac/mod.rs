@@ -709,6 +709,15 @@ impl Mac {
         self.update(now, q);
     }
 
+    /// Whether this MAC reads carrier sense before the next call that could make it listen
+    /// (false only for an idle Z-MAC node with no attempt: `zmac_listens`). While it does
+    /// not, the world skips the PHY's weak-interference wake-ups for it; where a timer makes
+    /// it listen, the world reports carrier sense afresh ([`Mac::phy_changed`]).
+    #[inline]
+    pub fn listens_to_carrier_sense(&self) -> bool {
+        !self.access.is_zmac() || self.zmac_listens()
+    }
+
     /// Records carrier sense without re-evaluating (a handler call follows).
     pub fn set_phy_busy(&mut self, busy: bool) {
         self.phy_busy = busy;

@@ -298,6 +298,20 @@ impl Mac {
         }
     }
 
+    /// Whether a Z-MAC node will read carrier sense before its next slot: only an attempt
+    /// reads it (at its access: has the medium stayed idle since the attempt's origin, the
+    /// slot's start?) and the exchange it opens (a response timeout). An idle node with no
+    /// attempt reads nothing until its next slot opens one, and what the attempt's access
+    /// asks is answered by carrier sense at its origin and the reports after it, so the
+    /// reports before do not matter then: the world gives such a node no weak-interference
+    /// wake-ups (`Phy::weak_wake`), and reports carrier sense to it afresh where an attempt
+    /// opens ([`Mac::listens_to_carrier_sense`]). What a report does besides, a poke, arms
+    /// nothing there: every call into the MAC ends with one, a slot once armed stays armed
+    /// until it fires, and a poke that wants no slot wants none later.
+    pub(super) fn zmac_listens(&self) -> bool {
+        self.state != State::Idle || self.access.zmac().is_some_and(|z| z.attempt.is_some())
+    }
+
     fn zmac_has_data(&self) -> bool {
         debug_assert_eq!(
             self.queued as usize,
