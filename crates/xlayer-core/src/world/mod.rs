@@ -126,7 +126,7 @@ impl Node {
     /// `benches/dpclo-fig8.toml` (1.31 of 1.51 million).
     #[inline]
     fn wants_weak_wake(&mut self, every_node: bool) -> bool {
-        if every_node || self.mac.listens_to_carrier_sense() {
+        if self.mac.listens_to_carrier_sense() || every_node {
             return true;
         }
         self.phy.skip_weak_wake();
@@ -835,6 +835,7 @@ impl World {
         let slot = &mut self.txs[tx as usize];
         let weak_below_mw = self.cfg.weak_below_mw;
         let sensed_below_mw = self.cfg.sensed_below_mw;
+        let every_node = self.cfg.wake_every_node;
         for (i, link) in links.iter().enumerate() {
             let to = &mut self.nodes[link.to as usize];
             let mut power = link.mean_rx_mw * factor;
@@ -857,7 +858,7 @@ impl World {
                 // Weak interference, in bulk: no events unless it may tip carrier sense.
                 let start = now + link.delay;
                 to.phy.add_weak(now, start, start + timing.total, power);
-                if !to.wants_weak_wake(self.cfg.wake_every_node) {
+                if !to.wants_weak_wake(every_node) {
                 } else if let Some((at, generation)) =
                     to.phy
                         .weak_wake_raised(now, start, &self.cfg, &mut self.turn_scratch)
