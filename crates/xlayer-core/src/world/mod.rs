@@ -438,12 +438,13 @@ impl World {
                 let busy = n.phy.busy(now, &self.cfg);
                 n.mac.phy_changed(now, busy, &mut self.queue);
                 // Only more power from now on, or a reception (not ambiguous: no wake-up).
-                if !n.wants_weak_wake(self.cfg.wake_every_node) {
-                } else if let Some((at, generation)) =
-                    n.phy
-                        .weak_wake_raised(now, now, &self.cfg, &mut self.turn_scratch)
-                {
-                    n.arm_weak_wake(&mut self.queue, at, generation);
+                if n.wants_weak_wake(self.cfg.wake_every_node) {
+                    if let Some((at, generation)) =
+                        n.phy
+                            .weak_wake_raised(now, now, &self.cfg, &mut self.turn_scratch)
+                    {
+                        n.arm_weak_wake(&mut self.queue, at, generation);
+                    }
                 }
             }
             Event::SignalEnd { tx, index } => {
@@ -858,12 +859,13 @@ impl World {
                 // Weak interference, in bulk: no events unless it may tip carrier sense.
                 let start = now + link.delay;
                 to.phy.add_weak(now, start, start + timing.total, power);
-                if !to.wants_weak_wake(every_node) {
-                } else if let Some((at, generation)) =
-                    to.phy
-                        .weak_wake_raised(now, start, &self.cfg, &mut self.turn_scratch)
-                {
-                    to.arm_weak_wake(&mut self.queue, at, generation);
+                if to.wants_weak_wake(every_node) {
+                    if let Some((at, generation)) =
+                        to.phy
+                            .weak_wake_raised(now, start, &self.cfg, &mut self.turn_scratch)
+                    {
+                        to.arm_weak_wake(&mut self.queue, at, generation);
+                    }
                 }
             } else {
                 slot.receivers.push(Receiver {
@@ -1272,11 +1274,12 @@ impl World {
             if src.carrier_sense {
                 let busy = n.phy.busy(now, &self.cfg);
                 n.mac.phy_changed(now, busy, &mut self.queue);
-                if !n.wants_weak_wake(self.cfg.wake_every_node) {
-                } else if let Some((at, generation)) =
-                    n.phy.weak_wake(now, &self.cfg, &mut self.turn_scratch)
-                {
-                    n.arm_weak_wake(&mut self.queue, at, generation);
+                if n.wants_weak_wake(self.cfg.wake_every_node) {
+                    if let Some((at, generation)) =
+                        n.phy.weak_wake(now, &self.cfg, &mut self.turn_scratch)
+                    {
+                        n.arm_weak_wake(&mut self.queue, at, generation);
+                    }
                 }
             }
             if self.events.wants(TuneEventKind::PhyNoise) {
