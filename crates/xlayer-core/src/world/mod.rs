@@ -575,11 +575,7 @@ impl World {
                     // on (`Mac::listens_to_carrier_sense`).
                     let busy = n.phy.busy(now, &self.cfg);
                     n.mac.phy_changed(now, busy, &mut self.queue);
-                    if let Some((at, generation)) =
-                        n.phy.weak_wake(now, &self.cfg, &mut self.turn_scratch)
-                    {
-                        n.arm_weak_wake(&mut self.queue, at, generation);
-                    }
+                    self.weak_wake(node);
                 }
                 self.process_actions(node);
             }
