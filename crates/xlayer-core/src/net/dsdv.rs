@@ -1436,42 +1436,34 @@ impl Dsdv {
 mod tests {
     use super::*;
 
-    /// An estimator that knows links to `nbs` with ETX values `costs`.
+    /// An estimator that knows links to `nbs` with ETX values `costs`, over ten probes (costs
+    /// 1, 1.11, 1.25, …).
     fn etx_with(nbs: &[(u32, f64)]) -> Etx {
-        use crate::net::etx::EtxParams;
-        let p = EtxParams {
-            alpha: 0.0,
-            ..EtxParams::default()
-        };
-        let mut e = Etx::new(p);
-        // Hear all 10 probes of each neighbour, and have it report ours at the rate giving `c`.
-        for s in 1..=10u32 {
-            let t = SimTime::from_secs_f64(s as f64 - 0.5);
-            for &(v, c) in nbs {
-                e.on_probe(t, v, s, Some((10.0 / c).round() as u32));
-            }
-        }
-        e.on_probe_tick(SimTime::from_secs_f64(10.0));
-        e
+        etx_over(nbs, 10)
     }
 
-    /// [`etx_with`] over a window of 1000 probes: costs within 0.3 % of those asked for up to 3
-    /// (`etx_with`'s ten probes give only 1, 1.11, 1.25, …).
+    /// [`etx_with`] over a window of 1000 probes: costs within 0.3 % of those asked for up to 3.
     fn etx_fine(nbs: &[(u32, f64)]) -> Etx {
+        etx_over(nbs, 1000)
+    }
+
+    /// An estimator that has heard all `probes` probes of each neighbour in `nbs` (one a second)
+    /// and been told by it of ours at the rate giving its cost.
+    fn etx_over(nbs: &[(u32, f64)], probes: u32) -> Etx {
         use crate::net::etx::EtxParams;
         let p = EtxParams {
             alpha: 0.0,
-            window: SimTime::from_secs_f64(1000.0),
+            window: SimTime::from_secs_f64(probes as f64),
             ..EtxParams::default()
         };
         let mut e = Etx::new(p);
-        for s in 1..=1000u32 {
+        for s in 1..=probes {
             let t = SimTime::from_secs_f64(s as f64 - 0.5);
             for &(v, c) in nbs {
-                e.on_probe(t, v, s, Some((1000.0 / c).round() as u32));
+                e.on_probe(t, v, s, Some((probes as f64 / c).round() as u32));
             }
         }
-        e.on_probe_tick(SimTime::from_secs_f64(1000.0));
+        e.on_probe_tick(SimTime::from_secs_f64(probes as f64));
         e
     }
 
@@ -1795,31 +1787,19 @@ mod tests {
 
     /// Random updates from neighbours 1..=`nbs` about destinations `nbs + 1..=nbs + dsts`, and
     /// probe instants at which links keep (each with probability `keep`), change, gain or lose
-    /// their cost, adverts expiring on
-    /// the way; updates repeat what a neighbour last said, move to newer sequence numbers,
+    /// their cost, adverts expiring on the way; updates repeat what a neighbour last said, move to newer sequence numbers,
     /// break routes, improve or worsen a metric, with costs from a small set so that ties are
     /// frequent. After every step the routes, the trigger time and the count of route changes
     /// must be those of the [`Reference`] derivation, which re-derives a route for every entry
     /// heard and every route at every probe instant.
-    fn against_reference(
-        rng: &mut rand_xoshiro::Xoshiro256PlusPlus,
-        params: DsdvParams,
-        nbs: u32,
-        dsts: u32,
-        keep: f64,
-        steps: usize,
-    ) -> RunCounts {
-        against_reference_drifting(rng, params, nbs, dsts, keep, steps, None)
-    }
-
-    /// [`against_reference`]; with `drift` d, a link present at a probe instant is present at
-    /// the next with probability 0.99 and, half the time, its cost moves by a factor uniform in
-    /// [1 − d, 1 + d/2] (not below 1), as ETX estimates move under noise (falling more than
+    ///
+    /// With `drift` d, a link present at a probe instant is present at the next with
+    /// probability 0.99 and, half the time, its cost moves by a factor uniform in [1 − d, 1 + d/2] (not below 1), as ETX estimates move under noise (falling more than
     /// rising, so that small falls add up over the probe instants between two derivations),
     /// instead of keeping or redrawing it; an update carries one or two entries, so that routes
     /// go long without one, and advertised metrics are drawn from a continuum rather than in
     /// steps of 0.5.
-    fn against_reference_drifting(
+    fn against_reference(
         rng: &mut rand_xoshiro::Xoshiro256PlusPlus,
         params: DsdvParams,
         nbs: u32,
@@ -1971,7 +1951,7 @@ mod tests {
                     incremental,
                     ..DsdvParams::default()
                 };
-                let run = against_reference(&mut rng, params, 8, 12, 0.8, 1500);
+                let run = against_reference(&mut rng, params, 8, 12, 0.8, 1500, None);
                 // Routes held all K next hops, so the cut at the K-th was exercised.
                 assert!(run.full_k > 10, "{}", run.full_k);
                 skipped += 1.0 - run.derivations as f64 / run.reference_derivations as f64;
@@ -1997,7 +1977,7 @@ mod tests {
                     route_timeout: SimTime::from_secs_f64(60.0),
                     ..DsdvParams::default()
                 };
-                let run = against_reference(&mut rng, params, 16, 12, 0.97, 2000);
+                let run = against_reference(&mut rng, params, 16, 12, 0.97, 2000, None);
                 assert!(run.full_k > 50, "k {k}, {metric:?}: {}", run.full_k);
                 // Chosen again without reading the row, and often.
                 assert!(run.rechosen > 50, "k {k}, {metric:?}: {}", run.rechosen);
@@ -2020,7 +2000,7 @@ mod tests {
                     route_timeout: SimTime::from_secs_f64(60.0),
                     ..DsdvParams::default()
                 };
-                let run = against_reference(&mut rng, params, 4, 12, 0.97, 3000);
+                let run = against_reference(&mut rng, params, 4, 12, 0.97, 3000, None);
                 assert!(run.followed > 50, "k {k}, {metric:?}: {}", run.followed);
                 // With K = 1, an advert of another neighbour often takes the route over
                 // ([`Dsdv::first_overtaken`]).
@@ -2047,7 +2027,7 @@ mod tests {
                 route_timeout: SimTime::from_secs_f64(60.0),
                 ..DsdvParams::default()
             };
-            let run = against_reference(&mut rng, params, 4, 12, 0.8, 3000);
+            let run = against_reference(&mut rng, params, 4, 12, 0.8, 3000, None);
             eprintln!("k {k}: {} of {}", run.cost_followed, run.derivations);
             assert!(run.cost_followed > 50, "k {k}: {}", run.cost_followed);
         }
@@ -2068,8 +2048,7 @@ mod tests {
                     route_timeout: SimTime::from_secs_f64(600.0),
                     ..DsdvParams::default()
                 };
-                let run =
-                    against_reference_drifting(&mut rng, params, 12, 12, 0.8, 3000, Some(drift));
+                let run = against_reference(&mut rng, params, 12, 12, 0.8, 3000, Some(drift));
                 eprintln!(
                     "k {k}, drift {drift}: {} with their others, {} by the first alone, {} derivations",
                     run.others_followed, run.cost_followed, run.derivations
@@ -2106,7 +2085,7 @@ mod tests {
                 route_timeout: SimTime::from_secs_f64(600.0),
                 ..DsdvParams::default()
             };
-            let run = against_reference_drifting(&mut rng, params, 12, 12, 0.8, 3000, Some(drift));
+            let run = against_reference(&mut rng, params, 12, 12, 0.8, 3000, Some(drift));
             eprintln!(
                 "drift {drift}, {metric:?}: {} cleared, {} followed, {} overtaken, {} derivations",
                 run.cost_cleared, run.cost_followed, run.overtaken, run.derivations
