@@ -1061,10 +1061,12 @@ impl Dsdv {
     /// false, with the route untouched, otherwise. The adverts have not changed since the
     /// route was last derived or followed, so every feasible candidate but the first next hop
     /// comes after it, and stays after it unless its own link's cost changed: with K = 1 such
-    /// a candidate must still come after the first next hop's new total; with K > 1 no other
-    /// changed link may hold an advert for the route at all (its move could reorder the K − 1
-    /// others). Under ETX noise most links change cost at every probe instant, and most routes
-    /// were derived again for it (two thirds of the derivations of a 108-node run).
+    /// a candidate must still come after the first next hop's new total (not scanned for at all
+    /// while the first stays below the route's [`Route::runner_up`] bound); with K > 1, when
+    /// another changed link holds an advert for the route, [`Dsdv::others_follow`] decides (its
+    /// move could reorder the K − 1 others). Under ETX noise most links change cost at every
+    /// probe instant, and most routes were derived again for it (two thirds of the derivations
+    /// of a 108-node run).
     fn cost_follows(&mut self, i: usize, now: SimTime) -> bool {
         let r = &self.routes[i];
         let nh = r.first;
