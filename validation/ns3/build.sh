@@ -47,10 +47,13 @@ EOF
 }
 VER="$(ns3_version || true)"
 if [[ -z "$VER" ]]; then
-    say "ns3 not installed in $PYTHON; running: $PYTHON -m pip install '$NS3_PIP_SPEC'"
-    if ! "$PYTHON" -m pip install "$NS3_PIP_SPEC" >&2; then
+    # --no-deps: the C++ headers and libraries we compile against are all in the ns3 wheel. Its
+    # one dependency, cppyy, serves only the Python bindings, and where no cppyy wheel fits the
+    # platform pip builds cppyy-cling (an LLVM) from source: hours on 2 cores (seen 2026-11-28).
+    say "ns3 not installed in $PYTHON; running: $PYTHON -m pip install --no-deps '$NS3_PIP_SPEC'"
+    if ! "$PYTHON" -m pip install --no-deps "$NS3_PIP_SPEC" >&2; then
         say "'$NS3_PIP_SPEC' could not be installed; trying the newest 'ns3' pip offers"
-        "$PYTHON" -m pip install ns3 >&2 || die "pip could not install ns3 at all (see pip's output above)"
+        "$PYTHON" -m pip install --no-deps ns3 >&2 || die "pip could not install ns3 at all (see pip's output above)"
     fi
     VER="$(ns3_version || true)"
     [[ -n "$VER" ]] || die "pip reported success but ns3 is still not importable by metadata in $PYTHON"
