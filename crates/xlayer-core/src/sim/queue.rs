@@ -18,6 +18,15 @@
 //! grow), so a sift-up stops under it and every other operation is unchanged; a pop or a peek
 //! with no push in between refills the root first.
 //!
+//! An event that a handler knows may well be the next to run (the next receiver of a signal
+//! chain, due nanoseconds later or at the same instant) can be scheduled with
+//! [`EventQueue::schedule_next`]: it takes its sequence number there, as [`EventQueue::schedule`]
+//! would, but waits outside the heap until the handler returns. Then [`EventQueue::take_next`]
+//! either hands it back to run at once, when its key is below every pending one (the heap would
+//! have popped it next), or puts it in the heap with the key it would have had. Either way the
+//! order of events is the same as with `schedule`; what is saved, when it runs at once, is its
+//! slot, its sift-down and its pop.
+//!
 //! Timers ([`TimerId`]) own a permanent slot: re-arming one moves its entry (with a fresh
 //! sequence number, exactly as a new event would get) and cancelling one removes it, so a
 //! cancelled timer is never popped. Nothing on the hot path allocates once the vectors have
@@ -64,6 +73,8 @@ pub struct EventQueue {
     hole: bool,
     next_seq: u64,
     seq_max: u64,
+    /// The event held by [`EventQueue::schedule_next`], with its key (slot 0).
+    next: Option<(u128, Event)>,
     now: SimTime,
     executed: u64,
 }
@@ -85,6 +96,7 @@ impl EventQueue {
             hole: false,
             next_seq: 0,
             seq_max: SEQ_MAX,
+            next: None,
             now: SimTime::ZERO,
             executed: 0,
         }
@@ -103,7 +115,7 @@ impl EventQueue {
 
     /// Events pending (armed timers included).
     pub fn len(&self) -> usize {
-        self.heap.len() - self.hole as usize
+        self.heap.len() - self.hole as usize + self.next.is_some() as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -136,6 +148,7 @@ impl EventQueue {
     /// from `len`: every comparison between entries, pending or future, comes out as before.
     #[cold]
     fn renumber(&mut self) {
+        self.flush_next();
         self.fill();
         self.heap.sort_unstable();
         for (i, k) in self.heap.iter_mut().enumerate() {
@@ -179,6 +192,68 @@ impl EventQueue {
         let seq = self.take_seq();
         let slot = self.alloc_slot(event, false);
         self.push(key(at.max(self.now), seq, slot));
+    }
+
+    /// Schedules `event` at `at` like [`EventQueue::schedule`], but holds it out of the heap
+    /// until [`EventQueue::take_next`] (which the event loop calls when the handler returns).
+    /// One event is held at a time: a second `schedule_next` puts the first in the heap. For an
+    /// event that is likely to be the next one due; any other costs a branch more than
+    /// `schedule`.
+    #[inline]
+    pub fn schedule_next(&mut self, at: SimTime, event: Event) {
+        debug_assert!(at >= self.now, "event scheduled in the past");
+        self.flush_next();
+        let seq = self.take_seq();
+        self.next = Some((key(at.max(self.now), seq, 0), event));
+    }
+
+    /// The event held by [`EventQueue::schedule_next`], to run now, if it is due at or before
+    /// `until`, `run_now` allows it, and its key is below every pending key (the heap would pop
+    /// it next); the clock then moves to it and it counts as executed. Otherwise it goes into the
+    /// heap under the key it was given, and `None`.
+    #[inline]
+    pub fn take_next(&mut self, until: SimTime, run_now: bool) -> Option<Event> {
+        let (k, event) = self.next.take()?;
+        if run_now && time_of(k) <= until && self.below_pending(k) {
+            self.now = time_of(k);
+            self.executed += 1;
+            return Some(event);
+        }
+        let slot = self.alloc_slot(event, false);
+        self.push(k | slot as u128);
+        None
+    }
+
+    /// Puts the event held by [`EventQueue::schedule_next`], if any, in the heap (the event loop
+    /// does this before its first pop, in case an event was held outside a handler).
+    #[inline]
+    pub fn flush_next(&mut self) {
+        if self.next.is_some() {
+            self.flush_held();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn flush_held(&mut self) {
+        if let Some((k, event)) = self.next.take() {
+            let slot = self.alloc_slot(event, false);
+            self.push(k | slot as u128);
+        }
+    }
+
+    /// Whether `k` is below every pending key (`k`'s slot bits are 0 and never decide: sequence
+    /// numbers are unique).
+    #[inline]
+    fn below_pending(&self, k: u128) -> bool {
+        if self.hole {
+            // The root is the popped entry; the least pending key is among its children.
+            let n = self.heap.len();
+            let children = &self.heap[1.min(n)..n.min(5)];
+            children.iter().all(|&c| k < c)
+        } else {
+            self.heap.first().is_none_or(|&c| k < c)
+        }
     }
 
     /// Schedules `event` after `delay` from now.
@@ -248,21 +323,26 @@ impl EventQueue {
         self.heap[skip.min(self.heap.len())..]
             .iter()
             .map(|&k| (time_of(k), self.events[slot_of(k)]))
+            .chain(self.next.map(|(k, event)| (time_of(k), event)))
     }
 
     /// Time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        if self.hole {
+        let next = self.next.map(|(k, _)| time_of(k));
+        let heap = if self.hole {
             // The smallest of the root's children.
-            return self
-                .heap
-                .get(1..self.heap.len().min(5))?
-                .iter()
-                .min()
-                .map(|&k| time_of(k));
+            self.heap
+                .get(1..self.heap.len().min(5))
+                .and_then(|c| c.iter().min())
+                .map(|&k| time_of(k))
+        } else {
+            self.heap.first().map(|&k| time_of(k))
+        };
+        match (heap, next) {
+            (Some(h), Some(n)) => Some(h.min(n)),
+            (h, n) => h.or(n),
         }
-        self.heap.first().map(|&k| time_of(k))
     }
 
     /// Pops the next event if it is due at or before `until`, advancing the clock to it.
@@ -447,7 +527,10 @@ mod tests {
     /// The reference: a binary heap of `(time, seq)` with lazily cancelled timers, the queue
     /// this one replaced. Random schedules, timer re-arms and cancels, and pops must give the
     /// same sequence of live events, equal times included.
-    fn against_reference(seed: u64, seq_max: u64) {
+    /// Random schedules, timer moves and cancels, and pops, against a `BinaryHeap` that pops
+    /// lazily cancelled timers. With `with_next`, some events are held by `schedule_next` and
+    /// each pop first asks `take_next`, as the world's event loop does when a handler returns.
+    fn against_reference(seed: u64, seq_max: u64, with_next: bool) {
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut q = EventQueue::new();
         q.seq_max = seq_max;
@@ -461,11 +544,20 @@ mod tests {
         let mut generation = [0u64; TIMERS];
         let mut live = [false; TIMERS];
         let mut popped = 0;
+        // Whether the current "handler" holds an event; events that ran at once, and that went
+        // into the heap instead.
+        let mut held = false;
+        let (mut ran_at_once, mut flushed) = (0u32, 0u32);
         for step in 0..20_000u32 {
             let now = q.now().ns();
             // Small time offsets: many equal times.
             let at = now + rng.gen_range(0..4u64);
-            match rng.gen_range(0..10) {
+            // With held events, more pops: a short queue, where a held event often comes first.
+            let op = match rng.gen_range(0..10) {
+                1 | 2 if with_next => 9,
+                op => op,
+            };
+            match op {
                 0..=2 => {
                     q.schedule(SimTime(at), Event::AppSend { flow: step });
                     reference.push(Reverse((at, ref_seq, step, u64::MAX)));
@@ -493,6 +585,13 @@ mod tests {
                         q.cancel_timer(id);
                     }
                 }
+                6 if with_next => {
+                    // A second held event puts the first in the heap.
+                    held = true;
+                    q.schedule_next(SimTime(at), Event::AppSend { flow: step });
+                    reference.push(Reverse((at, ref_seq, step, u64::MAX)));
+                    ref_seq += 1;
+                }
                 _ => {
                     let until = now + rng.gen_range(0..3u64);
                     // The reference pops stale timers silently.
@@ -512,10 +611,21 @@ mod tests {
                             _ => break None,
                         }
                     };
-                    let got = q.pop_until(SimTime(until)).map(|e| match e {
-                        Event::AppSend { flow } => (q.now().ns(), flow),
-                        _ => unreachable!(),
-                    });
+                    // As the world's loop: the held event runs at once or joins the heap, and
+                    // then the queue pops (with optimizers, `run_now` is false).
+                    let run_now = rng.gen_range(0..8) != 0;
+                    let next = q.take_next(SimTime(until), run_now);
+                    if held {
+                        ran_at_once += next.is_some() as u32;
+                        flushed += next.is_none() as u32;
+                    }
+                    held = false;
+                    let got = next
+                        .or_else(|| q.pop_until(SimTime(until)))
+                        .map(|e| match e {
+                            Event::AppSend { flow } => (q.now().ns(), flow),
+                            _ => unreachable!(),
+                        });
                     assert_eq!(got, expected, "seed {seed}, step {step}");
                     popped += got.is_some() as u32;
                     for (t, id) in timers.iter().enumerate() {
@@ -525,6 +635,13 @@ mod tests {
             }
         }
         assert!(popped > 1000);
+        if with_next {
+            assert!(
+                ran_at_once > 100 && flushed > 100,
+                "{ran_at_once} {flushed}"
+            );
+        }
+        q.take_next(SimTime::MAX, false);
         // Drain both.
         while let Some(e) = q.pop_until(SimTime::MAX) {
             let Event::AppSend { flow } = e else {
@@ -551,7 +668,7 @@ mod tests {
     #[test]
     fn pops_in_the_order_of_a_binary_heap_with_lazily_cancelled_timers() {
         for seed in 0..8 {
-            against_reference(seed, SEQ_MAX);
+            against_reference(seed, SEQ_MAX, false);
         }
     }
 
@@ -559,7 +676,72 @@ mod tests {
     fn renumbering_the_sequence_keeps_the_order() {
         // Sequence numbers run out every few hundred schedules.
         for seed in 0..4 {
-            against_reference(seed, 300);
+            against_reference(seed, 300, false);
         }
+    }
+
+    #[test]
+    fn an_event_held_by_schedule_next_runs_where_schedule_would_have_put_it() {
+        for seed in 0..8 {
+            against_reference(seed, SEQ_MAX, true);
+        }
+        // Renumbering while an event is held.
+        for seed in 0..4 {
+            against_reference(seed, 300, true);
+        }
+    }
+
+    #[test]
+    fn a_held_event_runs_at_once_only_when_nothing_pending_comes_first() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(10), Event::AppSend { flow: 0 });
+        q.schedule(SimTime(20), Event::AppSend { flow: 1 });
+        assert!(matches!(
+            q.pop_until(SimTime::MAX),
+            Some(Event::AppSend { flow: 0 })
+        ));
+        // Due before the pending event at 20: it runs at once, and the clock moves to it.
+        q.schedule_next(SimTime(15), Event::AppSend { flow: 2 });
+        assert!(matches!(
+            q.take_next(SimTime::MAX, true),
+            Some(Event::AppSend { flow: 2 })
+        ));
+        assert_eq!(q.now(), SimTime(15));
+        assert_eq!(q.executed(), 2);
+        // Due with the pending one: that one was scheduled first, so it goes first.
+        q.schedule_next(SimTime(20), Event::AppSend { flow: 3 });
+        assert_eq!(q.len(), 2);
+        assert!(q.take_next(SimTime::MAX, true).is_none());
+        assert_eq!(q.len(), 2);
+        assert!(matches!(
+            q.pop_until(SimTime::MAX),
+            Some(Event::AppSend { flow: 1 })
+        ));
+        // Beyond `until`, or not allowed to run now: it waits in the heap.
+        q.schedule_next(SimTime(25), Event::AppSend { flow: 4 });
+        assert!(q.take_next(SimTime(24), true).is_none());
+        assert_eq!(q.now(), SimTime(20));
+        assert!(matches!(
+            q.pop_until(SimTime::MAX),
+            Some(Event::AppSend { flow: 3 })
+        ));
+        q.schedule_next(SimTime(26), Event::AppSend { flow: 5 });
+        assert!(q.take_next(SimTime::MAX, false).is_none());
+        assert!(matches!(
+            q.pop_until(SimTime::MAX),
+            Some(Event::AppSend { flow: 4 })
+        ));
+        assert!(matches!(
+            q.pop_until(SimTime::MAX),
+            Some(Event::AppSend { flow: 5 })
+        ));
+        assert!(q.pop_until(SimTime::MAX).is_none());
+        // With an empty queue it always runs at once.
+        q.schedule_next(SimTime(30), Event::AppSend { flow: 6 });
+        assert!(matches!(
+            q.take_next(SimTime::MAX, true),
+            Some(Event::AppSend { flow: 6 })
+        ));
+        assert_eq!(q.executed(), 7);
     }
 }

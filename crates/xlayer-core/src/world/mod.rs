@@ -394,8 +394,19 @@ impl World {
             // Events published between runs (the API's sets) and optimizers' starts.
             crate::tune::optimizer::end_of_instant(self);
         }
-        while let Some(ev) = self.queue.pop_until(until) {
-            self.dispatch(ev);
+        // An event held outside a handler (a transmission started between runs) joins the heap.
+        self.queue.flush_next();
+        while let Some(mut ev) = self.queue.pop_until(until) {
+            loop {
+                self.dispatch(ev);
+                // An event the handler held with `schedule_next` runs at once when the queue
+                // would pop it next, except that optimizers may have to run first.
+                let optimizers = self.optimizers.is_active();
+                match self.queue.take_next(until, !optimizers) {
+                    Some(next) => ev = next,
+                    None => break,
+                }
+            }
             // ECLAIR: optimizers run once the data path has finished the instant.
             if self.optimizers.is_active() && self.queue.peek_time() != Some(self.queue.now()) {
                 crate::tune::optimizer::end_of_instant(self);
@@ -425,7 +436,7 @@ impl World {
                     to: node, power_mw, ..
                 } = slot.receivers[index as usize];
                 if let Some(next) = slot.receivers.get(index as usize + 1) {
-                    self.queue.schedule(
+                    self.queue.schedule_next(
                         info.start + next.delay,
                         Event::SignalStart {
                             tx,
@@ -454,7 +465,7 @@ impl World {
                 let Receiver { to: node, link, .. } = slot.receivers[index as usize];
                 let last = match slot.receivers.get(index as usize + 1) {
                     Some(next) => {
-                        self.queue.schedule(
+                        self.queue.schedule_next(
                             info.start + next.delay + info.timing.total,
                             Event::SignalEnd {
                                 tx,
@@ -875,8 +886,9 @@ impl World {
         match slot.receivers.first() {
             Some(first) => {
                 let delay = first.delay;
+                // Often the next event: the first receiver hears it within a microsecond.
                 self.queue
-                    .schedule(now + delay, Event::SignalStart { tx, index: 0 });
+                    .schedule_next(now + delay, Event::SignalStart { tx, index: 0 });
                 self.queue.schedule(
                     now + delay + timing.total,
                     Event::SignalEnd { tx, index: 0 },
