@@ -219,9 +219,15 @@ impl EventQueue {
             self.executed += 1;
             return Some(event);
         }
+        self.push_held(k, event);
+        None
+    }
+
+    /// Puts a held event in the heap under its key `k` (slot bits 0), in a slot of its own.
+    #[inline]
+    fn push_held(&mut self, k: u128, event: Event) {
         let slot = self.alloc_slot(event, false);
         self.push(k | slot as u128);
-        None
     }
 
     /// Puts the event held by [`EventQueue::schedule_next`], if any, in the heap (the event loop
@@ -237,8 +243,7 @@ impl EventQueue {
     #[inline(never)]
     fn flush_held(&mut self) {
         if let Some((k, event)) = self.next.take() {
-            let slot = self.alloc_slot(event, false);
-            self.push(k | slot as u128);
+            self.push_held(k, event);
         }
     }
 
@@ -526,10 +531,9 @@ mod tests {
 
     /// The reference: a binary heap of `(time, seq)` with lazily cancelled timers, the queue
     /// this one replaced. Random schedules, timer re-arms and cancels, and pops must give the
-    /// same sequence of live events, equal times included.
-    /// Random schedules, timer moves and cancels, and pops, against a `BinaryHeap` that pops
-    /// lazily cancelled timers. With `with_next`, some events are held by `schedule_next` and
-    /// each pop first asks `take_next`, as the world's event loop does when a handler returns.
+    /// same sequence of live events, equal times included. With `with_next`, some events are
+    /// held by `schedule_next` and each pop first asks `take_next`, as the world's event loop
+    /// does when a handler returns.
     fn against_reference(seed: u64, seq_max: u64, with_next: bool) {
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut q = EventQueue::new();
