@@ -1118,17 +1118,17 @@ impl Dsdv {
         true
     }
 
-    /// [`Dsdv::cost_follows`] with K > 1 when another changed link holds an advert for route
-    /// `i`: takes the new link costs as [`Dsdv::recompute`] would, without a derivation, when
-    /// its next hops stay its next hops, and returns true; false, with the route untouched,
-    /// otherwise. The first next hop (`first`: its new total and neighbour; slot `f`) must come
-    /// before every other candidate and its total must not rise ([`Dsdv::first_follows`]);
-    /// the others must stay downhill of it and after it (their order among themselves may
-    /// change: they are sorted again); an advert not chosen, when downhill, must stay after
-    /// the K-th next hop (when fewer than K are taken, it must not be downhill at all), and
-    /// when not, it stays after the first (link costs are at least 1). That is the derivation's choice from the same adverts and costs, so
-    /// the route is the one it would give. The row is read once, as a derivation reads it, but
-    /// without its candidates and choices: 74 % of DPCLO's derivations at probe instants
+    /// [`Dsdv::cost_follows`] with K > 1 when another changed link holds an advert for route `i`:
+    /// takes the new link costs as [`Dsdv::recompute`] would, without a derivation, when its next
+    /// hops stay its next hops, and returns true; false, with the route untouched, otherwise. The
+    /// first next hop (`first`: its new total and neighbour; slot `f`) must come before every other
+    /// candidate and its total must not rise ([`Dsdv::first_follows`]); the others must stay
+    /// downhill of it and after it (their order among themselves may change: they are sorted
+    /// again); an advert not chosen, when downhill, must stay after the K-th next hop (when fewer
+    /// than K are taken, it must not be downhill at all), and when not, it stays after the first
+    /// (link costs are at least 1). That is the derivation's choice from the same adverts and
+    /// costs, so the route is the one it would give. The row is read once, as a derivation reads
+    /// it, but without its candidates and choices: 74 % of DPCLO's derivations at probe instants
     /// (the first 100 s of `benches/dpclo-fig8.toml`) had next hops that stayed so.
     fn others_follow(&mut self, i: usize, now: SimTime, f: usize, first: (f64, u32)) -> bool {
         let k = self.params.k;
@@ -1789,14 +1789,15 @@ mod tests {
 
     /// Random updates from neighbours 1..=`nbs` about destinations `nbs + 1..=nbs + dsts`, and
     /// probe instants at which links keep (each with probability `keep`), change, gain or lose
-    /// their cost, adverts expiring on the way; updates repeat what a neighbour last said, move to newer sequence numbers,
-    /// break routes, improve or worsen a metric, with costs from a small set so that ties are
-    /// frequent. After every step the routes, the trigger time and the count of route changes
-    /// must be those of the [`Reference`] derivation, which re-derives a route for every entry
-    /// heard and every route at every probe instant.
+    /// their cost, adverts expiring on the way; updates repeat what a neighbour last said, move to
+    /// newer sequence numbers, break routes, improve or worsen a metric, with costs from a small
+    /// set so that ties are frequent. After every step the routes, the trigger time and the count
+    /// of route changes must be those of the [`Reference`] derivation, which re-derives a route for
+    /// every entry heard and every route at every probe instant.
     ///
     /// With `drift` d, a link present at a probe instant is present at the next with
-    /// probability 0.99 and, half the time, its cost moves by a factor uniform in [1 − d, 1 + d/2] (not below 1), as ETX estimates move under noise (falling more than
+    /// probability 0.99 and, half the time, its cost moves by a factor uniform in
+    /// [1 − d, 1 + d/2] (not below 1), as ETX estimates move under noise (falling more than
     /// rising, so that small falls add up over the probe instants between two derivations),
     /// instead of keeping or redrawing it; an update carries one or two entries, so that routes
     /// go long without one, and advertised metrics are drawn from a continuum rather than in
