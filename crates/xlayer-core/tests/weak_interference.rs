@@ -236,3 +236,40 @@ fn a_node_never_has_more_than_one_weak_wake_up_in_the_queue() {
         );
     }
 }
+
+/// Without fading or shadowing, a sender's link list is cut once into the links that get
+/// events, the carrier-sense-only ones and the weak ones (`World::transmit` then runs three
+/// loops with nothing to decide per link). A shadowing of 1e-300 dB changes no power (the
+/// factor 10^(z·1e-301) rounds to 1.0) but takes the link-by-link loop, so the two runs must
+/// agree exactly, also when the transmit power of half the nodes falls by 6 dB mid-run and
+/// comes back (the cuts move, and are computed again).
+#[test]
+fn cutting_link_lists_by_class_changes_no_result() {
+    use xlayer_core::{tune, Simulation};
+    let run_with = |sigma: &str| {
+        let text = dense(3, "bulk", "none").replace(
+            "weak_interference = \"bulk\"",
+            &format!("weak_interference = \"bulk\"\nshadowing_sigma_db = {sigma}"),
+        );
+        let mut s = Simulation::from_toml(&text).unwrap();
+        s.run_until(1.5);
+        for node in (0..40).step_by(2) {
+            tune::set(&mut s.world, node, "phy.tx_power_offset_db", -6.0).unwrap();
+        }
+        s.run_until(2.5);
+        for node in (0..40).step_by(2) {
+            tune::set(&mut s.world, node, "phy.tx_power_offset_db", 0.0).unwrap();
+        }
+        s.run();
+        let r = s.results();
+        (
+            format!("{:?}\n{:?}", r.flows, r.nodes),
+            r.summary_f64("events"),
+        )
+    };
+    let (cut, events) = run_with("0.0");
+    let (by_link, events_by_link) = run_with("1e-300");
+    assert!(events > 10_000.0, "{events} events");
+    assert_eq!(events, events_by_link);
+    assert_eq!(cut, by_link);
+}

@@ -203,6 +203,76 @@ struct Receiver {
     power_mw: f64,
 }
 
+/// What a frame sent on a link does at its receiver ([`World::transmit`]): events (decoded or
+/// carrier-sensed the usual way), carrier-sense-only in bulk, or weak interference in bulk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum LinkClass {
+    Events,
+    Sensed,
+    Weak,
+}
+
+impl LinkClass {
+    /// The class of a link whose frame arrives with `power` after `delay`.
+    #[inline(always)]
+    fn of(power: f64, delay: SimTime, weak_below_mw: f64, sensed_below_mw: f64) -> LinkClass {
+        if power < sensed_below_mw && power >= weak_below_mw && delay > SimTime::ZERO {
+            LinkClass::Sensed
+        } else if power < weak_below_mw && delay > SimTime::ZERO {
+            LinkClass::Weak
+        } else {
+            LinkClass::Events
+        }
+    }
+}
+
+/// A node's link list cut where the class changes, for a sender's transmit power factor
+/// (without fading or shadowing the class of each link is fixed). The list is in delay order,
+/// and a propagation model whose power falls with distance puts the classes in order: links
+/// `..sensed_from` get events, `sensed_from..weak_from` are carrier-sense-only, the rest weak.
+/// Where they are not in that order (`cut` false), the transmit loop classifies link by link.
+#[derive(Debug, Clone, Copy)]
+struct LinkCuts {
+    /// The bits of the factor the cuts are for (`u64::MAX`, a NaN: none computed yet).
+    factor_bits: u64,
+    cut: bool,
+    sensed_from: u32,
+    weak_from: u32,
+}
+
+impl LinkCuts {
+    const NONE: LinkCuts = LinkCuts {
+        factor_bits: u64::MAX,
+        cut: false,
+        sensed_from: 0,
+        weak_from: 0,
+    };
+
+    fn of(links: &[Link], factor: f64, weak_below_mw: f64, sensed_below_mw: f64) -> LinkCuts {
+        let class = |l: &Link| {
+            LinkClass::of(
+                l.mean_rx_mw * factor,
+                l.delay,
+                weak_below_mw,
+                sensed_below_mw,
+            )
+        };
+        let cut = links.windows(2).all(|w| class(&w[0]) <= class(&w[1]));
+        let first = |c: LinkClass| {
+            links
+                .iter()
+                .position(|l| class(l) >= c)
+                .unwrap_or(links.len())
+        };
+        LinkCuts {
+            factor_bits: factor.to_bits(),
+            cut,
+            sensed_from: first(LinkClass::Sensed) as u32,
+            weak_from: first(LinkClass::Weak) as u32,
+        }
+    }
+}
+
 /// DiffQ's TFRC-ECN: a node marks ECN-capable packets CE when its interface queue is above 75%
 /// of its size.
 const ECN_MARK_FRACTION: f64 = 0.75;
@@ -219,6 +289,9 @@ pub struct World {
     pub queue: EventQueue,
     pub nodes: Vec<Node>,
     pub links: Vec<Vec<Link>>,
+    /// Each node's link list cut by class ([`LinkCuts`]), computed at its first transmission
+    /// and again when its transmit power changes.
+    link_cuts: Vec<LinkCuts>,
     /// Nodes in reception range (mean power ≥ reception threshold), ascending ids.
     pub neighbors: Vec<Vec<u32>>,
     /// The routing component: static routes, or ETX probing with DSDV or OLSR.
@@ -333,6 +406,7 @@ impl World {
         World {
             cfg,
             queue,
+            link_cuts: vec![LinkCuts::NONE; n],
             nodes,
             links,
             neighbors,
@@ -844,28 +918,40 @@ impl World {
         let weak_below_mw = self.cfg.weak_below_mw;
         let sensed_below_mw = self.cfg.sensed_below_mw;
         let every_node = self.cfg.wake_every_node;
-        for (i, link) in links.iter().enumerate() {
-            let to = &mut self.nodes[link.to as usize];
-            let mut power = link.mean_rx_mw * factor;
-            if var.shadowing_sigma_db > 0.0 || var.fading == Fading::Rayleigh {
-                let rng = &mut to.rng_fading;
-                if var.shadowing_sigma_db > 0.0 {
-                    let z: f64 = StandardNormal.sample(rng);
-                    power *= 10f64.powf(z * var.shadowing_sigma_db / 10.0);
-                }
-                if var.fading == Fading::Rayleigh {
-                    let e: f64 = Exp1.sample(rng);
-                    power *= e;
-                }
+        let varies = var.shadowing_sigma_db > 0.0 || var.fading == Fading::Rayleigh;
+        let mut cuts = LinkCuts::NONE;
+        // (A switched-off sender's empty list is not cut: the cuts are of its whole list.)
+        if !varies && !links.is_empty() {
+            cuts = self.link_cuts[node as usize];
+            if cuts.factor_bits != factor.to_bits() {
+                cuts = LinkCuts::of(links, factor, weak_below_mw, sensed_below_mw);
+                self.link_cuts[node as usize] = cuts;
             }
-            if power < sensed_below_mw && power >= weak_below_mw && link.delay > SimTime::ZERO {
-                // Carrier-sense-only, in bulk: the MAC asks for it when it decides.
+        }
+        if cuts.cut {
+            // The classes in order: three loops with nothing to decide per link. The work on
+            // different receivers commutes, and the weak loop arms its wake-ups in list order,
+            // so this is the loop below exactly.
+            let (sensed_from, weak_from) = (cuts.sensed_from as usize, cuts.weak_from as usize);
+            for (i, link) in links[..sensed_from].iter().enumerate() {
+                slot.receivers.push(Receiver {
+                    to: link.to,
+                    link: i as u32,
+                    delay: link.delay,
+                    power_mw: link.mean_rx_mw * factor,
+                });
+            }
+            for link in &links[sensed_from..weak_from] {
+                let to = &mut self.nodes[link.to as usize];
                 let start = now + link.delay;
-                to.phy.add_sensed(now, start, start + timing.total, power);
-            } else if power < weak_below_mw && link.delay > SimTime::ZERO {
-                // Weak interference, in bulk: no events unless it may tip carrier sense.
+                to.phy
+                    .add_sensed(now, start, start + timing.total, link.mean_rx_mw * factor);
+            }
+            for link in &links[weak_from..] {
+                let to = &mut self.nodes[link.to as usize];
                 let start = now + link.delay;
-                to.phy.add_weak(now, start, start + timing.total, power);
+                to.phy
+                    .add_weak(now, start, start + timing.total, link.mean_rx_mw * factor);
                 if to.wants_weak_wake(every_node) {
                     if let Some((at, generation)) =
                         to.phy
@@ -874,13 +960,51 @@ impl World {
                         to.arm_weak_wake(&mut self.queue, at, generation);
                     }
                 }
-            } else {
-                slot.receivers.push(Receiver {
-                    to: link.to,
-                    link: i as u32,
-                    delay: link.delay,
-                    power_mw: power,
-                });
+            }
+        } else {
+            for (i, link) in links.iter().enumerate() {
+                let to = &mut self.nodes[link.to as usize];
+                let mut power = link.mean_rx_mw * factor;
+                if varies {
+                    let rng = &mut to.rng_fading;
+                    if var.shadowing_sigma_db > 0.0 {
+                        let z: f64 = StandardNormal.sample(rng);
+                        power *= 10f64.powf(z * var.shadowing_sigma_db / 10.0);
+                    }
+                    if var.fading == Fading::Rayleigh {
+                        let e: f64 = Exp1.sample(rng);
+                        power *= e;
+                    }
+                }
+                match LinkClass::of(power, link.delay, weak_below_mw, sensed_below_mw) {
+                    LinkClass::Sensed => {
+                        // Carrier-sense-only, in bulk: the MAC asks for it when it decides.
+                        let start = now + link.delay;
+                        to.phy.add_sensed(now, start, start + timing.total, power);
+                    }
+                    LinkClass::Weak => {
+                        // Weak interference, in bulk: no events unless it may tip carrier
+                        // sense.
+                        let start = now + link.delay;
+                        to.phy.add_weak(now, start, start + timing.total, power);
+                        if to.wants_weak_wake(every_node) {
+                            if let Some((at, generation)) = to.phy.weak_wake_raised(
+                                now,
+                                start,
+                                &self.cfg,
+                                &mut self.turn_scratch,
+                            ) {
+                                to.arm_weak_wake(&mut self.queue, at, generation);
+                            }
+                        }
+                    }
+                    LinkClass::Events => slot.receivers.push(Receiver {
+                        to: link.to,
+                        link: i as u32,
+                        delay: link.delay,
+                        power_mw: power,
+                    }),
+                }
             }
         }
         match slot.receivers.first() {
