@@ -265,3 +265,40 @@ fn a_flows_drop_and_path_columns_account_for_every_loss_on_its_path() {
     assert_eq!(int("hops"), 4.0);
     assert_eq!(r.flow_f64(0, "hops_mean"), 4.0);
 }
+
+/// A source offering more than its link carries loses the rest at its own full queue, and
+/// every packet it sends is accounted for: delivered, dropped at the queue (the flow's and the
+/// node's counts agree), lost on the link, or still queued at the end.
+#[test]
+fn an_overloaded_source_accounts_for_every_packet_it_sends() {
+    let r = run(r#"
+duration_s = 3.0
+warmup_s = 0.0
+[mac]
+queue_packets = 10
+[topology]
+kind = "chain"
+count = 2
+spacing_m = 100.0
+[[flows]]
+src = 0
+dst = 1
+rate_bps = 8000000.0
+payload_bytes = 1000
+"#);
+    let sent = r.flow_f64(0, "sent");
+    let received = r.flow_f64(0, "received");
+    let queue_drops = r.flow_f64(0, "queue_drops");
+    let link_drops = r.flow_f64(0, "link_drops");
+    assert_eq!(r.node_f64(0, "originated"), sent);
+    assert_eq!(r.node_f64(0, "drops_queue"), queue_drops);
+    assert!(
+        queue_drops > sent / 3.0,
+        "8 Mbit/s offered to an 11 Mbit/s 802.11b link: {queue_drops} of {sent} dropped"
+    );
+    let left = sent - received - queue_drops - link_drops;
+    assert!(
+        (0.0..=11.0).contains(&left),
+        "{sent} sent, {received} delivered, {queue_drops} + {link_drops} dropped: {left} unaccounted"
+    );
+}
