@@ -7,9 +7,10 @@
 //! A heap entry is one `u128`: the time in the high 64 bits, then the sequence number (32 bits),
 //! a bit set for a timer's entry, and the slot of the event in the side array (31 bits).
 //! Sequence numbers are unique, so comparing entries as integers orders them by
-//! `(time, sequence)` and the slot bits never decide. Four children share one or two cache lines, which is what the sift-down of a large queue pays
-//! for. When the 32-bit sequence would overflow, the pending entries are renumbered in their
-//! order ([`EventQueue::renumber`]), which keeps every future comparison what it would have been.
+//! `(time, sequence)` and the slot bits never decide. Four children share one or two cache
+//! lines, which is what the sift-down of a large queue pays for. When the 32-bit sequence would
+//! overflow, the pending entries are renumbered in their order ([`EventQueue::renumber`]), which
+//! keeps every future comparison what it would have been.
 //!
 //! A pop leaves its entry at the root as a hole (the field `hole`) instead of refilling the
 //! root at once: most events schedule one or more new ones, and the first of them takes the hole
