@@ -299,6 +299,7 @@ payload_bytes = 1000
     let left = sent - received - queue_drops - link_drops;
     assert!(
         (0.0..=11.0).contains(&left),
-        "{sent} sent, {received} delivered, {queue_drops} + {link_drops} dropped: {left} unaccounted"
+        "{sent} sent, {received} delivered, {queue_drops} + {link_drops} dropped: \
+         {left} unaccounted"
     );
 }
