@@ -133,6 +133,34 @@ impl Node {
         false
     }
 
+    /// A frame sent at `now` reaches this node in bulk over `[start, end)` with `power_mw`:
+    /// carrier-sense-only (the MAC asks for it when it decides), or weak interference (no
+    /// events unless it may tip carrier sense: then a wake-up is armed).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn arrive_in_bulk(
+        &mut self,
+        class: LinkClass,
+        now: SimTime,
+        start: SimTime,
+        end: SimTime,
+        power_mw: f64,
+        cfg: &PhyConfig,
+        scratch: &mut TurnScratch,
+        queue: &mut EventQueue,
+    ) {
+        if class == LinkClass::Sensed {
+            self.phy.add_sensed(now, start, end, power_mw);
+            return;
+        }
+        self.phy.add_weak(now, start, end, power_mw);
+        if self.wants_weak_wake(cfg.wake_every_node) {
+            if let Some((at, generation)) = self.phy.weak_wake_raised(now, start, cfg, scratch) {
+                self.arm_weak_wake(queue, at, generation);
+            }
+        }
+    }
+
     /// Schedules the weak-interference wake-up `Phy::weak_wake` asked for (`at`, `generation`).
     /// A newer wake-up always supersedes the one pending (the PHY asks for one only earlier
     /// than that, or when none is pending), so it is one timer moved, not one event more: the
@@ -917,7 +945,6 @@ impl World {
         let slot = &mut self.txs[tx as usize];
         let weak_below_mw = self.cfg.weak_below_mw;
         let sensed_below_mw = self.cfg.sensed_below_mw;
-        let every_node = self.cfg.wake_every_node;
         let varies = var.shadowing_sigma_db > 0.0 || var.fading == Fading::Rayleigh;
         let mut cuts = LinkCuts::NONE;
         // (A switched-off sender's empty list is not cut: the cuts are of its whole list.)
@@ -941,24 +968,22 @@ impl World {
                     power_mw: link.mean_rx_mw * factor,
                 });
             }
-            for link in &links[sensed_from..weak_from] {
-                let to = &mut self.nodes[link.to as usize];
-                let start = now + link.delay;
-                to.phy
-                    .add_sensed(now, start, start + timing.total, link.mean_rx_mw * factor);
-            }
-            for link in &links[weak_from..] {
-                let to = &mut self.nodes[link.to as usize];
-                let start = now + link.delay;
-                to.phy
-                    .add_weak(now, start, start + timing.total, link.mean_rx_mw * factor);
-                if to.wants_weak_wake(every_node) {
-                    if let Some((at, generation)) =
-                        to.phy
-                            .weak_wake_raised(now, start, &self.cfg, &mut self.turn_scratch)
-                    {
-                        to.arm_weak_wake(&mut self.queue, at, generation);
-                    }
+            for (class, from, to) in [
+                (LinkClass::Sensed, sensed_from, weak_from),
+                (LinkClass::Weak, weak_from, links.len()),
+            ] {
+                for link in &links[from..to] {
+                    let start = now + link.delay;
+                    self.nodes[link.to as usize].arrive_in_bulk(
+                        class,
+                        now,
+                        start,
+                        start + timing.total,
+                        link.mean_rx_mw * factor,
+                        &self.cfg,
+                        &mut self.turn_scratch,
+                        &mut self.queue,
+                    );
                 }
             }
         } else {
@@ -977,26 +1002,18 @@ impl World {
                     }
                 }
                 match LinkClass::of(power, link.delay, weak_below_mw, sensed_below_mw) {
-                    LinkClass::Sensed => {
-                        // Carrier-sense-only, in bulk: the MAC asks for it when it decides.
+                    class @ (LinkClass::Sensed | LinkClass::Weak) => {
                         let start = now + link.delay;
-                        to.phy.add_sensed(now, start, start + timing.total, power);
-                    }
-                    LinkClass::Weak => {
-                        // Weak interference, in bulk: no events unless it may tip carrier
-                        // sense.
-                        let start = now + link.delay;
-                        to.phy.add_weak(now, start, start + timing.total, power);
-                        if to.wants_weak_wake(every_node) {
-                            if let Some((at, generation)) = to.phy.weak_wake_raised(
-                                now,
-                                start,
-                                &self.cfg,
-                                &mut self.turn_scratch,
-                            ) {
-                                to.arm_weak_wake(&mut self.queue, at, generation);
-                            }
-                        }
+                        to.arrive_in_bulk(
+                            class,
+                            now,
+                            start,
+                            start + timing.total,
+                            power,
+                            &self.cfg,
+                            &mut self.turn_scratch,
+                            &mut self.queue,
+                        );
                     }
                     LinkClass::Events => slot.receivers.push(Receiver {
                         to: link.to,
