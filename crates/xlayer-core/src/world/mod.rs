@@ -956,9 +956,9 @@ impl World {
             }
         }
         if cuts.cut {
-            // The classes in order: three loops with nothing to decide per link. The work on
-            // different receivers commutes, and the weak loop arms its wake-ups in list order,
-            // so this is the loop below exactly.
+            // The classes in order: a loop over each piece, with nothing to decide per link.
+            // The work on different receivers commutes, and the weak piece arms its wake-ups in
+            // list order, so this is the loop below exactly.
             let (sensed_from, weak_from) = (cuts.sensed_from as usize, cuts.weak_from as usize);
             for (i, link) in links[..sensed_from].iter().enumerate() {
                 slot.receivers.push(Receiver {
@@ -968,11 +968,11 @@ impl World {
                     power_mw: link.mean_rx_mw * factor,
                 });
             }
-            for (class, from, to) in [
+            for (class, first, end) in [
                 (LinkClass::Sensed, sensed_from, weak_from),
                 (LinkClass::Weak, weak_from, links.len()),
             ] {
-                for link in &links[from..to] {
+                for link in &links[first..end] {
                     let start = now + link.delay;
                     self.nodes[link.to as usize].arrive_in_bulk(
                         class,
