@@ -396,6 +396,9 @@ pub struct Phy {
 }
 
 impl Phy {
+    /// Where the fields an event reads begin (`rx`: see the layout note on [`Phy`]).
+    pub(crate) const HOT_FROM: usize = std::mem::offset_of!(Phy, rx);
+
     pub fn new() -> Phy {
         Phy {
             weak_first_end: SimTime::MAX,

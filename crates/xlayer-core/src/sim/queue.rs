@@ -375,6 +375,20 @@ impl EventQueue {
         Some(self.events[slot])
     }
 
+    /// The event the next pop gives unless an earlier one is scheduled first (the least of the
+    /// root's children while the root is a hole; a held event is not counted): what the world's
+    /// loop prefetches for while the event just popped runs, which may schedule an earlier one.
+    #[inline]
+    pub fn following(&self) -> Option<Event> {
+        let k = if self.hole {
+            let n = self.heap.len();
+            *self.heap[1.min(n)..n.min(5)].iter().min()?
+        } else {
+            *self.heap.first()?
+        };
+        Some(self.events[slot_of(k)])
+    }
+
     /// Moves the clock forward to `t` when no event is left before it.
     pub fn advance_to(&mut self, t: SimTime) {
         if t > self.now {
@@ -637,12 +651,21 @@ mod tests {
                         flushed += next.is_none() as u32;
                     }
                     held = false;
+                    let flow_of = |e: Event| match e {
+                        Event::AppSend { flow } => flow,
+                        _ => unreachable!(),
+                    };
+                    // What the loop prefetches for is what the pop then gives.
+                    let following = q.following().map(flow_of);
                     let got = next
-                        .or_else(|| q.pop_until(SimTime(until)))
-                        .map(|e| match e {
-                            Event::AppSend { flow } => (q.now().ns(), flow),
-                            _ => unreachable!(),
-                        });
+                        .or_else(|| {
+                            let e = q.pop_until(SimTime(until));
+                            if let Some(e) = e {
+                                assert_eq!(Some(flow_of(e)), following, "seed {seed}, step {step}");
+                            }
+                            e
+                        })
+                        .map(|e| (q.now().ns(), flow_of(e)));
                     assert_eq!(got, expected, "seed {seed}, step {step}");
                     popped += got.is_some() as u32;
                     for (t, id) in timers.iter().enumerate() {
@@ -660,10 +683,16 @@ mod tests {
         }
         q.take_next(SimTime::MAX, false);
         // Drain both.
-        while let Some(e) = q.pop_until(SimTime::MAX) {
+        loop {
+            let following = q.following();
+            let Some(e) = q.pop_until(SimTime::MAX) else {
+                assert!(following.is_none());
+                break;
+            };
             let Event::AppSend { flow } = e else {
                 unreachable!()
             };
+            assert!(matches!(following, Some(Event::AppSend { flow: f }) if f == flow));
             let expected = loop {
                 let Reverse((t, _, flow, tag)) = reference.pop().expect("reference not empty");
                 if tag == u64::MAX {
