@@ -442,10 +442,10 @@ impl EventQueue {
     fn sift_down(&mut self, mut hole: usize, k: u128) {
         let n = self.heap.len();
         debug_assert!(hole < n);
-        // The indices below are checked by the loop's own tests (a 4-ary heap's children of
-        // `hole` are `4 hole + 1 ..= 4 hole + 4`, and `hole` is the caller's or a child's, below
-        // `n`), so the slice's bounds checks are left out: 1.9 % of mesh-7x7's instructions and
-        // 1.2 % of DPCLO's (cachegrind). Debug builds, and so the tests, check them.
+        // The loop's own tests bound its indices (the children of `hole` are `4 hole + 1 ..=
+        // 4 hole + 4`, read only below `n`; `hole` is the caller's, then such a child), so the
+        // slices' bounds checks are left out: 1.9 % of mesh-7x7's instructions and 1.2 % of
+        // DPCLO's (cachegrind). Debug builds, and so the tests, assert them.
         loop {
             let first = 4 * hole + 1;
             let (best, bk) = if first + 3 < n {
