@@ -306,19 +306,23 @@ payload_bytes = 1000
 
 /// Prefetching a node's cache lines before its event (on by default where the node array
 /// outgrows the caches, `World::set_prefetch`) is a hint to the CPU, so no result may depend
-/// on it: a 1,600-node grid of UDP flows, and DSDV with ETX probes over lossy links (every
-/// kind of node event: signals, MAC, network and weak-interference timers), each run with it
-/// forced off and on, come out the same.
+/// on it: a 1,600-node grid of UDP flows, and DSDV with ETX probes over lossy links (signals,
+/// MAC and network timers), each run with it forced off and on, come out the same.
 #[test]
 fn prefetching_nodes_changes_no_result() {
     let grid = "seed = 2\nduration_s = 0.6\nwarmup_s = 0.0\n[radio]\nstandard = \"802.11b\"\n\
-        data_rate_mbps = 11.0\nbasic_rate_mbps = 11.0\npropagation = \"range\"\ntx_range_m = 250.0\n\
-        [topology]\nkind = \"grid\"\nrows = 40\ncols = 40\nspacing_m = 200.0\n\
+        data_rate_mbps = 11.0\nbasic_rate_mbps = 11.0\npropagation = \"range\"\n\
+        tx_range_m = 250.0\n[topology]\nkind = \"grid\"\nrows = 40\ncols = 40\nspacing_m = 200.0\n\
         [flows_random]\ncount = 150\nseed = 5\nrate_bps = 500000.0\n"
         .to_string();
-    let lossy = include_str!("../../../scenarios/lossy-dsdv.toml")
+    let shipped = include_str!("../../../scenarios/lossy-dsdv.toml");
+    let lossy = shipped
         .replace("duration_s = 120.0", "duration_s = 40.0")
         .replace("warmup_s = 40.0", "warmup_s = 32.0");
+    assert!(
+        lossy.contains("duration_s = 40.0\n") && lossy.contains("warmup_s = 32.0\n"),
+        "lossy-dsdv's duration lines changed"
+    );
     for text in [grid, lossy] {
         let run_with = |on: bool| {
             let mut s = Simulation::from_toml(&text).unwrap();

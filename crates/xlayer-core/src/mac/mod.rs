@@ -398,7 +398,8 @@ fn kind_index(k: TimerKind) -> usize {
 
 impl Mac {
     /// Where the fields a signal's event reads end (`response_deadline` included).
-    pub(crate) const HOT_TO: usize = std::mem::offset_of!(Mac, flow_codes);
+    pub(crate) const HOT_TO: usize =
+        std::mem::offset_of!(Mac, response_deadline) + std::mem::size_of::<SimTime>();
 
     pub fn new(id: u32, params: MacParams) -> Mac {
         let levels = params

@@ -40,24 +40,26 @@ fn advise(start: usize, bytes: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise(_start: usize, _bytes: usize) {}
 
-/// Asks the CPU to bring the cache lines of `[p + from, p + to)` into its caches (a hint: no
-/// fault, no effect on any value; nothing on other architectures).
+/// Asks the CPU to bring every cache line that `[p + from, p + to)` touches into its caches (a
+/// hint: no fault, no effect on any value; nothing on other architectures).
 #[inline(always)]
 pub fn prefetch_bytes<T>(p: &T, from: usize, to: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        let base = p as *const T as *const u8;
-        let mut off = from;
-        while off < to {
+        let base = (p as *const T as *const u8).wrapping_add(from);
+        // From the start of the line `from` is on: an unaligned span touches one line more
+        // than its length in lines.
+        let first = base.wrapping_sub(base as usize & 63);
+        let lines = (to.saturating_sub(from) + (base as usize & 63)).div_ceil(64);
+        for i in 0..lines {
             // SAFETY: a prefetch never faults nor reads into the program; the address is only
             // a hint (wrapping_add keeps the pointer arithmetic defined).
             unsafe {
                 core::arch::x86_64::_mm_prefetch(
-                    base.wrapping_add(off) as *const i8,
+                    first.wrapping_add(64 * i) as *const i8,
                     core::arch::x86_64::_MM_HINT_T0,
                 );
             }
-            off += 64;
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

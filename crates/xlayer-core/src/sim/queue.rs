@@ -432,8 +432,9 @@ impl EventQueue {
     fn place(&mut self, k: u128, at: usize) {
         let slot = slot_of(k);
         debug_assert!(slot < self.pos.len());
-        // SAFETY: every key names a slot `alloc_slot` made, and `pos` has an entry for each
-        // (checked in debug builds; see `sift_down`).
+        // SAFETY: every key in the heap names a slot `alloc_slot` made, and `pos` grows with
+        // `events` and never shrinks (a held key's slot bits, 0, are replaced by its own slot
+        // in `push_held` before it enters the heap). Checked in debug builds.
         unsafe { *self.pos.get_unchecked_mut(slot) = at as u32 };
     }
 
@@ -442,10 +443,13 @@ impl EventQueue {
     fn sift_down(&mut self, mut hole: usize, k: u128) {
         let n = self.heap.len();
         debug_assert!(hole < n);
-        // The loop's own tests bound its indices (the children of `hole` are `4 hole + 1 ..=
-        // 4 hole + 4`, read only below `n`; `hole` is the caller's, then such a child), so the
-        // slices' bounds checks are left out: 1.9 % of mesh-7x7's instructions and 1.2 % of
-        // DPCLO's (cachegrind). Debug builds, and so the tests, assert them.
+        // Every caller passes a `hole` below `n`: `fill` and `push` the root of a heap that is
+        // not empty (a hole is an entry), `set_timer` a position it has just read the entry
+        // of, `cancel_timer` one it tested against the length. The loop then moves `hole` to a
+        // child it read below `n`. So the four children's read and the writes at `hole` leave
+        // out the slices' bounds checks (1.9 % of mesh-7x7's instructions and 1.2 % of
+        // DPCLO's, cachegrind); debug builds, and so the tests, assert them. The branch for
+        // fewer than four children, rare, keeps its checks.
         loop {
             let first = 4 * hole + 1;
             let (best, bk) = if first + 3 < n {

@@ -127,7 +127,7 @@ impl Node {
     /// Asks the CPU for the cache lines an event at this node reads: from the PHY's reception
     /// to the MAC's response deadline (12 or 13 lines; see the layout notes on [`Phy`] and
     /// [`Mac`]). Once the node array outgrows the caches, an event's first touch of its node
-    /// misses them on every line (cachegrind with a 2 MiB last level: 8.1 misses an event on
+    /// misses them on every line (cachegrind with a 2 MiB last level: about 8 misses an event on
     /// `benches/scale.py`'s 10,000-node grid, 0.14 on its 900-node one); prefetched while the
     /// event before it runs, the misses overlap that work instead of stalling their own. A
     /// hint only: no value, and so no result, depends on it.
@@ -135,6 +135,8 @@ impl Node {
     fn prefetch_hot(&self) {
         const FROM: usize = std::mem::offset_of!(Node, phy) + crate::phy::Phy::HOT_FROM;
         const TO: usize = std::mem::offset_of!(Node, mac) + crate::mac::Mac::HOT_TO;
+        // The span needs the PHY before the MAC in a node, and stays a dozen lines.
+        const _: () = assert!(FROM < TO && TO - FROM <= 13 * 64);
         crate::sim::memory::prefetch_bytes(self, FROM, TO);
     }
 
