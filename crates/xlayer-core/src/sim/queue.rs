@@ -256,13 +256,26 @@ impl EventQueue {
     /// numbers are unique).
     #[inline]
     fn below_pending(&self, k: u128) -> bool {
+        // Asked at every held event: testing each child with an early exit costs less than
+        // `least_pending` (taking the least of four first: +0.5 % of mesh-7x7's instructions,
+        // +0.8 % of TCP-SACK's).
         if self.hole {
-            // The root is the popped entry; the least pending key is among its children.
             let n = self.heap.len();
-            let children = &self.heap[1.min(n)..n.min(5)];
-            children.iter().all(|&c| k < c)
+            self.heap[1.min(n)..n.min(5)].iter().all(|&c| k < c)
         } else {
             self.heap.first().is_none_or(|&c| k < c)
+        }
+    }
+
+    /// The least key in the heap (the held event aside): the root, or while the root is the
+    /// popped entry left as a hole, the least of its children.
+    #[inline]
+    fn least_pending(&self) -> Option<u128> {
+        if self.hole {
+            let n = self.heap.len();
+            self.heap[1.min(n)..n.min(5)].iter().copied().min()
+        } else {
+            self.heap.first().copied()
         }
     }
 
@@ -340,15 +353,7 @@ impl EventQueue {
     #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
         let next = self.next.map(|(k, _)| time_of(k));
-        let heap = if self.hole {
-            // The smallest of the root's children.
-            self.heap
-                .get(1..self.heap.len().min(5))
-                .and_then(|c| c.iter().min())
-                .map(|&k| time_of(k))
-        } else {
-            self.heap.first().map(|&k| time_of(k))
-        };
+        let heap = self.least_pending().map(time_of);
         match (heap, next) {
             (Some(h), Some(n)) => Some(h.min(n)),
             (h, n) => h.or(n),
@@ -375,18 +380,12 @@ impl EventQueue {
         Some(self.events[slot])
     }
 
-    /// The event the next pop gives unless an earlier one is scheduled first (the least of the
-    /// root's children while the root is a hole; a held event is not counted): what the world's
-    /// loop prefetches for while the event just popped runs, which may schedule an earlier one.
+    /// The event the next pop gives unless an earlier one is scheduled first (a held event is
+    /// not counted): what the world's loop prefetches for while the event just popped runs,
+    /// which may schedule an earlier one.
     #[inline]
     pub fn following(&self) -> Option<Event> {
-        let k = if self.hole {
-            let n = self.heap.len();
-            *self.heap[1.min(n)..n.min(5)].iter().min()?
-        } else {
-            *self.heap.first()?
-        };
-        Some(self.events[slot_of(k)])
+        Some(self.events[slot_of(self.least_pending()?)])
     }
 
     /// Moves the clock forward to `t` when no event is left before it.

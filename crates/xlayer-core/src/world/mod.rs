@@ -533,8 +533,8 @@ impl World {
         let prefetch = self.prefetch;
         while let Some(mut ev) = self.queue.pop_until(until) {
             if prefetch {
-                if let Some(following) = self.queue.following() {
-                    self.prefetch_for(following);
+                if let Some(node) = self.queue.following().and_then(|e| self.event_node(e)) {
+                    self.prefetch_node(node);
                 }
             }
             loop {
@@ -557,41 +557,31 @@ impl World {
         until >= self.end
     }
 
-    /// Prefetches the node the event `ev` will run at ([`Node::prefetch_hot`]): the loop calls
-    /// it with the event the heap holds next, while the one just popped runs. Events of no
-    /// node (flows, transport timers, scenario changes) prefetch nothing.
+    /// The node whose state the event `ev` runs at (`None` for flows' events, transport
+    /// timers, scenario changes and the like): the one the loop prefetches for it.
     #[inline(always)]
-    fn prefetch_for(&self, ev: Event) {
-        let node = match ev {
+    fn event_node(&self, ev: Event) -> Option<u32> {
+        match ev {
             Event::TxEnd { node }
             | Event::MacTimer { node, .. }
             | Event::WeakWake { node, .. }
-            | Event::NetTimer { node, .. } => node,
-            Event::SignalStart { tx, index } | Event::SignalEnd { tx, index } => {
-                match self
-                    .txs
-                    .get(tx as usize)
-                    .and_then(|slot| slot.receivers.get(index as usize))
-                {
-                    Some(r) => r.to,
-                    None => return,
-                }
-            }
-            _ => return,
-        };
-        if let Some(n) = self.nodes.get(node as usize) {
-            n.prefetch_hot();
+            | Event::NetTimer { node, .. } => Some(node),
+            Event::SignalStart { tx, index } | Event::SignalEnd { tx, index } => self
+                .txs
+                .get(tx as usize)
+                .and_then(|slot| slot.receivers.get(index as usize))
+                .map(|r| r.to),
+            _ => None,
         }
     }
 
-    /// Prefetches `node` ([`Node::prefetch_hot`]) when prefetching is on: where a handler
-    /// schedules the next receiver of a signal, which usually runs next.
+    /// Prefetches `node`'s hot lines ([`Node::prefetch_hot`]); called only when `prefetch` is
+    /// on: for the event the heap holds next while the one just popped runs, and where a
+    /// handler schedules a signal's next receiver, which usually runs next.
     #[inline(always)]
     fn prefetch_node(&self, node: u32) {
-        if self.prefetch {
-            if let Some(n) = self.nodes.get(node as usize) {
-                n.prefetch_hot();
-            }
+        if let Some(n) = self.nodes.get(node as usize) {
+            n.prefetch_hot();
         }
     }
 
@@ -614,7 +604,9 @@ impl World {
                     to: node, power_mw, ..
                 } = slot.receivers[index as usize];
                 if let Some(next) = slot.receivers.get(index as usize + 1) {
-                    self.prefetch_node(next.to);
+                    if self.prefetch {
+                        self.prefetch_node(next.to);
+                    }
                     self.queue.schedule_next(
                         info.start + next.delay,
                         Event::SignalStart {
@@ -644,7 +636,9 @@ impl World {
                 let Receiver { to: node, link, .. } = slot.receivers[index as usize];
                 let last = match slot.receivers.get(index as usize + 1) {
                     Some(next) => {
-                        self.prefetch_node(next.to);
+                        if self.prefetch {
+                            self.prefetch_node(next.to);
+                        }
                         self.queue.schedule_next(
                             info.start + next.delay + info.timing.total,
                             Event::SignalEnd {
@@ -1105,7 +1099,9 @@ impl World {
         match slot.receivers.first() {
             Some(first) => {
                 let (delay, to) = (first.delay, first.to);
-                self.prefetch_node(to);
+                if self.prefetch {
+                    self.prefetch_node(to);
+                }
                 // Often the next event: the first receiver hears it within a microsecond.
                 self.queue
                     .schedule_next(now + delay, Event::SignalStart { tx, index: 0 });
