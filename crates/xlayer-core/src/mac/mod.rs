@@ -320,6 +320,8 @@ pub struct MacStats {
 /// timer read at every signal's arrival and end (state, idle and NAV times, the timers, the
 /// levels' backoffs, the timing parameters) first, next to the PHY's hot fields that end the
 /// [`Phy`](crate::phy::Phy) before it in a node (see there); counters and per-flow tables last.
+/// What a carrier-sense report reads when it changes nothing (the state, the access, the idle
+/// and NAV times) is the first 64 bytes, one line in a [`Node`](crate::world::Node).
 #[derive(Debug)]
 #[repr(C)]
 pub struct Mac {
@@ -395,6 +397,9 @@ fn kind_index(k: TimerKind) -> usize {
         TimerKind::ZmacAccess => 5,
     }
 }
+
+// A carrier-sense report that changes nothing reads the MAC's first line only (see above).
+const _: () = assert!(std::mem::offset_of!(Mac, nav_timer_at) + 8 <= 64);
 
 impl Mac {
     /// Where the fields a signal's event reads end (`response_deadline` included).

@@ -299,6 +299,32 @@ struct Reception {
     whole_sinr: f64,
 }
 
+impl Default for Reception {
+    /// No frame yet: what [`Phy::last_rx`] reports before the first reception (zeros).
+    fn default() -> Reception {
+        Reception {
+            tx: 0,
+            power_mw: 0.0,
+            start: SimTime::ZERO,
+            header_end: SimTime::ZERO,
+            end: SimTime::ZERO,
+            rate_mbps: 0.0,
+            header_mod: Modulation::Dbpsk,
+            payload_mod: Modulation::Dbpsk,
+            header_bits_per_ns: 0.0,
+            payload_bits_per_ns: 0.0,
+            chunk_start: SimTime::ZERO,
+            interference_mw: 0.0,
+            min_sinr: 0.0,
+            ln_ok: 0.0,
+            noisy: false,
+            noise_mw: 0.0,
+            exact_sinr: 0.0,
+            whole_sinr: 0.0,
+        }
+    }
+}
+
 /// What the receiver measured over the last frame it finished receiving (decoded or lost), for
 /// captures: its power, the noise (thermal plus injected, the largest over the frame) and its
 /// lowest SINR, the one the threshold error model compares.
@@ -320,13 +346,17 @@ pub enum RxOutcome {
 
 /// Per-node PHY state.
 ///
-/// Laid out in declaration order (`repr(C)`): what a signal's arrival or end reads (`signals`,
-/// `energy_mw`, `transmitting`, the reception and its counters, the bulk lists' bounds) last,
-/// so that it meets what the MAC's carrier sense reads, which begins the [`Mac`](crate::mac::Mac)
-/// right after it in a [`Node`](crate::world::Node); the other counters and the noise
-/// bookkeeping first. Once the node array outgrows the L2 cache (10,000 nodes: 14 MB) every
-/// line an event touches is a miss: this order took cachegrind's last-level read misses
-/// (a 4 MiB last level, `benches/scale.py`'s 10,000-node grid for 1.5 s) from 30.5 M to 21.7 M.
+/// Laid out in declaration order (`repr(C)`), for a node array that outgrows the caches
+/// (10,000 nodes: 14 MB), where every line an event touches is a miss. Most events are a
+/// signal's arrival or end at a node that neither sends nor receives it: they read the bulk
+/// lists' bounds, the wake-up, the energy, the flags and the signal list, so those end the
+/// `Phy`, in its last three cache lines once a [`Node`](crate::world::Node) ends it on a line,
+/// where the [`Mac`](crate::mac::Mac)'s first line, with what its carrier sense reads, follows.
+/// Before them what a reception reads (the reception, on two lines of its own in a node, its
+/// counters, the carrier-sense-only list); the noise bookkeeping and the rarer counters first.
+/// The reception is a plain field with `receiving` beside the other flags (an `Option` kept
+/// its tag inside the reception, a line away from them), and stays after its end, which
+/// [`Phy::last_rx`] reports.
 #[derive(Debug, Default)]
 #[repr(C)]
 pub struct Phy {
@@ -336,22 +366,23 @@ pub struct Phy {
     /// Frames lost while locked whose reception overlapped injected noise (also in
     /// `rx_errors`).
     pub rx_errors_noise: u64,
+    /// Frames lost while locked (interference, noise, capture, or our own transmission).
+    pub rx_errors: u64,
     /// Transmit power offset from the scenario's `tx_power_dbm` (tuning layer; ≤ 0 dB), and
     /// the factor it multiplies received powers by.
     pub tx_power_offset_db: f64,
     tx_power_factor: f64,
-    /// Since when injected noise has been on, and the time under noise before that.
-    noise_since: Option<SimTime>,
+    /// The time under injected noise before `noise_since`.
     noise_before: SimTime,
-    /// The last frame received to its end.
-    last_rx: RxReport,
-    /// The generation of the latest wake-up scheduled (`wake_at`'s; an older one firing is
-    /// stale).
-    wake_generation: u32,
+    /// The frame being received while `receiving`; after it, the last one, whose measures
+    /// [`Phy::last_rx`] reports (a reception's fields stay until the next lock).
+    rx: Reception,
+    /// Since when injected noise has been on.
+    noise_since: Option<SimTime>,
     /// How many injected-noise sources are on (at zero the sums below are reset exactly).
     injected_sources: u32,
-    /// When the scheduled wake-up is due (`None`: none scheduled).
-    wake_at: Option<SimTime>,
+    /// Decoded frames.
+    pub rx_ok: u64,
     /// The latest end of a signal that has left `sensed`.
     sensed_last_end: SimTime,
     /// The earliest end in `sensed` (`SimTime::MAX` when empty).
@@ -369,11 +400,20 @@ pub struct Phy {
     weak_bound_mw: f64,
     /// The earliest end in `weak` (`SimTime::MAX` when empty): nothing to prune before it.
     weak_first_end: SimTime,
-    /// Frames lost while locked (interference, noise, capture, or our own transmission).
-    pub rx_errors: u64,
-    /// Decoded frames.
-    pub rx_ok: u64,
-    rx: Option<Reception>,
+    /// When the scheduled wake-up is due (`None`: none scheduled).
+    wake_at: Option<SimTime>,
+    /// The generation of the latest wake-up scheduled (`wake_at`'s; an older one firing is
+    /// stale).
+    wake_generation: u32,
+    /// Injected noise at the antenna now (mW), and the part of it carrier sense counts.
+    injected_mw: f64,
+    injected_cs_mw: f64,
+    /// Total power of `signals`, kept as a running sum so carrier sense and interference cost
+    /// O(1) per event; summed afresh whenever two signals or fewer remain, which bounds
+    /// rounding drift.
+    energy_mw: f64,
+    /// Locked onto `rx`.
+    receiving: bool,
     transmitting: bool,
     /// Nothing reads the lowest SINR of this node's receptions: the bit-error model decides
     /// them and no capture reports it ([`Phy::set_min_sinr_unread`]), so a chunk whose every
@@ -385,19 +425,17 @@ pub struct Phy {
     /// the node not ambiguous ([`Phy::weak_wake_raised`] reads it).
     weak_known: bool,
     weak_busy: bool,
-    /// Injected noise at the antenna now (mW), and the part of it carrier sense counts.
-    injected_mw: f64,
-    injected_cs_mw: f64,
-    /// Total power of `signals`, kept as a running sum so carrier sense and interference cost
-    /// O(1) per event; summed afresh whenever two signals or fewer remain, which bounds
-    /// rounding drift.
-    energy_mw: f64,
     signals: SignalList,
 }
 
+// What a signal's event at a node that neither sends nor receives it reads, from `weak` on, is
+// the PHY's last three cache lines once a `Node` ends the PHY on a line (see the layout note).
+const _: () = assert!(std::mem::size_of::<Phy>() - std::mem::offset_of!(Phy, weak) <= 3 * 64);
+
 impl Phy {
-    /// Where the fields an event reads begin (`rx`: see the layout note on [`Phy`]).
-    pub(crate) const HOT_FROM: usize = std::mem::offset_of!(Phy, rx);
+    /// Where the reception begins: a `Node` puts it on a line of its own (its 120 bytes then
+    /// take two lines, not three).
+    pub(crate) const RX_AT: usize = std::mem::offset_of!(Phy, rx);
 
     pub fn new() -> Phy {
         Phy {
@@ -430,7 +468,7 @@ impl Phy {
     /// included (summed only when they could tip it).
     #[inline]
     pub fn busy(&self, now: SimTime, cfg: &PhyConfig) -> bool {
-        if self.transmitting || self.rx.is_some() {
+        if self.transmitting || self.receiving {
             return true;
         }
         let energy = self.total_mw() + self.injected_cs_mw;
@@ -527,7 +565,11 @@ impl Phy {
     /// first 100 s of `benches/dpclo-fig8.toml` take 1.1 % fewer instructions).
     #[inline(never)]
     fn prune_due(&mut self, now: SimTime) {
-        let horizon = self.rx.as_ref().map_or(now, |rx| rx.chunk_start.min(now));
+        let horizon = if self.receiving {
+            self.rx.chunk_start.min(now)
+        } else {
+            now
+        };
         if horizon >= self.sensed_first_end {
             self.prune_sensed(horizon);
         }
@@ -583,7 +625,7 @@ impl Phy {
         if energy >= cfg.cs_threshold_mw || energy + self.weak_bound_mw < cfg.cs_threshold_mw {
             return false;
         }
-        !(self.transmitting || self.rx.is_some() || self.weak.is_empty())
+        !(self.transmitting || self.receiving || self.weak.is_empty())
     }
 
     /// A wake-up to schedule after this node's state changed at `now`: while the node is
@@ -852,8 +894,8 @@ impl Phy {
         cfg: &PhyConfig,
     ) {
         let injected = self.injected_mw;
-        if let Some(rx) = self.rx.as_mut() {
-            Self::close_chunk(rx, now, cfg, injected, &self.weak, &self.sensed);
+        if self.receiving {
+            Self::close_chunk(&mut self.rx, now, cfg, injected, &self.weak, &self.sensed);
         }
         if on {
             self.injected_sources += 1;
@@ -878,8 +920,8 @@ impl Phy {
                 }
             }
         }
-        if let (Some(rx), true) = (self.rx.as_mut(), self.injected_mw > 0.0) {
-            rx.noisy = true;
+        if self.receiving && self.injected_mw > 0.0 {
+            self.rx.noisy = true;
         }
     }
 
@@ -888,7 +930,7 @@ impl Phy {
     }
 
     pub fn is_receiving(&self) -> bool {
-        self.rx.is_some()
+        self.receiving
     }
 
     #[inline]
@@ -1114,7 +1156,8 @@ impl Phy {
         let payload_ns = (t.total - t.header).ns().max(1);
         let exact_sinr = error_model::exact_from_sinr(t.header_modulation)
             .max(error_model::exact_from_sinr(t.payload_modulation));
-        self.rx = Some(Reception {
+        self.receiving = true;
+        self.rx = Reception {
             tx,
             power_mw,
             start: now,
@@ -1139,7 +1182,7 @@ impl Phy {
             } else {
                 f64::INFINITY
             },
-        });
+        };
     }
 
     /// The first bit of `tx` arrives. Returns true if the receiver locked onto it.
@@ -1156,53 +1199,49 @@ impl Phy {
         if self.transmitting {
             return false;
         }
-        match self.rx {
-            None => {
-                if power_mw >= cfg.rx_threshold_mw {
-                    if let Some(pd) = &cfg.preamble_detection {
-                        return self.detect(now, tx, power_mw, info, cfg, pd);
-                    }
-                    self.lock(now, tx, power_mw, info, cfg);
-                    true
-                } else {
-                    false
+        if !self.receiving {
+            if power_mw < cfg.rx_threshold_mw {
+                return false;
+            }
+            if let Some(pd) = &cfg.preamble_detection {
+                return self.detect(now, tx, power_mw, info, cfg, pd);
+            }
+            self.lock(now, tx, power_mw, info, cfg);
+            return true;
+        }
+        let rx = &mut self.rx;
+        if let Some(pd) = &cfg.preamble_detection {
+            if now < rx.start + pd.window {
+                // Still in the locked frame's detection period: ns-3 decides at its end, with
+                // this arrival on the air.
+                let others = (self.energy_mw - rx.power_mw).max(0.0)
+                    + Self::weak_sum(&self.weak, now)
+                    + Self::weak_sum(&self.sensed, now);
+                let sinr = rx.power_mw / (cfg.noise_mw + self.injected_mw + others);
+                if power_mw > rx.power_mw || sinr < pd.min_sinr {
+                    self.receiving = false;
+                    self.rx_undetected += 1;
+                    return power_mw >= cfg.rx_threshold_mw
+                        && self.detect(now, tx, power_mw, info, cfg, pd);
                 }
             }
-            Some(ref mut rx) => {
-                if let Some(pd) = &cfg.preamble_detection {
-                    if now < rx.start + pd.window {
-                        // Still in the locked frame's detection period: ns-3 decides at its end,
-                        // with this arrival on the air.
-                        let others = (self.energy_mw - rx.power_mw).max(0.0)
-                            + Self::weak_sum(&self.weak, now)
-                            + Self::weak_sum(&self.sensed, now);
-                        let sinr = rx.power_mw / (cfg.noise_mw + self.injected_mw + others);
-                        if power_mw > rx.power_mw || sinr < pd.min_sinr {
-                            self.rx = None;
-                            self.rx_undetected += 1;
-                            return power_mw >= cfg.rx_threshold_mw
-                                && self.detect(now, tx, power_mw, info, cfg, pd);
-                        }
-                    }
-                }
-                let capture = match cfg.capture_ratio {
-                    Some(ratio) => {
-                        now < rx.header_end
-                            && power_mw >= rx.power_mw * ratio
-                            && power_mw >= cfg.rx_threshold_mw
-                    }
-                    None => false,
-                };
-                if capture {
-                    self.rx_errors += 1;
-                    self.lock(now, tx, power_mw, info, cfg);
-                    true
-                } else {
-                    Self::close_chunk(rx, now, cfg, self.injected_mw, &self.weak, &self.sensed);
-                    rx.interference_mw += power_mw;
-                    false
-                }
+        }
+        let capture = match cfg.capture_ratio {
+            Some(ratio) => {
+                now < rx.header_end
+                    && power_mw >= rx.power_mw * ratio
+                    && power_mw >= cfg.rx_threshold_mw
             }
+            None => false,
+        };
+        if capture {
+            self.rx_errors += 1;
+            self.lock(now, tx, power_mw, info, cfg);
+            true
+        } else {
+            Self::close_chunk(rx, now, cfg, self.injected_mw, &self.weak, &self.sensed);
+            rx.interference_mw += power_mw;
+            false
         }
     }
 
@@ -1245,7 +1284,10 @@ impl Phy {
                 self.energy_mw - gone.power_mw
             };
         }
-        let rx = self.rx.as_mut()?;
+        if !self.receiving {
+            return None;
+        }
+        let rx = &mut self.rx;
         Self::close_chunk(rx, now, cfg, self.injected_mw, &self.weak, &self.sensed);
         if rx.tx != tx {
             rx.interference_mw = (self.energy_mw - rx.power_mw).max(0.0);
@@ -1258,12 +1300,7 @@ impl Phy {
             ErrorModelKind::Ber => rng.gen::<f64>() < rx.ln_ok.exp(),
         };
         let noisy = rx.noisy;
-        self.last_rx = RxReport {
-            power_mw: rx.power_mw,
-            noise_mw: rx.noise_mw,
-            min_sinr: rx.min_sinr,
-        };
-        self.rx = None;
+        self.receiving = false;
         self.prune_weak(now);
         if ok {
             self.rx_ok += 1;
@@ -1276,13 +1313,19 @@ impl Phy {
     }
 
     /// What the receiver measured over the frame whose end `signal_end` last reported.
+    /// Read before the node locks onto another frame (its fields stay in `rx` until then).
     pub fn last_rx(&self) -> RxReport {
-        self.last_rx
+        RxReport {
+            power_mw: self.rx.power_mw,
+            noise_mw: self.rx.noise_mw,
+            min_sinr: self.rx.min_sinr,
+        }
     }
 
     /// The node starts transmitting: a frame being received is lost (half duplex).
     pub fn start_tx(&mut self) {
-        if self.rx.take().is_some() {
+        if self.receiving {
+            self.receiving = false;
             self.rx_errors += 1;
         }
         self.transmitting = true;
@@ -1527,7 +1570,8 @@ mod tests {
     /// The reception's SINR record (lowest SINR, log of the success probability) closed at
     /// `now`, without ending it.
     fn sinr_record(p: &Phy, now: SimTime, c: &PhyConfig) -> (f64, f64) {
-        let mut rx = p.rx.expect("receiving");
+        assert!(p.receiving);
+        let mut rx = p.rx;
         Phy::close_chunk(&mut rx, now, c, p.injected_mw, &p.weak, &p.sensed);
         (rx.min_sinr, rx.ln_ok)
     }
@@ -1573,7 +1617,8 @@ mod tests {
                 p.set_min_sinr_unread(true);
                 assert!(p.signal_start(SimTime(0), 1, power, &strong, &c));
                 assert!(q.signal_start(SimTime(0), 1, power, &strong, &c));
-                let (mut a, mut b) = (p.rx.expect("locked"), q.rx.expect("locked"));
+                assert!(p.receiving && q.receiving);
+                let (mut a, mut b) = (p.rx, q.rx);
                 let mut stops: Vec<u64> = (0..3).map(|_| rng.gen_range(1..frame_end)).collect();
                 stops.push(frame_end);
                 stops.sort_unstable();
@@ -1658,7 +1703,8 @@ mod tests {
                 let injected = [0.0, 3e-11][round % 3 / 2];
                 let mut p = Phy::new();
                 assert!(p.signal_start(SimTime(0), 1, power, &strong, &c));
-                let mut a = p.rx.expect("locked");
+                assert!(p.receiving);
+                let mut a = p.rx;
                 a.interference_mw = [0.0, 2e-10][round % 5 / 4];
                 let mut b = a;
                 // Close at a few instants, the last one the frame's end.
@@ -1710,7 +1756,8 @@ mod tests {
         weak.extend([w(10, t, p_w), w(20, t, p_w), w(t, frame_end, 1.5 * p_w)]);
         let mut p = Phy::new();
         assert!(p.signal_start(SimTime(0), 1, 1e-8, &strong, &c));
-        let (mut a, mut b) = (p.rx.expect("locked"), p.rx.expect("locked"));
+        assert!(p.receiving);
+        let (mut a, mut b) = (p.rx, p.rx);
         Phy::close_chunk(&mut a, SimTime(frame_end), &c, 0.0, &weak, &[]);
         Phy::close_chunk_scanned(&mut b, SimTime(frame_end), &c, 0.0, &weak, &[]);
         assert!(

@@ -74,34 +74,47 @@ macro_rules! node_view {
 /// 1,400 nodes) stays in the caches and nothing is prefetched ([`Node::prefetch_hot`]).
 const PREFETCH_MIN_NODES: usize = (2 << 20) / std::mem::size_of::<Node>();
 
-/// A node: its layers and its own random streams. Laid out in declaration order (`repr(C)`):
-/// the PHY's hot fields end `phy` and the MAC's begin `mac`, with what a reception's end reads
-/// besides (`off`, the queueing, the PHY's and MAC's streams) between them, so that an event
-/// reads a few adjacent cache lines of its node (see [`Phy`]).
-#[repr(C)]
+/// A node: its layers and its own random streams. Laid out in declaration order (`repr(C)`),
+/// on cache lines of its own (`align(64)`): the PHY's hot fields end `phy` and the MAC's begin
+/// `mac`, which starts a line right after it, so that a signal's event at a node that neither
+/// sends nor receives it reads four lines of its node, the PHY's last three and the MAC's first
+/// (see [`Phy`] and [`Mac`]); what a reception's end reads besides (the queueing, the PHY's and
+/// MAC's streams) just before the PHY; the position and the flavor monitor, which the results
+/// and forwarding read, last.
+#[repr(C, align(64))]
 pub struct Node {
     pub id: u32,
-    pub x: f64,
-    pub y: f64,
-    pub net: NetStats,
-    /// The node's capture, when the caller attached one (`World::attach_capture`).
-    pub pcap: Option<PcapWriter>,
-    /// Passive TCP flavor detection on what the node forwards (`[stack.flavor_link]`).
-    pub flavor: Option<Box<transport::FlavorMonitor>>,
-    rng_fading: Stream,
-    pub phy: Phy,
     /// Switched off (scenario event): the radio neither sends nor decodes, the network layer
     /// drops what it would send.
     pub off: bool,
+    pub net: NetStats,
+    /// The node's capture, when the caller attached one (`World::attach_capture`).
+    pub pcap: Option<PcapWriter>,
+    rng_fading: Stream,
+    rng_mac: Stream,
+    rng_phy: Stream,
     /// Queueing above the MAC: FIFO, or per-destination queues a scheduler serves.
     pub queueing: Queueing,
-    rng_phy: Stream,
-    rng_mac: Stream,
-    pub mac: Mac,
     /// The queue slot of this node's weak-interference wake-up ([`Node::arm_weak_wake`]; made
     /// at the first one).
     weak_timer: Option<TimerId>,
+    pub phy: Phy,
+    pub mac: Mac,
+    pub x: f64,
+    pub y: f64,
+    /// Passive TCP flavor detection on what the node forwards (`[stack.flavor_link]`).
+    pub flavor: Option<Box<transport::FlavorMonitor>>,
 }
+
+// The MAC begins a cache line, the PHY ends where it begins and its reception begins a line
+// (see [`Node`]'s layout): a field added before them, or to the PHY, may need others moved to
+// keep it so.
+const _: () = assert!(
+    std::mem::offset_of!(Node, mac).is_multiple_of(64)
+        && std::mem::offset_of!(Node, phy) + std::mem::size_of::<Phy>()
+            == std::mem::offset_of!(Node, mac)
+        && (std::mem::offset_of!(Node, phy) + Phy::RX_AT).is_multiple_of(64)
+);
 
 impl Node {
     pub(crate) fn new(id: u32, x: f64, y: f64, mac: Mac, seed: u64) -> Node {
@@ -124,19 +137,20 @@ impl Node {
         }
     }
 
-    /// Asks the CPU for the cache lines an event at this node reads: from the PHY's reception
-    /// to the MAC's response deadline (12 or 13 lines; see the layout notes on [`Phy`] and
-    /// [`Mac`]). Once the node array outgrows the caches, an event's first touch of its node
+    /// Asks the CPU for the cache lines an event at this node reads: from the MAC's and PHY's
+    /// streams to the MAC's response deadline (15 lines; see the layout notes on [`Node`],
+    /// [`Phy`] and [`Mac`]). Once the node array outgrows the caches, an event's first touch of its node
     /// misses them on every line (cachegrind with a 2 MiB last level: about 8 misses an event on
     /// `benches/scale.py`'s 10,000-node grid, 0.14 on its 900-node one); prefetched while the
     /// event before it runs, the misses overlap that work instead of stalling their own. A
     /// hint only: no value, and so no result, depends on it.
     #[inline(always)]
     fn prefetch_hot(&self) {
-        const FROM: usize = std::mem::offset_of!(Node, phy) + crate::phy::Phy::HOT_FROM;
+        const FROM: usize = std::mem::offset_of!(Node, rng_mac);
         const TO: usize = std::mem::offset_of!(Node, mac) + crate::mac::Mac::HOT_TO;
-        // The span needs the PHY before the MAC in a node, and stays a dozen lines.
-        const _: () = assert!(FROM < TO && TO - FROM <= 13 * 64);
+        // The span needs the streams and the PHY before the MAC in a node, and stays within
+        // 15 lines.
+        const _: () = assert!(FROM < TO && TO - FROM <= 15 * 64);
         crate::sim::memory::prefetch_bytes(self, FROM, TO);
     }
 
