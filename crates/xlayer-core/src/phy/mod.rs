@@ -325,8 +325,8 @@ impl Default for Reception {
     }
 }
 
-/// What the receiver measured over the last frame it finished receiving (decoded or lost), for
-/// captures: its power, the noise (thermal plus injected, the largest over the frame) and its
+/// What the receiver measured over the last frame it finished receiving (decoded or lost;
+/// [`Phy::last_rx`] says when to read it), for captures: its power, the noise (thermal plus injected, the largest over the frame) and its
 /// lowest SINR, the one the threshold error model compares.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RxReport {
@@ -352,11 +352,12 @@ pub enum RxOutcome {
 /// lists' bounds, the wake-up, the energy, the flags and the signal list, so those end the
 /// `Phy`, in its last three cache lines once a [`Node`](crate::world::Node) ends it on a line,
 /// where the [`Mac`](crate::mac::Mac)'s first line, with what its carrier sense reads, follows.
-/// Before them what a reception reads (the reception, on two lines of its own in a node, its
-/// counters, the carrier-sense-only list); the noise bookkeeping and the rarer counters first.
-/// The reception is a plain field with `receiving` beside the other flags (an `Option` kept
-/// its tag inside the reception, a line away from them), and stays after its end, which
-/// [`Phy::last_rx`] reports.
+/// Before them the reception, which begins a line in a node (its 120 bytes take two), then the
+/// rest of what a reception or injected noise reads (the noise's start and sources, the
+/// decoded count, the carrier-sense-only list and its bounds); first the other counters and
+/// the transmit power. The reception is a plain field with `receiving` beside the other flags
+/// (an `Option` kept its tag inside the reception, a line away from them), and stays after its
+/// end, which [`Phy::last_rx`] reports.
 #[derive(Debug, Default)]
 #[repr(C)]
 pub struct Phy {
@@ -431,6 +432,8 @@ pub struct Phy {
 // What a signal's event at a node that neither sends nor receives it reads, from `weak` on, is
 // the PHY's last three cache lines once a `Node` ends the PHY on a line (see the layout note).
 const _: () = assert!(std::mem::size_of::<Phy>() - std::mem::offset_of!(Phy, weak) <= 3 * 64);
+// The reception's two lines (it has the default layout: rustc's choice, checked here).
+const _: () = assert!(std::mem::size_of::<Reception>() <= 2 * 64);
 
 impl Phy {
     /// Where the reception begins: a `Node` puts it on a line of its own (its 120 bytes then
@@ -1312,9 +1315,12 @@ impl Phy {
         }
     }
 
-    /// What the receiver measured over the frame whose end `signal_end` last reported.
-    /// Read before the node locks onto another frame (its fields stay in `rx` until then).
+    /// What the receiver measured over the frame whose end `signal_end` last reported: to be
+    /// read right after that report, before the node locks onto another frame or abandons one
+    /// (the reception's fields stay in `rx` until the next lock, and an abandoned reception's
+    /// would be reported).
     pub fn last_rx(&self) -> RxReport {
+        debug_assert!(!self.receiving, "last_rx read during a reception");
         RxReport {
             power_mw: self.rx.power_mw,
             noise_mw: self.rx.noise_mw,

@@ -79,8 +79,9 @@ const PREFETCH_MIN_NODES: usize = (2 << 20) / std::mem::size_of::<Node>();
 /// `mac`, which starts a line right after it, so that a signal's event at a node that neither
 /// sends nor receives it reads four lines of its node, the PHY's last three and the MAC's first
 /// (see [`Phy`] and [`Mac`]); what a reception's end reads besides (the queueing, the PHY's and
-/// MAC's streams) just before the PHY; the position and the flavor monitor, which the results
-/// and forwarding read, last.
+/// MAC's streams) just before the PHY, but `off` (read at every decoded frame) in the first line,
+/// outside the prefetched span (moved into it, it measured no faster); the position and the
+/// flavor monitor, which the results and forwarding read, last.
 #[repr(C, align(64))]
 pub struct Node {
     pub id: u32,
@@ -139,18 +140,19 @@ impl Node {
 
     /// Asks the CPU for the cache lines an event at this node reads: from the MAC's and PHY's
     /// streams to the MAC's response deadline (15 lines; see the layout notes on [`Node`],
-    /// [`Phy`] and [`Mac`]). Once the node array outgrows the caches, an event's first touch of its node
-    /// misses them on every line (cachegrind with a 2 MiB last level: about 8 misses an event on
-    /// `benches/scale.py`'s 10,000-node grid, 0.14 on its 900-node one); prefetched while the
-    /// event before it runs, the misses overlap that work instead of stalling their own. A
-    /// hint only: no value, and so no result, depends on it.
+    /// [`Phy`] and [`Mac`]). Once the node array outgrows the caches, an event's first touch of
+    /// its node misses them on every line (cachegrind with a 2 MiB last level, the eighteenth
+    /// session's layout: about 8 misses an event on `benches/scale.py`'s 10,000-node grid, 0.14
+    /// on its 900-node one); prefetched while the event before it runs, the misses overlap that
+    /// work instead of stalling their own. A hint only: no value, and so no result, depends on
+    /// it.
     #[inline(always)]
     fn prefetch_hot(&self) {
         const FROM: usize = std::mem::offset_of!(Node, rng_mac);
         const TO: usize = std::mem::offset_of!(Node, mac) + crate::mac::Mac::HOT_TO;
-        // The span needs the streams and the PHY before the MAC in a node, and stays within
-        // 15 lines.
-        const _: () = assert!(FROM < TO && TO - FROM <= 15 * 64);
+        // The span needs the streams and the PHY before the MAC in a node, begins a line (a
+        // node does) and stays within 15 lines.
+        const _: () = assert!(FROM.is_multiple_of(64) && FROM < TO && TO - FROM <= 15 * 64);
         crate::sim::memory::prefetch_bytes(self, FROM, TO);
     }
 
