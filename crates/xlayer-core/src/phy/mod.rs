@@ -326,8 +326,9 @@ impl Default for Reception {
 }
 
 /// What the receiver measured over the last frame it finished receiving (decoded or lost;
-/// [`Phy::last_rx`] says when to read it), for captures: its power, the noise (thermal plus injected, the largest over the frame) and its
-/// lowest SINR, the one the threshold error model compares.
+/// [`Phy::last_rx`] says when to read it), for captures: its power, the noise (thermal plus
+/// injected, the largest over the frame) and its lowest SINR, the one the threshold error model
+/// compares.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RxReport {
     pub power_mw: f64,
