@@ -292,7 +292,6 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         weak_below_mw,
         // No carrier-sense-only band in bulk unless every MAC is Z-MAC's (`build_zmac`).
         sensed_below_mw: weak_below_mw,
-        sensed_quiet: false,
         wake_every_node: false,
     };
 
@@ -866,7 +865,6 @@ pub fn build(sc: &Scenario) -> Result<World, XlError> {
         });
     }
     build_zmac(sc, &mut world);
-    build_quiet_band(sc, &mut world);
     if let Some(d) = dpclo {
         use crate::xl::dpclo::SourceRate;
         let levels = sc.mac_levels().len();
@@ -996,27 +994,6 @@ fn attach_optimizers(
 }
 
 /// Z-MAC / ZMAC+ (`mac.access = "zmac" | "zmacplus"`): switches every MAC to the slot access.
-/// DCF counts its backoff down through every busy period, so a signal it can sense but not
-/// decode has events at a DCF receiver; but a DCF MAC that is idle with nothing to send, no
-/// backoff and no EIFS (`Mac::dcf_quiet`: three quarters of such receivers in the first 100 s
-/// of TCP-SACK on `benches/dpclo-fig8.toml`) reads none of that until it is next called, so
-/// there such a signal reaches it in bulk, its effect on carrier sense caught up at that call
-/// (`Mac::sync_sensed`) and followed by wake-ups at those signals' arrivals and ends while it
-/// then reads carrier sense. Not with preamble detection, whose detection period an arrival of
-/// any power can end (`Phy::signal_start`), nor where Z-MAC already has the band.
-fn build_quiet_band(sc: &Scenario, world: &mut World) {
-    let cfg = &mut world.cfg;
-    if sc.radio.weak_interference == crate::phy::WeakInterference::Bulk
-        && cfg.preamble_detection.is_none()
-        && cfg.sensed_below_mw == cfg.weak_below_mw
-        && cfg.rx_threshold_mw > cfg.weak_below_mw
-        && !matches!(sc.mac.access.as_str(), "zmac" | "zmacplus")
-    {
-        cfg.sensed_below_mw = cfg.rx_threshold_mw;
-        cfg.sensed_quiet = true;
-    }
-}
-
 fn build_zmac(sc: &Scenario, world: &mut World) {
     use crate::mac::zmac::{new_board, slot_length, SetupWatch, Zmac, ZmacParams};
     let plus = match sc.mac.access.as_str() {

@@ -727,43 +727,6 @@ impl Mac {
         !self.access.is_zmac() || self.zmac_listens()
     }
 
-    /// A DCF MAC that reads no carrier sense until it is next called: idle, nothing queued,
-    /// no backoff under way, no EIFS pending. The signals it can sense but not decode may then
-    /// reach it in bulk (`PhyConfig::sensed_quiet`), and what they did to the medium meanwhile
-    /// is caught up at its next call ([`Mac::sync_sensed`]): nothing it does before then
-    /// depends on when the medium turned busy or idle.
-    #[inline]
-    pub fn dcf_quiet(&self) -> bool {
-        self.state == State::Idle
-            && self.queued == 0
-            && !self.eifs
-            && self.commit.is_none()
-            && !self.access.is_zmac()
-            && self.levels.iter().all(|l| l.backoff.is_none())
-    }
-
-    /// Catches a quiet MAC ([`Mac::dcf_quiet`]) up with the carrier-sense-only signals it got
-    /// in bulk since its last call: `busy` is what the rest of carrier sense reported at that
-    /// call (unchanged since: every change of it is reported), `edge` is [`Phy::sensed_edge`]
-    /// now (`None` while one of those signals is on the air, else the latest end of one).
-    /// Each of them alone makes the medium busy, so the medium is busy now if one is on the
-    /// air, and else turned idle at the later of the idle edge this MAC saw and that end: the
-    /// state that reports at those signals' arrivals and ends would have left (with no backoff
-    /// and no EIFS, those reports change nothing else).
-    ///
-    /// [`Phy::sensed_edge`]: crate::phy::Phy::sensed_edge
-    pub fn sync_sensed(&mut self, now: SimTime, busy: bool, edge: Option<SimTime>) {
-        debug_assert!(self.dcf_quiet());
-        match (self.idle_since, edge) {
-            (Some(_), None) => self.idle_since = None,
-            (Some(t0), Some(e)) => self.idle_since = Some(t0.max(e)),
-            // Busy for these signals alone at the last call, and all of them over now.
-            (None, Some(e)) if !busy && self.nav_until < now => self.idle_since = Some(e),
-            (None, _) => {}
-        }
-        self.phy_busy = busy || edge.is_none();
-    }
-
     /// Records carrier sense without re-evaluating (a handler call follows).
     pub fn set_phy_busy(&mut self, busy: bool) {
         self.phy_busy = busy;

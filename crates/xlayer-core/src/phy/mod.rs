@@ -143,12 +143,6 @@ pub struct PhyConfig {
     /// sense only when it decides (Z-MAC; see the module documentation), else `weak_below_mw`
     /// (no such band).
     pub sensed_below_mw: f64,
-    /// Whether the carrier-sense-only band (`weak_below_mw` up to `sensed_below_mw`) reaches
-    /// in bulk only the DCF receivers that read no carrier sense then (`Mac::dcf_quiet`), the
-    /// others getting events; carrier sense then counts those of its signals on the air
-    /// (`Node::carrier` in the world). False under Z-MAC, which reads them itself when it
-    /// decides ([`Phy::sensed_edge`]), and where there is no such band.
-    pub sensed_quiet: bool,
     /// Weak-interference wake-ups ([`Phy::weak_wake`]) for every node; false (the default):
     /// none where the MAC reads no carrier sense (an idle Z-MAC node with no attempt,
     /// `Mac::listens_to_carrier_sense`), which reports it afresh where an attempt opens. True
@@ -524,33 +518,6 @@ impl Phy {
             }
         }
         Some(edge)
-    }
-
-    /// The first arrival or end of a carrier-sense-only signal in bulk after `now`: where one
-    /// can turn carrier sense for a MAC that reads it again ([`PhyConfig::sensed_quiet`]).
-    pub fn next_sensed_edge(&self, now: SimTime) -> Option<SimTime> {
-        let mut next = SimTime::MAX;
-        for w in &self.sensed {
-            if w.start > now {
-                next = next.min(w.start);
-            } else if w.end > now {
-                next = next.min(w.end);
-            }
-        }
-        (next != SimTime::MAX).then_some(next)
-    }
-
-    /// Whether no carrier-sense-only signal in bulk is in the list and none ended after `t`:
-    /// none has arrived or ended since then.
-    #[inline]
-    pub fn sensed_settled_by(&self, t: SimTime) -> bool {
-        self.sensed.is_empty() && self.sensed_last_end <= t
-    }
-
-    /// Whether a carrier-sense-only signal in bulk is on the air at `now`.
-    #[inline]
-    pub fn sensed_on(&self, now: SimTime) -> bool {
-        !self.sensed.is_empty() && self.sensed.iter().any(|w| w.start <= now && now < w.end)
     }
 
     /// Weak interference in bulk: a signal of `power_mw` (below [`PhyConfig::weak_below_mw`])
@@ -1400,7 +1367,6 @@ mod tests {
             sinr_thresholds: vec![(11.0, 10f64.powf(0.8))],
             weak_below_mw: 1e-10,
             sensed_below_mw: 1e-10,
-            sensed_quiet: false,
             wake_every_node: false,
         }
     }

@@ -65,9 +65,6 @@ pub enum Event {
     /// A weak signal (delivered in bulk, `crate::phy`) arrives at or leaves `node` while it may
     /// tip the node's carrier sense; stale if `generation` is not the PHY's current one.
     WeakWake { node: u32, generation: u32 },
-    /// A carrier-sense-only signal in bulk arrives or ends at a node that reads carrier sense
-    /// again (`PhyConfig::sensed_quiet`).
-    SensedWake { node: u32 },
     /// A MAC timer of `node`; stale if `generation` is not the timer's current one.
     MacTimer {
         node: u32,

@@ -55,7 +55,7 @@ impl World {
                 self.gate_update(node);
                 continue;
             }
-            if n.mac_enqueue(now, h, &p, next, &self.cfg, &mut self.queue) {
+            if n.mac_enqueue(now, h, &p, next, &mut self.queue) {
                 self.gate.accepted(node, h);
             } else {
                 self.flow_drop(h, true);

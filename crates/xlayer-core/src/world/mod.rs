@@ -102,16 +102,6 @@ pub struct Node {
     weak_timer: Option<TimerId>,
     pub phy: Phy,
     pub mac: Mac,
-    /// The PHY's carrier sense ([`Phy::busy`]) at the MAC's last report, without the
-    /// carrier-sense-only signals in bulk ([`Node::carrier`]; `PhyConfig::sensed_quiet` only).
-    busy_ex: bool,
-    /// The queue slot of the wake-ups at those signals' arrivals and ends
-    /// ([`Node::wake_sensed`]), and when the pending one is due.
-    sensed_timer: Option<TimerId>,
-    sensed_wake_at: SimTime,
-    /// When [`Node::sync_quiet`] last ran: no signal in bulk that ended by then and none
-    /// still in the PHY's list leaves nothing to catch up.
-    synced_at: SimTime,
     pub x: f64,
     pub y: f64,
     /// Passive TCP flavor detection on what the node forwards (`[stack.flavor_link]`).
@@ -146,91 +136,7 @@ impl Node {
             flavor: None,
             off: false,
             weak_timer: None,
-            busy_ex: false,
-            sensed_timer: None,
-            sensed_wake_at: SimTime::ZERO,
-            synced_at: SimTime::ZERO,
         }
-    }
-
-    /// Carrier sense as the MAC is told it: the PHY's, and where carrier-sense-only signals
-    /// reach quiet DCF nodes in bulk (`PhyConfig::sensed_quiet`) those of them on the air too,
-    /// the PHY's own part kept for [`Node::sync_quiet`]. Without that band this is
-    /// [`Phy::busy`] alone, and the band's code stays out of line.
-    #[inline(always)]
-    fn carrier(&mut self, now: SimTime, cfg: &PhyConfig) -> bool {
-        if !cfg.sensed_quiet {
-            return self.phy.busy(now, cfg);
-        }
-        self.carrier_with_sensed(now, cfg)
-    }
-
-    #[inline(never)]
-    fn carrier_with_sensed(&mut self, now: SimTime, cfg: &PhyConfig) -> bool {
-        let busy = self.phy.busy(now, cfg);
-        self.busy_ex = busy;
-        busy || self.phy.sensed_on(now)
-    }
-
-    /// [`Node::sync_quiet`] then [`Node::carrier`]: a signal's event at this node, before the
-    /// MAC hears of it.
-    #[inline(always)]
-    fn sync_carrier(&mut self, now: SimTime, cfg: &PhyConfig) -> bool {
-        if !cfg.sensed_quiet {
-            return self.phy.busy(now, cfg);
-        }
-        self.sync_sensed(now);
-        self.carrier_with_sensed(now, cfg)
-    }
-
-    /// Before any call into the MAC: a quiet one ([`Mac::dcf_quiet`]) is caught up with the
-    /// carrier-sense-only signals it got in bulk since its last call ([`Mac::sync_sensed`]).
-    /// Once only before each call: the catch-up reads what the last call was told.
-    #[inline(always)]
-    fn sync_quiet(&mut self, now: SimTime, cfg: &PhyConfig) {
-        if cfg.sensed_quiet {
-            self.sync_sensed(now);
-        }
-    }
-
-    #[inline(never)]
-    fn sync_sensed(&mut self, now: SimTime) {
-        let since = std::mem::replace(&mut self.synced_at, now);
-        if self.phy.sensed_settled_by(since) {
-            return;
-        }
-        if self.mac.dcf_quiet() {
-            let edge = self.phy.sensed_edge(now);
-            self.mac.sync_sensed(now, self.busy_ex, edge);
-        }
-    }
-
-    /// After a call that may have made the MAC read carrier sense again (a packet queued, a
-    /// frame received, a timer): a wake-up at the next arrival or end of a signal it got in
-    /// bulk while quiet, which carrier sense then reports as that signal's event would. New
-    /// signals reach it with events while it is not quiet, so these only run out.
-    #[inline(always)]
-    fn wake_sensed(&mut self, now: SimTime, cfg: &PhyConfig, queue: &mut EventQueue) {
-        if cfg.sensed_quiet {
-            self.arm_sensed_wake(now, queue);
-        }
-    }
-
-    #[inline(never)]
-    fn arm_sensed_wake(&mut self, now: SimTime, queue: &mut EventQueue) {
-        if self.mac.dcf_quiet() {
-            return;
-        }
-        let Some(at) = self.phy.next_sensed_edge(now) else {
-            return;
-        };
-        let timer = *self.sensed_timer.get_or_insert_with(|| queue.new_timer());
-        if self.sensed_wake_at == at && queue.timer_armed(timer) {
-            return;
-        }
-        self.sensed_wake_at = at;
-        let node = self.id;
-        queue.set_timer(timer, at, Event::SensedWake { node });
     }
 
     /// Asks the CPU for the cache lines an event at this node reads: from the MAC's and PHY's
@@ -313,7 +219,6 @@ impl Node {
         h: u32,
         p: &Packet,
         next: u32,
-        cfg: &PhyConfig,
         queue: &mut EventQueue,
     ) -> bool {
         let level = (p.level as usize).min(self.mac.level_count() - 1);
@@ -323,10 +228,7 @@ impl Node {
             next_hop: next,
             flow: p.flow,
         };
-        self.sync_quiet(now, cfg);
-        let queued = self.mac.enqueue(now, level, item, queue, &mut self.rng_mac);
-        self.wake_sensed(now, cfg, queue);
-        queued
+        self.mac.enqueue(now, level, item, queue, &mut self.rng_mac)
     }
 }
 
@@ -680,7 +582,6 @@ impl World {
             Event::TxEnd { node }
             | Event::MacTimer { node, .. }
             | Event::WeakWake { node, .. }
-            | Event::SensedWake { node }
             | Event::NetTimer { node, .. } => Some(node),
             Event::SignalStart { tx, index } | Event::SignalEnd { tx, index } => self
                 .txs
@@ -707,8 +608,7 @@ impl World {
             Event::TxEnd { node } => {
                 let n = &mut self.nodes[node as usize];
                 n.phy.end_tx();
-                let busy = n.carrier(now, &self.cfg);
-                n.mac.set_phy_busy(busy);
+                n.mac.set_phy_busy(n.phy.busy(now, &self.cfg));
                 n.mac
                     .on_tx_end(now, &mut self.queue, &mut n.rng_mac, &mut self.out);
                 self.weak_wake(node);
@@ -734,7 +634,7 @@ impl World {
                 }
                 let n = &mut self.nodes[node as usize];
                 n.phy.signal_start(now, tx, power_mw, &info, &self.cfg);
-                let busy = n.sync_carrier(now, &self.cfg);
+                let busy = n.phy.busy(now, &self.cfg);
                 n.mac.phy_changed(now, busy, &mut self.queue);
                 // Only more power from now on, or a reception (not ambiguous: no wake-up).
                 if n.wants_weak_wake(self.cfg.wake_every_node) {
@@ -769,8 +669,7 @@ impl World {
                 };
                 let n = &mut self.nodes[node as usize];
                 let mut outcome = n.phy.signal_end(now, tx, &self.cfg, &mut n.rng_phy);
-                let busy = n.sync_carrier(now, &self.cfg);
-                n.mac.set_phy_busy(busy);
+                n.mac.set_phy_busy(n.phy.busy(now, &self.cfg));
                 if let Some(RxOutcome::Ok { .. }) = outcome {
                     // A lossy link (or a switched-off receiver) turns a good frame into a bad one.
                     let lost = match self.link_loss.as_mut() {
@@ -840,13 +739,9 @@ impl World {
                             .on_rx(now, None, &mut self.queue, &mut n.rng_mac, &mut self.out);
                     }
                     None => {
-                        let busy = n.carrier(now, &self.cfg);
+                        let busy = n.phy.busy(now, &self.cfg);
                         n.mac.phy_changed(now, busy, &mut self.queue);
                     }
-                }
-                if self.cfg.sensed_quiet {
-                    let n = &mut self.nodes[node as usize];
-                    n.arm_sensed_wake(now, &mut self.queue);
                 }
                 self.weak_wake(node);
                 if let Some((from, bit, p)) = gate_heard {
@@ -869,7 +764,6 @@ impl World {
                     n.mac.set_sensed_edge(n.phy.sensed_edge(now));
                 }
                 let deaf = !self.cfg.wake_every_node && !n.mac.listens_to_carrier_sense();
-                n.sync_quiet(now, &self.cfg);
                 n.mac.on_timer(
                     now,
                     kind,
@@ -878,11 +772,10 @@ impl World {
                     &mut n.rng_mac,
                     &mut self.out,
                 );
-                n.wake_sensed(now, &self.cfg, &mut self.queue);
                 if deaf && n.mac.listens_to_carrier_sense() {
                     // A Z-MAC attempt opened: carrier sense afresh, and its wake-ups from now
                     // on (`Mac::listens_to_carrier_sense`).
-                    let busy = n.carrier(now, &self.cfg);
+                    let busy = n.phy.busy(now, &self.cfg);
                     n.mac.phy_changed(now, busy, &mut self.queue);
                     self.weak_wake(node);
                 }
@@ -918,15 +811,6 @@ impl World {
             }
             Event::TransportTimer { conn, kind } => self.transport_timer(now, conn, kind),
             Event::WeakWake { node, generation } => self.weak_wake_fired(node, generation),
-            Event::SensedWake { node } => {
-                let n = &mut self.nodes[node as usize];
-                // A quiet MAC is caught up at its next call instead.
-                if !n.mac.dcf_quiet() {
-                    let busy = n.carrier(now, &self.cfg);
-                    n.mac.phy_changed(now, busy, &mut self.queue);
-                    n.wake_sensed(now, &self.cfg, &mut self.queue);
-                }
-            }
             Event::ScenarioChange { index } => self.scenario_change(index),
             Event::NetTimer { node, kind } => self.net_timer(node, kind),
             Event::Optimizer { slot, tag } => self.optimizers.fired(slot, tag),
@@ -1173,26 +1057,6 @@ impl World {
                     power_mw: link.mean_rx_mw * factor,
                 });
             }
-            let mut sensed_from = sensed_from;
-            if self.cfg.sensed_quiet {
-                // Carrier-sense-only at a DCF node: in bulk only where its MAC is quiet.
-                for (i, link) in links.iter().enumerate().take(weak_from).skip(sensed_from) {
-                    let to = &mut self.nodes[link.to as usize];
-                    if to.mac.dcf_quiet() {
-                        let start = now + link.delay;
-                        let end = start + timing.total;
-                        to.phy.add_sensed(now, start, end, link.mean_rx_mw * factor);
-                    } else {
-                        slot.receivers.push(Receiver {
-                            to: link.to,
-                            link: i as u32,
-                            delay: link.delay,
-                            power_mw: link.mean_rx_mw * factor,
-                        });
-                    }
-                }
-                sensed_from = weak_from;
-            }
             for (class, first, end) in [
                 (LinkClass::Sensed, sensed_from, weak_from),
                 (LinkClass::Weak, weak_from, links.len()),
@@ -1226,11 +1090,7 @@ impl World {
                         power *= e;
                     }
                 }
-                let mut class = LinkClass::of(power, link.delay, weak_below_mw, sensed_below_mw);
-                if class == LinkClass::Sensed && self.cfg.sensed_quiet && !to.mac.dcf_quiet() {
-                    class = LinkClass::Events;
-                }
-                match class {
+                match LinkClass::of(power, link.delay, weak_below_mw, sensed_below_mw) {
                     class @ (LinkClass::Sensed | LinkClass::Weak) => {
                         let start = now + link.delay;
                         to.arrive_in_bulk(
@@ -1294,7 +1154,7 @@ impl World {
         let now = self.now();
         let n = &mut self.nodes[node as usize];
         if n.phy.wake(now, generation) {
-            let busy = n.sync_carrier(now, &self.cfg);
+            let busy = n.phy.busy(now, &self.cfg);
             n.mac.phy_changed(now, busy, &mut self.queue);
             self.weak_wake(node);
         }
@@ -1488,12 +1348,9 @@ impl World {
             next_hop: next,
             flow: crate::mac::NO_FLOW,
         };
-        n.sync_quiet(now, &self.cfg);
-        let queued = n
-            .mac
-            .enqueue_priority(now, level, item, &mut self.queue, &mut n.rng_mac);
-        n.wake_sensed(now, &self.cfg, &mut self.queue);
-        if queued {
+        if n.mac
+            .enqueue_priority(now, level, item, &mut self.queue, &mut n.rng_mac)
+        {
             n.net.ctrl_tx += 1;
             n.net.ctrl_tx_bytes += bytes as u64;
         } else {
@@ -1656,7 +1513,7 @@ impl World {
             n.phy
                 .switch_injected_noise(now, mw, src.carrier_sense, src.on, &self.cfg);
             if src.carrier_sense {
-                let busy = n.sync_carrier(now, &self.cfg);
+                let busy = n.phy.busy(now, &self.cfg);
                 n.mac.phy_changed(now, busy, &mut self.queue);
                 if n.wants_weak_wake(self.cfg.wake_every_node) {
                     if let Some((at, generation)) =
@@ -1731,11 +1588,9 @@ impl World {
             next_hop: next,
             flow: p.flow,
         };
-        n.sync_quiet(now, &self.cfg);
         let queued = n
             .mac
             .enqueue(now, level, item, &mut self.queue, &mut n.rng_mac);
-        n.wake_sensed(now, &self.cfg, &mut self.queue);
         if queued && self.events.wants(TuneEventKind::MacQueueLen) {
             let len = n.mac.queue_len(level);
             self.events
@@ -1844,7 +1699,7 @@ impl World {
                 }
                 continue;
             }
-            if n.mac_enqueue(now, h, &p, next, &self.cfg, &mut self.queue) {
+            if n.mac_enqueue(now, h, &p, next, &mut self.queue) {
                 self.scheduler.handed_to_mac(node, next, dst);
                 return;
             }

@@ -227,7 +227,6 @@ fn set_param(
             // A new AIFSN moves the access time now, not at the next carrier-sense report.
             let now = w.queue.now();
             let n = &mut w.nodes[node as usize];
-            n.sync_quiet(now, &w.cfg);
             n.mac.refresh(now, &mut w.queue);
         }
         return Ok(());
