@@ -188,10 +188,13 @@ fn multi_path_settings_that_cannot_work_are_errors_naming_the_field() {
     assert!(sim.scenario.net.dsdv.as_ref().unwrap().k_next_hops >= 2);
 }
 
+/// A starved pair and what it gets alone: `(src, dst, bit/s)`.
+type StarvedPair = (u32, u32, f64);
+
 /// The pairs TCP-SACK starves (below 1 kbit/s, Fig. 12's line) among the 32 random flows of
 /// `scenarios/diffq-testbed.toml` on `seed`, and the throughput each one gets when it runs
 /// alone under TCP-SACK on the same network over the same minute: `(src, dst, bit/s)`.
-fn tcp_starved_pairs_alone(seed: u64) -> Vec<(u32, u32, f64)> {
+fn tcp_starved_pairs_alone(seed: u64) -> Vec<StarvedPair> {
     let text = include_str!("../../../scenarios/diffq-testbed.toml")
         .replace("preset = \"diffq-tcp\"", "preset = \"tcp-sack\"")
         // The run's seed (the first `seed = 1`) draws the pairs; the topology's stays 1.
@@ -223,7 +226,7 @@ fn tcp_starved_pairs_alone(seed: u64) -> Vec<(u32, u32, f64)> {
 }
 
 /// [`tcp_starved_pairs_alone`] on seeds 1-3, each seed on its own thread.
-fn tcp_starved_pairs_alone_seeds_1_to_3() -> Vec<(u64, Vec<(u32, u32, f64)>)> {
+fn tcp_starved_pairs_alone_seeds_1_to_3() -> Vec<(u64, Vec<StarvedPair>)> {
     std::thread::scope(|s| {
         let handles: Vec<_> = [1u64, 2, 3]
             .iter()

@@ -856,17 +856,17 @@ fn dsdv_keeps_a_route_to_a_neighbour_it_hears() {
                 let t = step as f64 / 2.0;
                 sim.run_until(t);
                 let proto = sim.world.routing.proto().unwrap();
-                for u in 0..n {
-                    for v in 0..n {
+                for (u, gaps) in gap_since.iter_mut().enumerate() {
+                    for (v, gap) in gaps.iter_mut().enumerate() {
                         let st = &proto.nodes[u];
                         let usable = u != v && st.etx.etx(v as u32).is_some();
                         let routed = st.dsdv.as_ref().unwrap().next_hop(v as u32).is_some();
                         heard += usize::from(usable);
                         if !usable || routed {
-                            gap_since[u][v] = None;
+                            *gap = None;
                             continue;
                         }
-                        let since = *gap_since[u][v].get_or_insert(t);
+                        let since = *gap.get_or_insert(t);
                         if t - since > longest.0 {
                             longest = (t - since, t, u, v);
                         }
