@@ -44,8 +44,8 @@ TARGET_S = 10.0
 #: cachegrind's summary lines, and the name each count takes in a row.
 COUNTS = {"I   refs": "instructions", "D1  misses": "l1d_misses", "LLd misses": "lld_misses",
           "Mispredicts": "mispredicts"}
-#: What the child under valgrind runs: the scenario with the overrides given as argv[1] (a JSON
-#: list), printing its summary's events; with no argument, only the import.
+#: What the child under valgrind runs: the scenario argv[1] with the overrides argv[2] (a JSON
+#: list), printing a few of its summary's keys as JSON; with no argument, only the import.
 CHILD = """
 import json, sys
 import xlayer
@@ -63,8 +63,9 @@ def cachegrind(args: List[str], d1: str, ll: str) -> Dict[str, Any]:
            sys.executable, "-c", CHILD, *args]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
-        raise RuntimeError(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else
-                           f"valgrind exited with {p.returncode}")
+        # The child's own last line (an xlayer error), not valgrind's summary ("==pid== ...").
+        own = [line for line in p.stderr.splitlines() if line and not line.startswith("==")]
+        raise RuntimeError(own[-1] if own else f"valgrind exited with {p.returncode}")
     counts: Dict[str, Any] = {}
     for label, key in COUNTS.items():
         m = re.search(rf"{re.escape(label)}:\s+([\d,]+)", p.stderr)
@@ -76,14 +77,23 @@ def cachegrind(args: List[str], d1: str, ll: str) -> Dict[str, Any]:
     return counts
 
 
-def count_rows(stacks: List[str], base: List[str], d1: str, ll: str) -> List[Dict[str, Any]]:
+def overrides(stack: str, args: argparse.Namespace) -> List[str]:
+    """A stack's run: its preset, the command line's ``--set``s and ``--duration``."""
+    out = [f"stack.preset={stack}", *args.set]
+    if args.duration is not None:
+        out.append(f"duration_s={args.duration}")
+    return out
+
+
+def count_rows(stacks: List[str], args: argparse.Namespace) -> List[Dict[str, Any]]:
     """``--counts``: each stack's cachegrind counts per event, the import's subtracted."""
+    d1, ll = args.d1, args.ll
     print("counting the import alone ...", file=sys.stderr, flush=True)
     empty = cachegrind([], d1, ll)
     rows = []
     for stack in stacks:
         print(f"running {stack} under cachegrind ...", file=sys.stderr, flush=True)
-        c = cachegrind([str(SCENARIO), json.dumps([f"stack.preset={stack}", *base])], d1, ll)
+        c = cachegrind([str(SCENARIO), json.dumps(overrides(stack, args))], d1, ll)
         events = c["child"]["events"]
         row: Dict[str, Any] = {"stack": stack, "sim_time_s": c["child"]["sim_time_s"],
                                "events": events}
@@ -144,11 +154,8 @@ def main() -> int:
             print("dpclo_fig8: --counts needs valgrind (e.g. apt-get install valgrind)",
                   file=sys.stderr)
             return 2
-        base = list(args.set)
-        if args.duration is not None:
-            base.append(f"duration_s={args.duration}")
         try:
-            counted = count_rows(stacks, base, args.d1, args.ll)
+            counted = count_rows(stacks, args)
         except (RuntimeError, ValueError, TypeError, KeyError) as e:
             print(f"dpclo_fig8: --counts: {e}", file=sys.stderr)
             return 1
@@ -160,13 +167,10 @@ def main() -> int:
 
     rows: List[Dict[str, Any]] = []
     for stack in stacks:
-        overrides = [f"stack.preset={stack}", *args.set]
-        if args.duration is not None:
-            overrides.append(f"duration_s={args.duration}")
         print(f"running {stack} ...", file=sys.stderr, flush=True)
         t0, c0 = time.perf_counter(), time.process_time()
         try:
-            res = xlayer.run(str(SCENARIO), overrides=overrides)
+            res = xlayer.run(str(SCENARIO), overrides=overrides(stack, args))
         except xlayer.XlayerError as e:
             print(f"dpclo_fig8: {stack}: {e}", file=sys.stderr)
             return 1
