@@ -56,7 +56,11 @@ class ProgressBar:
                 console=self._console,
                 transient=True,
             )
-            self._task = self._progress.add_task(self._label, total=end_s, completed=now_s)
+            # rich annotates add_task's completed as int, but stores it in Task.completed, a
+            # float, as update(completed=) takes it; adding at 0 and updating instead would add
+            # a progress sample and change the time-remaining estimate.
+            self._task = self._progress.add_task(
+                self._label, total=end_s, completed=now_s)  # type: ignore[arg-type]
             self._progress.start()
         assert self._task is not None
         self._progress.update(self._task, completed=now_s)

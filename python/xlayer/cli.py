@@ -872,10 +872,10 @@ def _natural_width(renderable: Any) -> int:
     from rich.cells import cell_len
     from rich.console import Console
 
-    probe = Console(width=1000, file=io.StringIO(), no_color=True, highlight=False)
+    out = io.StringIO()
+    probe = Console(width=1000, file=out, no_color=True, highlight=False)
     probe.print(renderable)
-    return max((cell_len(line.rstrip()) for line in probe.file.getvalue().splitlines()),
-               default=0)
+    return max((cell_len(line.rstrip()) for line in out.getvalue().splitlines()), default=0)
 
 
 def _escape(text: str) -> str:

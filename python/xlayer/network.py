@@ -77,9 +77,9 @@ def link_model(scenario: Mapping[str, Any], nodes: pd.DataFrame) -> LinkModel:
             raw["a"] = raw[["from", "to"]].min(axis=1)
             raw["b"] = raw[["from", "to"]].max(axis=1)
             links = raw.groupby(["a", "b"], as_index=False)["success"].max()
-        pairs = list(zip(model["links"]["from"], model["links"]["to"]))
+        pairs = [(int(a), int(b)) for a, b in zip(model["links"]["from"], model["links"]["to"])]
         for f in model.get("flows", []):
-            routes[int(f["flow"])] = [tuple(map(int, pairs[i])) for i in f.get("route", [])]
+            routes[int(f["flow"])] = [pairs[i] for i in f.get("route", [])]
         routing = str(scenario.get("net", {}).get("routing", "static"))
         if routes and routing != "static":
             notes.append(f"routes are the static shortest paths; {routing} may choose "

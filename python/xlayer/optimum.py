@@ -382,7 +382,8 @@ def log_utility(rates_bps: Iterable[float]) -> float:
     return float(sum(math.log(r) if r >= 1.0 else 0.0 for r in rates_bps))
 
 
-def fraction_utility(measured_bps: Sequence[float], optimal_bps: Sequence[float]) -> float:
+def fraction_utility(measured_bps: Union[Sequence[float], np.ndarray],
+                     optimal_bps: Union[Sequence[float], np.ndarray]) -> float:
     """``exp((U - U*) / N)``: the geometric mean over the flows of measured/optimal rate, each
     utility a sum of ln(rate in bit/s) with rates below 1 bit/s counted as 1 bit/s (as
     :func:`log_utility`). At most 1 when ``optimal_bps`` is the proportional-fair optimum of a
@@ -776,6 +777,7 @@ class _Master:
             objective = cp.sum(cp.log(x[:nf]))
             stab = self.center is not None and self.prox > 0
             if stab:
+                assert self.center is not None  # stab says so
                 slack = cp.Variable(nrows)
                 link_c = link_a @ x - slack <= 0
                 objective = (objective - self.center[rows] @ slack
@@ -1272,8 +1274,9 @@ def _frontier_mwis(adjacent: np.ndarray, w: np.ndarray, limit: int,
                 first = np.ones(len(by), dtype=bool)
                 first[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
             run = np.cumsum(first) - 1
-            v = value[by]
-            hit = np.flatnonzero(v == np.maximum.reduceat(v, np.flatnonzero(first))[run])
+            by_value = value[by]
+            hit = np.flatnonzero(by_value == np.maximum.reduceat(by_value,
+                                                                 np.flatnonzero(first))[run])
             once = np.ones(len(hit), dtype=bool)
             once[1:] = run[hit][1:] != run[hit][:-1]
             keep = by[hit[once]]
@@ -1358,7 +1361,8 @@ def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = GREED
     return list(out)
 
 
-def _maximal(p: _Problem, chosen: Sequence[int], order: Sequence[int]) -> Tuple[int, ...]:
+def _maximal(p: _Problem, chosen: Sequence[int], order: Union[Sequence[int], np.ndarray]
+             ) -> Tuple[int, ...]:
     """``chosen`` (an independent set) extended by the links of ``order`` that conflict with
     nothing chosen so far, in that order: a maximal independent set containing it. The links
     still free are kept in order and filtered by each one taken (half of dpclo-fig9's links
@@ -1369,8 +1373,8 @@ def _maximal(p: _Problem, chosen: Sequence[int], order: Sequence[int]) -> Tuple[
     for k in out:
         blocked |= adj[k]
         blocked[k] = True
-    order = np.asarray(order, dtype=int)
-    free = order[~blocked[order]]
+    links = np.asarray(order, dtype=int)
+    free = links[~blocked[links]]
     while len(free):
         k = int(free[0])
         out.append(k)
@@ -1760,11 +1764,11 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             stopped = "interrupted" if halted else "time limit"
             break
         # the other heavy sets of the pricings, those that improve at the master's prices
-        for c in [candidate, extra] + [c for _, c in more or ()
-                                       if float(mu[list(c)].sum())
-                                       > sigma * (1.0 + TOLERANCE) + 1e-12]:
-            if c is not None:
-                c = _maximal(p, c, np.argsort(-mu, kind="stable"))
+        for heavy in [candidate, extra] + [c for _, c in more or ()
+                                           if float(mu[list(c)].sum())
+                                           > sigma * (1.0 + TOLERANCE) + 1e-12]:
+            if heavy is not None:
+                c = _maximal(p, heavy, np.argsort(-mu, kind="stable"))
                 if c not in known and c not in found:
                     found.append(c)
         if not found and not new_paths:

@@ -49,13 +49,14 @@ changes no global matplotlib state (backend, open figures) of a notebook that im
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import (Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple,
-                    Union)
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional,
+                    Sequence, Tuple, Union)
 
 from xlayer._extras import require
 
@@ -71,6 +72,9 @@ from xlayer.errors import XlayerError  # noqa: E402
 from xlayer.network import (MAX_MODEL_NODES, LinkModel, _wired_pairs,  # noqa: E402,F401
                             layout as _layout, link_model)
 from xlayer.results import read_csv_table, read_json_object  # noqa: E402
+
+if TYPE_CHECKING:  # matplotlib >= 3.8 names the line styles Line2D takes
+    from matplotlib.typing import LineStyleType
 
 __all__ = [
     "plot_folder",
@@ -559,19 +563,20 @@ def topology(nodes: pd.DataFrame, flows: pd.DataFrame, title: str = "topology",
                             else []) if centre_node in (a, b)), centre_node)
     reach: List[Tuple[float, float]] = []
     if centre_node in pos and centre_node not in apart:
-        for key, style, text in (("tx_range_m", "--", "reception range"),
-                                 ("cs_range_m", ":", "carrier-sense range")):
-            r = radio.get(key) if isinstance(radio, Mapping) else None
+        ranges: Tuple[Tuple[str, LineStyleType, str], ...] = (
+            ("tx_range_m", "--", "reception range"), ("cs_range_m", ":", "carrier-sense range"))
+        for range_field, range_style, text in ranges:
+            r = radio.get(range_field) if isinstance(radio, Mapping) else None
             if isinstance(r, (int, float)) and r > 0:
-                ax.add_patch(Circle(pos[centre_node], float(r), fill=False, linestyle=style,
+                ax.add_patch(Circle(pos[centre_node], float(r), fill=False, linestyle=range_style,
                                     edgecolor="#888888", linewidth=1, zorder=0.5))
                 cx0, cy0 = pos[centre_node]
                 reach += [(cx0 - r, cy0 - r), (cx0 + r, cy0 + r)]
-                legend.append(Line2D([], [], color="#888888", linestyle=style,
+                legend.append(Line2D([], [], color="#888888", linestyle=range_style,
                                      label=f"{text} of node {centre_node} ({r:g} m)"))
     # flows: routes hop by hop, flows sharing a link side by side
     routes = model.routes if model is not None else {}
-    styles = ["-", "--", "-.", ":"]
+    styles: List[LineStyleType] = ["-", "--", "-.", ":"]
     shown = 0
     lanes: Dict[Tuple[int, int], List[int]] = {}
     flow_ids = [int(f) for f in flows["flow"]] if "flow" in flows.columns else list(
@@ -733,7 +738,7 @@ def plan_figures(folder: PathLike,
                 out.append(PlotSpec(
                     f"metrics_vs_{_safe(path)}",
                     f"Run metrics against {path}: mean and 95 % confidence interval over seeds "
-                    "(other swept values pooled)", lambda path=path: metrics_vs(sweep, path)))
+                    "(other swept values pooled)", functools.partial(metrics_vs, sweep, path)))
             if not sweep.swept:
                 out.append(PlotSpec("metrics_by_stack", "Run metrics per stack: mean and 95 % "
                                     "confidence interval over seeds",
@@ -742,7 +747,7 @@ def plan_figures(folder: PathLike,
         for other in stacks[1:]:
             out.append(PlotSpec(f"scatter_{_safe(stacks[0])}_vs_{_safe(other)}",
                                 f"Per-flow throughput, {stacks[0]} against {other}",
-                                lambda other=other: stack_scatter(sweep, stacks[0], other)))
+                                functools.partial(stack_scatter, sweep, stacks[0], other)))
         if len(flows):
             out.append(PlotSpec("throughput_vs_hops", "Per-flow throughput against hop count",
                                 lambda: throughput_vs_hops(flows, order=order)))
@@ -796,9 +801,9 @@ def plan_figures(folder: PathLike,
 
             if on_load is not None:
                 on_load("solving the optimum")
-            judged = solve_oracle(folder)
-            fl = judged.flows.rename(columns={"measured_bps": "throughput_bps",
-                                              "rate_bps": "optimal_bps"})
+            run_judged = solve_oracle(folder)  # an OracleResult: a run folder's comparison
+            fl = run_judged.flows.rename(columns={"measured_bps": "throughput_bps",
+                                                  "rate_bps": "optimal_bps"})
             out.append(PlotSpec("measured_vs_optimal", "Per-flow throughput against the flow's "
                                 "rate in the proportional-fair optimum",
                                 lambda: measured_vs_optimal(fl, by=None)))

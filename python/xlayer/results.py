@@ -172,14 +172,19 @@ class CoreTable:
         return len(payload) // 8 if kind in ("i8", "f8") else len(payload)
 
     def _names(self) -> List[str]:
-        if not self.data:
+        """The column names, the known ``columns`` first (the column form, or an empty table)."""
+        data = self.data
+        if not data:
             return list(self.columns)
-        first = [c for c in self.columns if c in self.data]
-        return first + [c for c in self.data if c not in first]
+        assert isinstance(data, Mapping), "only a table in column form has column names here"
+        first = [c for c in self.columns if c in data]
+        return first + [c for c in data if c not in first]
 
     def _values(self, name: str) -> Sequence[Any]:
         """A column's values as Python numbers, strings or None (NaN where "f8" has none)."""
-        kind, payload = self.data[name]  # type: ignore[index]
+        data = self.data
+        assert isinstance(data, Mapping), "only a table in column form has columns here"
+        kind, payload = data[name]
         if kind not in ("i8", "f8"):
             return payload
         values = array.array("q" if kind == "i8" else "d", payload)
@@ -205,9 +210,11 @@ class CoreTable:
         if data and not isinstance(data, Mapping):
             return False
         names = self._names()
+        # the column form, or {} for an empty table in row form (which has no cells to write)
+        by_name: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
         cells: List[Sequence[str]] = []
-        for name in names if data else ():
-            kind, payload = data[name]
+        for name in names if by_name else ():
+            kind, payload = by_name[name]
             if kind == "i8":
                 cells.append([str(v) for v in self._values(name)])
             elif kind == "f8":

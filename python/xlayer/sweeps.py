@@ -126,10 +126,10 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
         origin = "sweep"
         folder = Path.cwd()
     else:
-        path = Path(source)
-        origin = str(path)
-        doc = plain_copy(load_toml_file(path, "a sweep file"), origin)
-        folder = path.parent
+        sweep_path = Path(source)
+        origin = str(sweep_path)
+        doc = plain_copy(load_toml_file(sweep_path, "a sweep file"), origin)
+        folder = sweep_path.parent
     unknown = sorted(set(doc) - set(SWEEP_FIELDS))
     if unknown:
         raise scenario_error(unknown[0], f"unknown sweep field; allowed: {list(SWEEP_FIELDS)}")
@@ -221,7 +221,7 @@ def load_sweep(source: Union[PathLike, Mapping[str, Any]],
     return spec
 
 
-def apply_overrides_to(scenario: Dict[str, Any], overrides: Any,
+def apply_overrides_to(scenario: Mapping[str, Any], overrides: Any,
                        where: str = "overrides") -> Dict[str, Any]:
     """A copy of ``scenario`` with ``overrides`` applied: ``KEY=VALUE`` strings (a list, or one
     string) as ``xlayer run --set`` takes them, or a mapping of dotted field paths to values
