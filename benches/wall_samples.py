@@ -20,10 +20,13 @@ known to about sqrt(p(1-p)/n): 200 samples give a 20 % share to 3 points).
     python benches/wall_samples.py                               # benches/dpclo-fig8.toml
     python benches/wall_samples.py scenarios/random-200.toml --samples 300
     python benches/wall_samples.py FILE.toml --binary target/line-tables/release/examples/run_scenario
+    python benches/wall_samples.py --set stack.preset=tcp-sack --set duration_s=100
     python benches/wall_samples.py --json
 
 gdb must be installed (a system tool, not a Python package); without it the script says so.
-A scenario variant (another stack, a shorter run) is a copy of the TOML with the field changed.
+``--set KEY=VALUE`` (repeatable) changes a field as ``xlayer run --set`` does: the scenario is
+then loaded by the installed package (``pip install .``), the overrides applied and its
+defaults filled in, and the runner reads it as JSON.
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
@@ -154,8 +158,6 @@ def sample(binary: pathlib.Path, scenario: pathlib.Path, count: int, seed: int,
     """``count`` attributed stack samples of ``binary scenario`` (restarted whenever it ends,
     each run sampled from ``skip_s`` seconds after its start), taken by gdb processes of
     :data:`BATCH` samples each."""
-    import tempfile
-
     rng = random.Random(seed)
     out: List[Optional[Sample]] = []
     proc: Optional[subprocess.Popen] = None
@@ -187,6 +189,24 @@ def sample(binary: pathlib.Path, scenario: pathlib.Path, count: int, seed: int,
     return out[:count]
 
 
+def with_overrides(scenario: pathlib.Path, overrides: List[str], folder: pathlib.Path
+                   ) -> pathlib.Path:
+    """``scenario`` with ``overrides`` applied, as the JSON the core reads, written into
+    ``folder`` (the scenario itself when there are none)."""
+    if not overrides:
+        return scenario
+    from xlayer.errors import XlayerError
+    from xlayer.scenario import load_scenario, normalize_scenario
+
+    try:
+        raw = normalize_scenario(load_scenario(scenario, overrides))
+    except XlayerError as e:
+        raise SystemExit(f"wall_samples: {e}")
+    out = folder / (scenario.stem + ".json")
+    out.write_text(json.dumps(raw, allow_nan=False))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -199,6 +219,8 @@ def main() -> int:
     ap.add_argument("--skip", type=float, default=0.5, metavar="S",
                     help="seconds of each run left unsampled (its set-up; default 0.5)")
     ap.add_argument("--top", type=int, default=25, help="functions printed (default 25)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="change a scenario field (repeatable), as xlayer run --set does")
     ap.add_argument("--json", action="store_true", help="print the shares as JSON")
     args = ap.parse_args()
     if args.samples < 1:
@@ -208,19 +230,23 @@ def main() -> int:
     scenario = pathlib.Path(args.scenario)
     if not scenario.is_file():
         ap.error(f"scenario {scenario} is not a file")
-    if shutil.which("gdb") is None:
-        raise SystemExit("wall_samples: gdb is not installed (it samples the stacks); install "
-                         "it with the system's package manager")
-    binary = pathlib.Path(args.binary) if args.binary else build(TARGET_DIR)
-    if not binary.is_file():
-        ap.error(f"--binary {binary} is not a file")
-    result = shares(sample(binary, scenario, args.samples, args.seed,
-                           progress=sys.stderr.isatty() and not args.json, skip_s=args.skip))
+    with tempfile.TemporaryDirectory() as tmp:
+        run = with_overrides(scenario, args.set, pathlib.Path(tmp))  # bad input first
+        if shutil.which("gdb") is None:
+            raise SystemExit("wall_samples: gdb is not installed (it samples the stacks); "
+                             "install it with the system's package manager")
+        binary = pathlib.Path(args.binary) if args.binary else build(TARGET_DIR)
+        if not binary.is_file():
+            ap.error(f"--binary {binary} is not a file")
+        result = shares(sample(binary, run, args.samples, args.seed,
+                               progress=sys.stderr.isatty() and not args.json,
+                               skip_s=args.skip))
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
     n = result["samples"][0]["total"]
-    print(f"{scenario}: {n} samples")
+    changed = f" ({', '.join(args.set)})" if args.set else ""
+    print(f"{scenario}{changed}: {n} samples")
     for title, key, limit in (("file", "by_file", None), ("function", "by_function", args.top),
                               ("line", "by_line", args.top),
                               ("handler path", "by_path", args.top)):

@@ -4,6 +4,7 @@ instants (README, "Where the wall time goes, sampled")."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -76,6 +77,28 @@ def test_a_missing_scenario_is_refused_naming_it(tmp_path):
     p = subprocess.run([sys.executable, str(BENCH), str(tmp_path / "nope.toml")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "nope.toml is not a file" in p.stderr
+
+
+def test_a_bad_override_is_refused_naming_the_field_before_anything_is_built():
+    p = subprocess.run([sys.executable, str(BENCH), "--set", "duration_s=-3",
+                        "--binary", "/nonexistent"], capture_output=True, text=True)
+    assert p.returncode == 1 and "duration_s" in p.stderr and "positive" in p.stderr
+
+
+def test_overrides_give_the_scenario_the_core_reads_as_json(tmp_path):
+    scenario = BENCH.parent / "dpclo-fig8.toml"
+    assert ws.with_overrides(scenario, [], tmp_path) == scenario
+    # 21 simulated seconds: the routing warm-up and the first second of flows.
+    changes = ["stack.preset=tcp-sack", "duration_s=21"]
+    out = ws.with_overrides(scenario, changes, tmp_path)
+    sc = json.loads(out.read_text())
+    assert out.suffix == ".json" and sc["duration_s"] == 21 and sc["stack"]["preset"] == "tcp-sack"
+    import xlayer
+
+    # What the runner builds from it is what xlayer runs with the same overrides.
+    a = xlayer.run(sc)
+    b = xlayer.run(str(scenario), overrides=changes)
+    assert a.summary["events"] == b.summary["events"] > 0
 
 
 @pytest.mark.skipif(shutil.which("gdb") is not None, reason="gdb is installed")
