@@ -59,8 +59,6 @@ MARK = "==xlayer-sample=="
 #: Samples per gdb process: it reads the runner's line tables once, then attaches, prints the
 #: stack and detaches this many times (0.3 s a sample instead of 1.5 s with a gdb each).
 BATCH = 50
-
-
 #: The event loop's frames: a sample's handler path starts below the innermost of them.
 LOOP = ("dispatch", "run_until")
 #: Handler frames kept in a sample's path, from the event loop inwards.
@@ -98,11 +96,13 @@ def attribute(backtrace: str) -> Optional[Sample]:
 
 
 def shares(samples: Iterable[Optional[Sample]]) -> Dict[str, List[Dict[str, Any]]]:
-    """Counts of the attributed samples by file, by function, by line and by handler path, with each
-    share and its standard error, most samples first; unattributed samples count in the total
-    as ``(elsewhere)``."""
+    """Counts of the attributed samples by file, by function, by line and by handler path, with
+    each share and its standard error, most samples first; unattributed samples count in the
+    total as ``(elsewhere)``."""
     items = list(samples)
     n = len(items)
+    if n == 0:
+        raise ValueError("no samples")
     by_file: collections.Counter = collections.Counter()
     by_function: collections.Counter = collections.Counter()
     by_path: collections.Counter = collections.Counter()
