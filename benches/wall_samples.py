@@ -24,9 +24,10 @@ known to about sqrt(p(1-p)/n): 200 samples give a 20 % share to 3 points).
     python benches/wall_samples.py --json
 
 gdb must be installed (a system tool, not a Python package); without it the script says so.
-``--set KEY=VALUE`` (repeatable) changes a field as ``xlayer run --set`` does: the scenario is
-then loaded by the installed package (``pip install .``), the overrides applied and its
-defaults filled in, and the runner reads it as JSON.
+``--set KEY=VALUE`` (repeatable) changes a field as ``xlayer run --set`` does: the installed
+package (``pip install .``) loads the scenario, applies the overrides and writes it out as TOML
+with every default filled in (``xlayer.scenario_to_toml``, what ``xlayer show`` prints), which
+the runner reads.
 """
 from __future__ import annotations
 
@@ -95,10 +96,10 @@ def attribute(backtrace: str) -> Optional[Sample]:
     return frames[0][0], frames[0][1], frames[0][2], path
 
 
-def shares(samples: Iterable[Optional[Sample]]) -> Dict[str, List[Dict[str, Any]]]:
-    """Counts of the attributed samples by file, by function, by line and by handler path, with
-    each share and its standard error, most samples first; unattributed samples count in the
-    total as ``(elsewhere)``."""
+def shares(samples: Iterable[Optional[Sample]]) -> Dict[str, Any]:
+    """The number of samples (``total``) and their counts by file, by function, by line and by
+    handler path, with each share and its standard error, most samples first; unattributed
+    samples count in the total as ``(elsewhere)``."""
     items = list(samples)
     n = len(items)
     if n == 0:
@@ -121,7 +122,7 @@ def shares(samples: Iterable[Optional[Sample]]) -> Dict[str, List[Dict[str, Any]
                         "stderr": math.sqrt(p * (1 - p) / n)})
         return out
 
-    return {"samples": [{"total": n}], "by_file": rows(by_file),
+    return {"total": n, "by_file": rows(by_file),
             "by_function": rows(by_function), "by_line": rows(by_line),
             "by_path": rows(by_path)}
 
@@ -186,24 +187,24 @@ def sample(binary: pathlib.Path, scenario: pathlib.Path, count: int, seed: int,
                 proc.wait()
             if progress:
                 print(file=sys.stderr)
-    return out[:count]
+    return out
 
 
 def with_overrides(scenario: pathlib.Path, overrides: List[str], folder: pathlib.Path
                    ) -> pathlib.Path:
-    """``scenario`` with ``overrides`` applied, as the JSON the core reads, written into
-    ``folder`` (the scenario itself when there are none)."""
+    """``scenario`` with ``overrides`` applied, validated and written as TOML into ``folder``
+    (the scenario itself when there are none)."""
     if not overrides:
         return scenario
     from xlayer.errors import XlayerError
-    from xlayer.scenario import load_scenario, normalize_scenario
+    from xlayer.scenario import load_scenario, scenario_to_toml
 
     try:
-        raw = normalize_scenario(load_scenario(scenario, overrides))
+        text = scenario_to_toml(load_scenario(scenario, overrides))
     except XlayerError as e:
         raise SystemExit(f"wall_samples: {e}")
-    out = folder / (scenario.stem + ".json")
-    out.write_text(json.dumps(raw, allow_nan=False))
+    out = folder / scenario.name
+    out.write_text(text)
     return out
 
 
@@ -244,7 +245,7 @@ def main() -> int:
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
-    n = result["samples"][0]["total"]
+    n = result["total"]
     changed = f" ({', '.join(args.set)})" if args.set else ""
     print(f"{scenario}{changed}: {n} samples")
     for title, key, limit in (("file", "by_file", None), ("function", "by_function", args.top),

@@ -1,7 +1,5 @@
 //! Runs a scenario file with the Rust core alone and prints the summary — for profiling the
 //! engine without Python (`cargo run --release --example run_scenario -- scenarios/mesh-7x7.toml`).
-//! A file ending in `.json` is read as the JSON form the Python package hands the core (every
-//! default filled in, overrides applied: `benches/wall_samples.py --set` writes one).
 
 use xlayer_core::{Simulation, Value};
 
@@ -14,12 +12,7 @@ fn main() {
         std::process::exit(2)
     });
     let t0 = std::time::Instant::now();
-    let built = if path.ends_with(".json") {
-        Simulation::from_json(&text)
-    } else {
-        Simulation::from_toml(&text)
-    };
-    let mut sim = built.unwrap_or_else(|e| {
+    let mut sim = Simulation::from_toml(&text).unwrap_or_else(|e| {
         eprintln!("{path}: {e}");
         std::process::exit(2)
     });
