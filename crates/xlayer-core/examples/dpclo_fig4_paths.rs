@@ -98,7 +98,7 @@ fn run_and_print(sim: &mut Simulation, etx: bool, dur: f64) {
         else {
             return;
         };
-        let hops = da.route(4).map(|r| r.next_hops.as_slice()).unwrap_or(&[]);
+        let hops = da.next_hops(4);
         a_via[match hops {
             [3] => 0,
             [1] => 1,

@@ -297,12 +297,10 @@ fn yen(g: &[Vec<(usize, f64)>], src: usize, dst: usize, k: usize) -> Vec<Vec<usi
 
 fn dsdv_route(sim: &Simulation, u: usize, d: u32) -> Option<(f64, Vec<u32>)> {
     let st = &sim.world.routing.proto().unwrap().nodes[u];
-    st.dsdv
-        .as_ref()
-        .unwrap()
-        .route(d)
-        .filter(|r| !r.next_hops.is_empty())
-        .map(|r| (r.metric, r.next_hops.clone()))
+    let dsdv = st.dsdv.as_ref().unwrap();
+    dsdv.route(d)
+        .filter(|_| !dsdv.next_hops(d).is_empty())
+        .map(|r| (r.metric, dsdv.next_hops(d).to_vec()))
 }
 
 #[test]

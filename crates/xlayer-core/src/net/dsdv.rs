@@ -185,10 +185,11 @@ struct Link {
 pub struct Route {
     /// Newest sequence number known (odd: broken).
     pub seq: u32,
-    /// The first of `next_hops` ([`NONE`]: none), read without the vector's block, which sits
-    /// elsewhere in memory: at every probe instant each route asks for its first next hop, and
-    /// that read missed the cache for a sixth of `on_links_changed`'s time in a 108-node run.
-    /// Only a derivation changes it ([`Dsdv::recompute`]).
+    /// The first of the next hops ([`NONE`]: none), read without [`Dsdv::hops`]: at every
+    /// probe instant each route asks for its first next hop, and that read (then from the
+    /// route's own `Vec`, elsewhere in memory) missed the cache for a sixth of
+    /// `on_links_changed`'s time in a 108-node run. Only a derivation changes it
+    /// ([`Dsdv::recompute`]).
     first: u32,
     /// The route's row in [`Dsdv::cells`], which is its index in [`Dsdv::routes`]: rows are in
     /// destination order, as routes are (a new destination moves the rows after it).
@@ -203,17 +204,21 @@ pub struct Route {
     /// `link cost + advertised metric` of the last of the next hops when all K are taken.
     last_total: f64,
     /// Feasibility distance (Babel, RFC 8966 §3.5.1): the least `(label, metric)` the route
-    /// has held, a newer number being less whatever the metric (kept through a break). An
-    /// advert is feasible, and can become a next hop, only below it ([`Route::feasible`]).
-    fd: (u32, f64),
+    /// has held, `(fd_seq, fd_metric)`, a newer number being less whatever the metric (kept
+    /// through a break). An advert is feasible, and can become a next hop, only below it
+    /// ([`Route::feasible`]). Two fields, so that the hop count fits in the tuple's padding.
+    fd_seq: u32,
+    /// How many next hops the route has (at most K; 0 when broken): the first `hop_count` of
+    /// its K places in [`Dsdv::hops`]. In this line because the derivations' shortcuts test it
+    /// for every advert they take ([`rechoose_others`], [`Dsdv::first_follows`]).
+    hop_count: u32,
+    fd_metric: f64,
     /// With K = 1: at most the least total (`link cost + advertised metric`) of every advert
     /// the route holds but its next hop's, finite or not, fresh or stale (−∞: not known).
     /// A derivation sets it, an advert heard can only lower it, a probe instant lowers it by
     /// the largest fall of a link cost ([`Dsdv::cost_follows`] skips its scan of the changed
     /// links when the next hop's new total stays below it).
     runner_up: f64,
-    /// The K best next hops, best first (empty when broken).
-    pub next_hops: Vec<u32>,
     pub dst: u32,
     /// When the newest sequence number was first heard, and its best metric so far.
     seq_first_heard: SimTime,
@@ -260,41 +265,56 @@ fn keep_least(kept: &mut Vec<(f64, u32)>, key: (f64, u32), n: usize) {
     kept[j] = key;
 }
 
-/// Appends the K − 1 others chosen in `kept` (best first) to `r.next_hops`, which holds the
-/// first or nothing, sets `last_total`, and marks the cells of all of them chosen (the caller
-/// cleared the old marks).
-fn take_others(r: &mut Route, row: &mut [Cell], slot_of: &[u32], k: usize, kept: &[(f64, u32)]) {
-    r.next_hops.extend(kept.iter().map(|&(_, v)| v));
-    r.last_total = if r.next_hops.len() == k && k > 1 {
+/// Appends the K − 1 others chosen in `kept` (best first) to the route's next hops (`hops`,
+/// its K places), which hold the first or nothing, sets `last_total`, and marks the cells of
+/// all of them chosen (the caller cleared the old marks).
+fn take_others(
+    r: &mut Route,
+    hops: &mut [u32],
+    row: &mut [Cell],
+    slot_of: &[u32],
+    k: usize,
+    kept: &[(f64, u32)],
+) {
+    debug_assert!(r.hop_count as usize + kept.len() <= k && hops.len() == k);
+    let mut n = r.hop_count as usize;
+    for &(_, v) in kept {
+        hops[n] = v;
+        n += 1;
+    }
+    r.hop_count = n as u32;
+    r.last_total = if r.hop_count as usize == k && k > 1 {
         kept[k - 2].0
     } else {
         f64::INFINITY
     };
     debug_assert!(row.iter().all(|c| !c.chosen), "a mark without its next hop");
-    for &v in &r.next_hops {
+    for &v in &hops[..r.hop_count as usize] {
         row[slot_of[v as usize] as usize].chosen = true;
     }
 }
 
-/// The K − 1 next hops after the first (`r.next_hops` holds the first, or nothing when the
-/// route is broken): downhill neighbours by total cost ([`keep_least`]), and the cells of all
-/// K marked chosen. `row` is the route's row of the table, `links` the link slots. The cells
-/// marked chosen are those of the route's next hops when this is called (the marks follow the
-/// next hops everywhere), so only theirs are cleared, not the whole row's.
+/// The K − 1 next hops after the first (`hops`, the route's K places, holds the first, or
+/// nothing when the route is broken): downhill neighbours by total cost ([`keep_least`]), and
+/// the cells of all K marked chosen. `row` is the route's row of the table, `links` the link
+/// slots. The cells marked chosen are those of the route's next hops when this is called (the
+/// marks follow the next hops everywhere), so only theirs are cleared, not the whole row's.
 fn choose_others(
     r: &mut Route,
+    hops: &mut [u32],
     row: &mut [Cell],
     links: &[Link],
     slot_of: &[u32],
     k: usize,
     kept: &mut Vec<(f64, u32)>,
 ) {
-    for &v in &r.next_hops {
+    for &v in &hops[..r.hop_count as usize] {
         row[slot_of[v as usize] as usize].chosen = false;
     }
-    r.next_hops.truncate(1);
+    r.hop_count = r.hop_count.min(1);
     kept.clear();
-    if let (Some(&nh), true) = (r.next_hops.first(), k > 1) {
+    if let (true, true) = (r.hop_count == 1, k > 1) {
+        let nh = hops[0];
         let (metric, seq) = (r.metric, r.seq);
         for (c, l) in row.iter().zip(links) {
             if c.present
@@ -308,7 +328,7 @@ fn choose_others(
             }
         }
     }
-    take_others(r, row, slot_of, k, kept);
+    take_others(r, hops, row, slot_of, k, kept);
 }
 
 /// The K − 1 next hops after the first, chosen again after one advert of the row changed (the
@@ -322,6 +342,7 @@ fn choose_others(
 #[allow(clippy::too_many_arguments)]
 fn rechoose_others(
     r: &mut Route,
+    hops: &mut [u32],
     row: &mut [Cell],
     links: &[Link],
     slot_of: &[u32],
@@ -337,7 +358,8 @@ fn rechoose_others(
         && c.seq.saturating_add(2) >= r.seq
         && l.cost.is_finite();
     let key = (l.cost + c.metric, l.nb);
-    let last = (r.next_hops.len() == k).then(|| (r.last_total, r.next_hops[k - 1]));
+    let n = r.hop_count as usize;
+    let last = (n == k).then(|| (r.last_total, hops[k - 1]));
     let within = candidate && last.is_none_or(|x| !before(x, key));
     if was && last.is_some() && !within {
         return false; // it leaves: the next of the row comes in
@@ -346,7 +368,7 @@ fn rechoose_others(
         return true; // it stays out
     }
     kept.clear();
-    for &v in &r.next_hops[1..] {
+    for &v in &hops[1..n] {
         if v != l.nb {
             let t = slot_of[v as usize] as usize;
             kept.push((links[t].cost + row[t].metric, v));
@@ -363,9 +385,11 @@ fn rechoose_others(
         kept.truncate(k - 1);
     }
     row[s].chosen = candidate;
-    r.next_hops.truncate(1);
-    r.next_hops.extend(kept.iter().map(|&(_, v)| v));
-    r.last_total = if r.next_hops.len() == k {
+    for (h, &(_, v)) in hops[1..].iter_mut().zip(kept.iter()) {
+        *h = v;
+    }
+    r.hop_count = 1 + kept.len() as u32;
+    r.last_total = if r.hop_count as usize == k {
         kept[k - 2].0
     } else {
         f64::INFINITY
@@ -378,17 +402,17 @@ impl Route {
     /// than it, or the same with a lower metric (RFC 8966 §3.5.1).
     #[inline]
     fn feasible(&self, seq: u32, metric: f64) -> bool {
-        seq > self.fd.0 || (seq == self.fd.0 && metric < self.fd.1)
+        seq > self.fd_seq || (seq == self.fd_seq && metric < self.fd_metric)
     }
 
     /// The route holds `metric` under the even number `seq`: the feasibility distance becomes
     /// the least of it and `(seq, metric)`.
     #[inline]
     fn note_fd(&mut self, seq: u32, metric: f64) {
-        if seq > self.fd.0 {
-            self.fd = (seq, metric);
-        } else if seq == self.fd.0 {
-            self.fd.1 = self.fd.1.min(metric);
+        if seq > self.fd_seq {
+            (self.fd_seq, self.fd_metric) = (seq, metric);
+        } else if seq == self.fd_seq {
+            self.fd_metric = self.fd_metric.min(metric);
         }
     }
 
@@ -533,6 +557,13 @@ pub struct Dsdv {
     /// with a column to spare); rows when a destination is first heard.
     cells: Vec<Cell>,
     stride: usize,
+    /// Every route's next hops, best first: K places a route, by row ([`Route::hop_count`] of
+    /// them taken). One dense array, walked in the rows' order as an update's entries are, where
+    /// each route's own `Vec` was a block of its own elsewhere in the heap: reading a route's
+    /// other next hops missed the cache (the line of `rechoose_others` that read them and the
+    /// one that tested their count were 8 % of the samples of DPCLO's first 100 s in
+    /// `benches/dpclo-fig8.toml`), and with K = 1 testing the count read the route's second line.
+    hops: Vec<u32>,
     /// When each cell's advert was heard, by column (`heard_rows` a column): every entry heard
     /// writes one, and an update's entries write down one column, so these writes stay
     /// sequential; a derivation reads them only when an advert may have expired.
@@ -599,6 +630,7 @@ impl Dsdv {
             by_dst: Vec::new(),
             cells: Vec::new(),
             stride: 0,
+            hops: Vec::new(),
             heard: Vec::new(),
             heard_rows: 0,
             last_sent: None,
@@ -643,6 +675,21 @@ impl Dsdv {
         self.index(dst).map(|i| &self.routes[i])
     }
 
+    /// The K best next hops of `route` (one of [`Dsdv::routes`]), best first (empty when
+    /// broken).
+    #[inline]
+    pub fn hops_of(&self, route: &Route) -> &[u32] {
+        let at = route.row as usize * self.params.k;
+        &self.hops[at..at + route.hop_count as usize]
+    }
+
+    /// The K best next hops to `dst`, best first (empty when there is no route or it is
+    /// broken).
+    #[inline]
+    pub fn next_hops(&self, dst: u32) -> &[u32] {
+        self.route(dst).map_or(&[], |r| self.hops_of(r))
+    }
+
     /// Best next hop to `dst`.
     #[inline]
     pub fn next_hop(&self, dst: u32) -> Option<u32> {
@@ -673,13 +720,14 @@ impl Dsdv {
                 dst,
                 seq: 0,
                 metric: f64::INFINITY,
-                next_hops: Vec::with_capacity(self.params.k),
+                hop_count: 0,
                 first: NONE,
                 row: i as u32,
                 oldest: now,
                 last_total: f64::INFINITY,
                 label: 0,
-                fd: (0, f64::INFINITY),
+                fd_seq: 0,
+                fd_metric: f64::INFINITY,
                 runner_up: f64::NEG_INFINITY,
                 seq_first_heard: now,
                 settling_ns: self.params.initial_settling.ns() as f64,
@@ -692,6 +740,8 @@ impl Dsdv {
         let at = i * self.stride;
         self.cells
             .splice(at..at, std::iter::repeat_n(EMPTY, self.stride));
+        let k = self.params.k;
+        self.hops.splice(i * k..i * k, std::iter::repeat_n(NONE, k));
         if rows >= self.heard_rows {
             // An eighth more room (and 4), not twice: 108 routes held 128 rows a column, and
             // DSDV's tables are most of what a 108-node run keeps in the cache (a denser
@@ -786,11 +836,12 @@ impl Dsdv {
             if r.only_others_by(now, timeout, k, (cost + metric, from), seq, metric) {
                 let links = &self.links[..];
                 let r = &mut self.routes[i];
+                let hops = &mut self.hops[row * k..(row + 1) * k];
                 let row = &mut self.cells[row * self.stride..row * self.stride + links.len()];
                 let was = old.is_some_and(|o| o.2);
                 let (slot_of, kept) = (&self.slot_of[..], &mut self.scratch);
-                if !rechoose_others(r, row, links, slot_of, k, slot, was, kept) {
-                    choose_others(r, row, links, slot_of, k, kept);
+                if !rechoose_others(r, hops, row, links, slot_of, k, slot, was, kept) {
+                    choose_others(r, hops, row, links, slot_of, k, kept);
                 } else {
                     #[cfg(test)]
                     {
@@ -867,7 +918,7 @@ impl Dsdv {
         r.note_fd(seq, total);
         r.metric = total;
         r.first = from;
-        r.next_hops[0] = from;
+        self.hops[r.row as usize * self.params.k] = from;
         self.route_changes += 1;
         true
     }
@@ -907,23 +958,27 @@ impl Dsdv {
         }
         let at = r.row as usize * self.stride;
         let row = &mut self.cells[at..at + links.len()];
+        let hops = &mut self.hops[r.row as usize * k..(r.row as usize + 1) * k];
         let slot_of = &self.slot_of[..];
         let below = |v: u32| row[slot_of[v as usize] as usize].metric < total;
-        if r.next_hops.len() == k {
-            if !r.next_hops[1..].iter().all(|&v| below(v)) {
+        let n = r.hop_count as usize;
+        if n == k {
+            if !hops[1..].iter().all(|&v| below(v)) {
                 return false;
             }
         } else {
-            let mut j = 1;
-            while j < r.next_hops.len() {
-                let s = slot_of[r.next_hops[j] as usize] as usize;
+            // Those that stay below it keep their order.
+            let mut kept = 1;
+            for j in 1..n {
+                let s = slot_of[hops[j] as usize] as usize;
                 if row[s].metric < total {
-                    j += 1;
+                    hops[kept] = hops[j];
+                    kept += 1;
                 } else {
                     row[s].chosen = false;
-                    r.next_hops.remove(j);
                 }
             }
+            r.hop_count = kept as u32;
         }
         if total < r.metric {
             let w = self.params.settling_weight;
@@ -1139,7 +1194,8 @@ impl Dsdv {
             let r = &self.routes[i];
             let at = r.row as usize * self.stride;
             let row = &self.cells[at..at + links.len()];
-            for &v in &r.next_hops[1..] {
+            let n = r.hop_count as usize;
+            for &v in &self.hops[r.row as usize * k + 1..r.row as usize * k + n] {
                 let s = slot_of[v as usize] as usize;
                 let (c, l) = (row[s], links[s]);
                 let key = (l.cost + c.metric, v);
@@ -1156,7 +1212,7 @@ impl Dsdv {
                 }
                 kept[j] = key;
             }
-            let last = (r.next_hops.len() == k).then(|| kept[k - 2]);
+            let last = (n == k).then(|| kept[k - 2]);
             for (c, l) in row.iter().zip(links) {
                 if !c.present
                     || c.chosen
@@ -1183,10 +1239,14 @@ impl Dsdv {
                 self.others_followed += 1;
             }
             let r = &mut self.routes[i];
-            for (hop, &(_, v)) in r.next_hops[1..].iter_mut().zip(&kept) {
+            let at = r.row as usize * k;
+            for (hop, &(_, v)) in self.hops[at + 1..at + r.hop_count as usize]
+                .iter_mut()
+                .zip(&kept)
+            {
                 *hop = v;
             }
-            if r.next_hops.len() == k {
+            if r.hop_count as usize == k {
                 r.last_total = kept[k - 2].0;
             }
         }
@@ -1211,6 +1271,7 @@ impl Dsdv {
         let r = &mut self.routes[i];
         let at = r.row as usize * self.stride;
         let row = &mut self.cells[at..at + links.len()];
+        let hops = &mut self.hops[r.row as usize * k..(r.row as usize + 1) * k];
         if r.oldest + timeout <= now {
             let mut oldest = now;
             let heard = self.heard[r.row as usize..].iter().step_by(self.heard_rows);
@@ -1243,7 +1304,7 @@ impl Dsdv {
         // the row is read once (a second pass for the others and a third clearing the row's
         // marks were most of a derivation's time in a 108-node run).
         let slot_of = &self.slot_of[..];
-        for &v in &r.next_hops {
+        for &v in &hops[..r.hop_count as usize] {
             row[slot_of[v as usize] as usize].chosen = false;
         }
         debug_assert!(row.iter().all(|c| !c.chosen), "a mark without its next hop");
@@ -1329,21 +1390,22 @@ impl Dsdv {
         // K best next hops: the route's, then downhill neighbours by total cost, as
         // [`choose_others`] chooses them (the candidates above are its, with the metric
         // and number now the route's).
-        r.next_hops.clear();
+        r.hop_count = 0;
         r.first = best.map_or(NONE, |(_, nh)| nh);
         r.runner_up = runner_up;
         let kept = &mut self.scratch;
         kept.clear();
         if let Some((_, nh)) = best {
-            r.next_hops.push(nh);
+            hops[0] = nh;
+            r.hop_count = 1;
             for &(key, m) in candidates.iter() {
                 if key.1 != nh && m < metric {
                     keep_least(kept, key, k - 1);
                 }
             }
         }
-        take_others(r, row, slot_of, k, kept);
-        let new_next = r.next_hops.first().copied();
+        take_others(r, hops, row, slot_of, k, kept);
+        let new_next = (r.first != NONE).then_some(r.first);
         if new_next != old_next {
             self.route_changes += 1;
             let hold = if new_next.is_none() {
@@ -1727,15 +1789,15 @@ mod tests {
     /// The text of a route (the fast one's or the reference's: the same fields) and its live
     /// adverts, compared by the tests below.
     macro_rules! describe {
-        ($r:expr, $live:expr) => {
+        ($r:expr, $fd:expr, $hops:expr, $live:expr) => {
             format!(
                 "dst {} seq {} label {} metric {} fd {:?} next {:?} first {:?} settling {} pending {:?} adverts {:?}",
                 $r.dst,
                 $r.seq,
                 $r.label,
                 $r.metric,
-                $r.fd,
-                $r.next_hops,
+                $fd,
+                $hops,
                 $r.seq_first_heard,
                 $r.settling_ns,
                 $r.pending,
@@ -1756,7 +1818,7 @@ mod tests {
             .map(|a| (a.0, a.1, a.2.to_bits(), a.3))
             .collect();
         live.sort_unstable();
-        describe!(r, live)
+        describe!(r, (r.fd_seq, r.fd_metric), fast.hops_of(r), live)
     }
 
     /// [`observable`] for the reference's route.
@@ -1768,7 +1830,7 @@ mod tests {
             .map(|a| (a.from, a.seq, a.metric.to_bits(), a.heard))
             .collect();
         live.sort_unstable();
-        describe!(r, live)
+        describe!(r, r.fd, &r.next_hops[..], live)
     }
 
     /// What [`against_reference`] saw: derivations run by the fast code and the reference, next
@@ -1905,10 +1967,10 @@ mod tests {
                 let r = &fast.routes[i];
                 assert_eq!(
                     (r.first != NONE).then_some(r.first),
-                    r.next_hops.first().copied(),
+                    fast.hops_of(r).first().copied(),
                     "{case}"
                 );
-                let mut hops = fast.routes[i].next_hops.clone();
+                let mut hops = fast.hops_of(r).to_vec();
                 hops.sort_unstable();
                 assert_eq!(fast.marked_chosen(i), hops, "{case}");
             }
@@ -1916,7 +1978,7 @@ mod tests {
             full_k += fast
                 .routes
                 .iter()
-                .filter(|r| r.next_hops.len() == k)
+                .filter(|r| fast.hops_of(r).len() == k)
                 .count();
             assert_eq!(
                 fast.take_route_changes(),
@@ -2204,7 +2266,7 @@ mod tests {
         d.on_update(t, 3, &[(9, 2, 6.0)], &etx); // via 3: 7, and uphill of our 3
         let r = d.route(9).unwrap();
         assert_eq!(r.metric, 3.0);
-        assert_eq!(r.next_hops, vec![2, 1]);
+        assert_eq!(d.hops_of(r), [2, 1]);
         // A newer sequence number supersedes older adverts even with a worse metric.
         d.on_update(t, 3, &[(9, 6, 6.0)], &etx);
         assert_eq!(d.next_hop(9), Some(3));
@@ -2222,7 +2284,7 @@ mod tests {
         d.on_links_changed(t, &silent);
         let r = d.route(5).unwrap();
         assert_eq!(
-            (r.seq, r.metric.is_infinite(), r.next_hops.len()),
+            (r.seq, r.metric.is_infinite(), d.hops_of(r).len()),
             (9, true, 0)
         );
         assert!(

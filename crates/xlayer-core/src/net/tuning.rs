@@ -128,10 +128,7 @@ impl NetView<'_> {
             return static_hop();
         };
         if let Some(d) = &st.dsdv {
-            return d
-                .route(dst)
-                .map(|r| r.next_hops.clone())
-                .unwrap_or_default();
+            return d.next_hops(dst).to_vec();
         }
         if let Some(o) = &st.olsr {
             return o.next_hop(dst).into_iter().collect();

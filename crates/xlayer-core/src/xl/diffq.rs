@@ -250,12 +250,12 @@ impl DiffqScheduler {
         if k < 2 {
             return None;
         }
-        let route = v.routing.proto()?.nodes[v.node as usize]
+        let hops = v.routing.proto()?.nodes[v.node as usize]
             .dsdv
             .as_ref()?
-            .route(dst)?;
-        let n = k.min(route.next_hops.len());
-        (n > 0).then(|| &route.next_hops[..n])
+            .next_hops(dst);
+        let n = k.min(hops.len());
+        (n > 0).then(|| &hops[..n])
     }
 
     /// The queue differential at `v.node` for `dst` (own queue `own`): eq. 1 against the

@@ -161,10 +161,8 @@ impl DpcloScheduler {
         let ks = &mut self.k[v.node as usize];
         let mut best: Option<(u32, u32, f64)> = None;
         for (dst, own) in v.queues.waiting() {
-            let Some(route) = dsdv.route(dst) else {
-                continue;
-            };
-            if route.next_hops.is_empty() {
+            let hops = dsdv.next_hops(dst);
+            if hops.is_empty() {
                 continue;
             }
             let slot = match ks.binary_search_by_key(&dst, |e| e.0) {
@@ -174,18 +172,16 @@ impl DpcloScheduler {
                     i
                 }
             };
-            let k = ks[slot].1.min(route.next_hops.len() as u32);
+            let k = ks[slot].1.min(hops.len() as u32);
             let k = adapt_k(
                 k,
-                route.next_hops[..k as usize]
-                    .iter()
-                    .map(|&j| theirs(j, dst)),
+                hops[..k as usize].iter().map(|&j| theirs(j, dst)),
                 self.l_lowmark,
                 self.l_highmark,
-                cap_k.min(route.next_hops.len() as u32),
+                cap_k.min(hops.len() as u32),
             );
             ks[slot].1 = k;
-            for &j in &route.next_hops[..k as usize] {
+            for &j in &hops[..k as usize] {
                 let Some(etx) = np.etx.etx(j) else {
                     continue;
                 };
