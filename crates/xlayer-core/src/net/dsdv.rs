@@ -178,8 +178,9 @@ struct Link {
 /// reads first: every entry of every update heard reads the route's number, first next hop,
 /// metric, oldest advert and K-th total ([`Route::unchanged_by`], [`Route::only_others_by`],
 /// [`Dsdv::first_follows`]), and so does every route at a probe instant
-/// ([`Dsdv::on_links_changed`]), so they share the first of its two lines (laid out by Rust,
-/// they were at both ends of a 120-byte route, two lines or three).
+/// ([`Dsdv::on_links_changed`]), so they share the first of its two lines with the count of
+/// next hops (laid out by Rust, they were at both ends of a 120-byte route, two lines or
+/// three). The next hops themselves are in [`Dsdv::hops`].
 #[derive(Debug, Clone)]
 #[repr(C, align(64))]
 pub struct Route {
