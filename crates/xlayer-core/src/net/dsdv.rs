@@ -314,7 +314,7 @@ fn choose_others(
     }
     r.hop_count = r.hop_count.min(1);
     kept.clear();
-    if let (true, true) = (r.hop_count == 1, k > 1) {
+    if r.hop_count == 1 && k > 1 {
         let nh = hops[0];
         let (metric, seq) = (r.metric, r.seq);
         for (c, l) in row.iter().zip(links) {
