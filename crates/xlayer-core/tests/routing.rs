@@ -298,9 +298,9 @@ fn yen(g: &[Vec<(usize, f64)>], src: usize, dst: usize, k: usize) -> Vec<Vec<usi
 fn dsdv_route(sim: &Simulation, u: usize, d: u32) -> Option<(f64, Vec<u32>)> {
     let st = &sim.world.routing.proto().unwrap().nodes[u];
     let dsdv = st.dsdv.as_ref().unwrap();
-    dsdv.route(d)
-        .filter(|_| !dsdv.next_hops(d).is_empty())
-        .map(|r| (r.metric, dsdv.next_hops(d).to_vec()))
+    let r = dsdv.route(d)?;
+    let hops = dsdv.hops_of(r);
+    (!hops.is_empty()).then(|| (r.metric, hops.to_vec()))
 }
 
 #[test]

@@ -266,6 +266,12 @@ fn keep_least(kept: &mut Vec<(f64, u32)>, key: (f64, u32), n: usize) {
     kept[j] = key;
 }
 
+/// The K places of row `row`'s next hops in [`Dsdv::hops`].
+#[inline]
+fn places(row: usize, k: usize) -> std::ops::Range<usize> {
+    row * k..(row + 1) * k
+}
+
 /// Appends the K − 1 others chosen in `kept` (best first) to the route's next hops (`hops`,
 /// its K places), which hold the first or nothing, sets `last_total`, and marks the cells of
 /// all of them chosen (the caller cleared the old marks).
@@ -680,8 +686,7 @@ impl Dsdv {
     /// broken).
     #[inline]
     pub fn hops_of(&self, route: &Route) -> &[u32] {
-        let at = route.row as usize * self.params.k;
-        &self.hops[at..at + route.hop_count as usize]
+        &self.hops[places(route.row as usize, self.params.k)][..route.hop_count as usize]
     }
 
     /// The K best next hops to `dst`, best first (empty when there is no route or it is
@@ -837,7 +842,7 @@ impl Dsdv {
             if r.only_others_by(now, timeout, k, (cost + metric, from), seq, metric) {
                 let links = &self.links[..];
                 let r = &mut self.routes[i];
-                let hops = &mut self.hops[row * k..(row + 1) * k];
+                let hops = &mut self.hops[places(row, k)];
                 let row = &mut self.cells[row * self.stride..row * self.stride + links.len()];
                 let was = old.is_some_and(|o| o.2);
                 let (slot_of, kept) = (&self.slot_of[..], &mut self.scratch);
@@ -959,7 +964,7 @@ impl Dsdv {
         }
         let at = r.row as usize * self.stride;
         let row = &mut self.cells[at..at + links.len()];
-        let hops = &mut self.hops[r.row as usize * k..(r.row as usize + 1) * k];
+        let hops = &mut self.hops[places(r.row as usize, k)];
         let slot_of = &self.slot_of[..];
         let below = |v: u32| row[slot_of[v as usize] as usize].metric < total;
         let n = r.hop_count as usize;
@@ -1196,7 +1201,7 @@ impl Dsdv {
             let at = r.row as usize * self.stride;
             let row = &self.cells[at..at + links.len()];
             let n = r.hop_count as usize;
-            for &v in &self.hops[r.row as usize * k + 1..r.row as usize * k + n] {
+            for &v in &self.hops[places(r.row as usize, k)][1..n] {
                 let s = slot_of[v as usize] as usize;
                 let (c, l) = (row[s], links[s]);
                 let key = (l.cost + c.metric, v);
@@ -1240,11 +1245,8 @@ impl Dsdv {
                 self.others_followed += 1;
             }
             let r = &mut self.routes[i];
-            let at = r.row as usize * k;
-            for (hop, &(_, v)) in self.hops[at + 1..at + r.hop_count as usize]
-                .iter_mut()
-                .zip(&kept)
-            {
+            let hops = &mut self.hops[places(r.row as usize, k)][1..r.hop_count as usize];
+            for (hop, &(_, v)) in hops.iter_mut().zip(&kept) {
                 *hop = v;
             }
             if r.hop_count as usize == k {
@@ -1272,7 +1274,7 @@ impl Dsdv {
         let r = &mut self.routes[i];
         let at = r.row as usize * self.stride;
         let row = &mut self.cells[at..at + links.len()];
-        let hops = &mut self.hops[r.row as usize * k..(r.row as usize + 1) * k];
+        let hops = &mut self.hops[places(r.row as usize, k)];
         if r.oldest + timeout <= now {
             let mut oldest = now;
             let heard = self.heard[r.row as usize..].iter().step_by(self.heard_rows);
