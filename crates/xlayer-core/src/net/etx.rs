@@ -62,11 +62,47 @@ impl Default for EtxParams {
     }
 }
 
+/// The sequence numbers of a neighbour's probes heard within the window.
+///
+/// Probes arrive in order, so the numbers are a bit mask below the last one heard
+/// ([`Neighbour::last_seq`]): bit `k` is number `last_seq − k`. An estimator touches the mask
+/// in the neighbour's own record, where a list of numbers was a block elsewhere in the heap (a
+/// second cache miss of every probe heard). A number that would fall off the mask's 64 bits,
+/// or one older than the last heard, turns the neighbour's record into the list of numbers
+/// (in arrival order) for as long as it stays a neighbour: the window is then that list's, as
+/// it always was, exactly.
+#[derive(Debug, Clone)]
+enum Heard {
+    Bits(u64),
+    /// Boxed: the rare form costs the record 8 bytes, not a deque's 32 (records of 48 bytes).
+    #[allow(clippy::box_collection)]
+    List(Box<VecDeque<u32>>),
+}
+
+impl Heard {
+    /// How many numbers it holds.
+    #[inline]
+    fn len(&self) -> usize {
+        match self {
+            Heard::Bits(m) => m.count_ones() as usize,
+            Heard::List(l) => l.len(),
+        }
+    }
+
+    /// The list of the numbers of `Bits(mask)` below `last`, ascending.
+    fn listed(mask: u64, last: u32) -> VecDeque<u32> {
+        (0..64u32)
+            .rev()
+            .filter(|&k| mask >> k & 1 == 1)
+            .map(|k| last.wrapping_sub(k))
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Neighbour {
-    pub id: u32,
-    /// Sequence numbers of its probes heard within the window, ascending.
-    heard: VecDeque<u32>,
+    /// Its probes' numbers heard within the window.
+    heard: Heard,
     /// Its last sequence number heard, and when.
     last_seq: u32,
     last_heard: SimTime,
@@ -82,10 +118,11 @@ pub struct Neighbour {
 pub struct Etx {
     pub params: EtxParams,
     seq: u32,
-    /// Sorted by id.
+    /// The neighbours' ids, ascending: a probe heard finds its sender in a line or two, apart
+    /// from the records.
+    ids: Vec<u32>,
+    /// Their records, in the order of `ids`.
     neighbours: Vec<Neighbour>,
-    /// Pool of emptied arrival buffers, reused so steady state allocates nothing.
-    spare: Vec<VecDeque<u32>>,
 }
 
 impl Etx {
@@ -93,8 +130,8 @@ impl Etx {
         Etx {
             params,
             seq: 0,
+            ids: Vec::new(),
             neighbours: Vec::new(),
-            spare: Vec::new(),
         }
     }
 
@@ -121,39 +158,48 @@ impl Etx {
         // A probe is overdue only once the longest jittered period has passed.
         let period = (self.params.probe_period.ns() as f64 * (1.0 + self.params.jitter)) as u64;
         let before = self.neighbours.len();
-        let spare = &mut self.spare;
-        self.neighbours.retain_mut(|nb| {
+        let mut kept = 0;
+        for i in 0..self.neighbours.len() {
+            let nb = &mut self.neighbours[i];
             if nb.last_heard + w <= now {
-                nb.heard.clear();
-                spare.push(std::mem::take(&mut nb.heard));
-                return false;
+                continue;
             }
             let missed = ((now - nb.last_heard).ns() / period.max(1)) as u32;
-            let newest = nb.last_seq.wrapping_add(missed);
-            while nb
-                .heard
-                .front()
-                .is_some_and(|&s| newest.wrapping_sub(s) >= n)
-            {
-                nb.heard.pop_front();
+            match &mut nb.heard {
+                // Number `last_seq − k` is `missed + k` behind the newest: kept below `n`.
+                Heard::Bits(m) => {
+                    let keep = n.saturating_sub(missed);
+                    if keep < 64 {
+                        *m &= (1u64 << keep) - 1;
+                    }
+                }
+                Heard::List(l) => {
+                    let newest = nb.last_seq.wrapping_add(missed);
+                    while l.front().is_some_and(|&s| newest.wrapping_sub(s) >= n) {
+                        l.pop_front();
+                    }
+                }
             }
-            true
-        });
-        before != self.neighbours.len()
+            self.neighbours.swap(kept, i);
+            self.ids.swap(kept, i);
+            kept += 1;
+        }
+        self.neighbours.truncate(kept);
+        self.ids.truncate(kept);
+        before != kept
     }
 
     /// Probe `seq` from `from` arrived; `reported` is how many of our probes it says it heard
     /// (`None` if the probe carried no entry readable for us).
     pub fn on_probe(&mut self, now: SimTime, from: u32, seq: u32, reported: Option<u32>) {
-        let i = match self.neighbours.binary_search_by_key(&from, |n| n.id) {
+        let i = match self.ids.binary_search(&from) {
             Ok(i) => i,
             Err(i) => {
-                let heard = self.spare.pop().unwrap_or_default();
+                self.ids.insert(i, from);
                 self.neighbours.insert(
                     i,
                     Neighbour {
-                        id: from,
-                        heard,
+                        heard: Heard::Bits(0),
                         last_seq: seq,
                         last_heard: now,
                         reported: 0,
@@ -165,10 +211,27 @@ impl Etx {
             }
         };
         let nb = &mut self.neighbours[i];
-        if nb.heard.back().is_some_and(|&s| s == seq) {
-            return; // a duplicate
+        // As a list: a duplicate of the last number heard is dropped, any other appended.
+        if let Heard::Bits(m) = nb.heard {
+            let d = seq.wrapping_sub(nb.last_seq);
+            if seq == nb.last_seq {
+                if m & 1 == 1 {
+                    return; // a duplicate
+                }
+                nb.heard = Heard::Bits(m | 1);
+            } else if seq > nb.last_seq && (d >= 64 && m == 0 || d < 64 && m >> (64 - d) == 0) {
+                nb.heard = Heard::Bits(m.checked_shl(d).unwrap_or(0) | 1);
+            } else {
+                let mut l = Heard::listed(m, nb.last_seq);
+                l.push_back(seq);
+                nb.heard = Heard::List(Box::new(l));
+            }
+        } else if let Heard::List(l) = &mut nb.heard {
+            if l.back().is_some_and(|&s| s == seq) {
+                return; // a duplicate
+            }
+            l.push_back(seq);
         }
-        nb.heard.push_back(seq);
         nb.last_seq = seq;
         nb.last_heard = now;
         if let Some(r) = reported {
@@ -212,13 +275,18 @@ impl Etx {
     pub fn probe_entries(&mut self, now: SimTime, out: &mut Vec<(u32, u32)>) {
         self.prune(now);
         out.clear();
-        out.extend(self.neighbours.iter().map(|n| (n.id, n.heard.len() as u32)));
+        out.extend(
+            self.ids
+                .iter()
+                .zip(&self.neighbours)
+                .map(|(&id, n)| (id, n.heard.len() as u32)),
+        );
     }
 
     /// ETX to `nb`: `None` if it is not a neighbour or its link is unusable.
     pub fn etx(&self, nb: u32) -> Option<f64> {
-        self.neighbours
-            .binary_search_by_key(&nb, |n| n.id)
+        self.ids
+            .binary_search(&nb)
             .ok()
             .map(|i| self.neighbours[i].etx)
             .filter(|e| e.is_finite())
@@ -226,15 +294,16 @@ impl Etx {
 
     /// Usable neighbours and their ETX, by id.
     pub fn links(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
-        self.neighbours
+        self.ids
             .iter()
-            .filter(|n| n.etx.is_finite())
-            .map(|n| (n.id, n.etx))
+            .zip(&self.neighbours)
+            .filter(|(_, n)| n.etx.is_finite())
+            .map(|(&id, n)| (id, n.etx))
     }
 
     /// Every neighbour heard in the window, by id (usable or not).
     pub fn heard(&self) -> impl Iterator<Item = u32> + '_ {
-        self.neighbours.iter().map(|n| n.id)
+        self.ids.iter().copied()
     }
 
     /// Every neighbour heard in the window and the share of its probes heard here (the
@@ -243,16 +312,17 @@ impl Etx {
     /// (`crate::xl::more`).
     pub fn deliveries(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
         let expected = self.expected() as f64;
-        self.neighbours
+        self.ids
             .iter()
-            .map(move |n| (n.id, (n.heard.len() as f64 / expected).min(1.0)))
+            .zip(&self.neighbours)
+            .map(move |(&id, n)| (id, (n.heard.len() as f64 / expected).min(1.0)))
     }
 
     /// The delivery ratio of the link from `nb` to this node ([`Etx::deliveries`]); `None` if
     /// `nb` was not heard in the window.
     pub fn delivery_from(&self, nb: u32) -> Option<f64> {
-        self.neighbours
-            .binary_search_by_key(&nb, |n| n.id)
+        self.ids
+            .binary_search(&nb)
             .ok()
             .map(|i| (self.neighbours[i].heard.len() as f64 / self.expected() as f64).min(1.0))
     }
@@ -310,6 +380,100 @@ mod tests {
         let mean = s.iter().sum::<f64>() / s.len() as f64;
         let truth = 1.0 / (0.9 * 0.7);
         assert!((mean / truth - 1.0).abs() < 0.1, "{mean} vs {truth}");
+    }
+
+    /// The window as a list of the numbers heard, in arrival order (what [`Heard`] stands for).
+    struct ListWindow {
+        heard: VecDeque<u32>,
+        last_seq: u32,
+        last_heard: SimTime,
+    }
+
+    /// Probes arriving in order with gaps, repeats, jumps past the mask's 64 bits and
+    /// (rarely) an older number: every count the estimator reports, as a probe entry and as a
+    /// delivery ratio, is the list's, pruned the same way.
+    #[test]
+    fn the_window_as_bits_counts_what_the_list_of_numbers_heard_counts() {
+        let params = EtxParams::default();
+        let (n, w) = (10, params.window);
+        let period = (params.probe_period.ns() as f64 * (1.0 + params.jitter)) as u64;
+        let mut rng = stream(3, 0, "test");
+        let mut e = Etx::new(params);
+        let mut lists: Vec<Option<ListWindow>> = (0..4).map(|_| None).collect();
+        let (mut t, mut seqs) = (SimTime::ZERO, [0u32; 4]);
+        let mut out = vec![];
+        let (mut bits_seen, mut lists_seen) = (0, 0);
+        for step in 0..20_000 {
+            // Now and then a silence longer than the window: every neighbour expires.
+            let gap = if rng.gen_range(0..200) == 0 {
+                12.0
+            } else {
+                rng.gen_range(0.05..0.6)
+            };
+            t += SimTime::from_secs_f64(gap);
+            let from = rng.gen_range(0..4u32);
+            let s = &mut seqs[from as usize];
+            *s = match rng.gen_range(0..1000) {
+                0..=599 => *s + 1,
+                600..=849 => *s + rng.gen_range(2..5),
+                850..=989 => *s,
+                990..=994 => *s + rng.gen_range(60..80),
+                _ => s.saturating_sub(rng.gen_range(1..4)),
+            };
+            let seq = *s;
+            e.on_probe(t, from, seq, Some(1));
+            let l = lists[from as usize].get_or_insert_with(|| ListWindow {
+                heard: VecDeque::new(),
+                last_seq: seq,
+                last_heard: t,
+            });
+            if l.heard.back() != Some(&seq) {
+                l.heard.push_back(seq);
+                l.last_seq = seq;
+                l.last_heard = t;
+            }
+            // Between prunes too (MORE reads the delivery ratios then).
+            let i = e.ids.binary_search(&from).unwrap();
+            assert_eq!(e.neighbours[i].heard.len(), l.heard.len(), "at step {step}");
+            match e.neighbours[i].heard {
+                Heard::Bits(_) => bits_seen += 1,
+                Heard::List(_) => lists_seen += 1,
+            }
+            if step % 3 == 0 {
+                e.probe_entries(t, &mut out);
+                for l in lists.iter_mut() {
+                    let Some(lw) = l else { continue };
+                    if lw.last_heard + w <= t {
+                        *l = None;
+                        continue;
+                    }
+                    let missed = ((t - lw.last_heard).ns() / period) as u32;
+                    let newest = lw.last_seq.wrapping_add(missed);
+                    while lw
+                        .heard
+                        .front()
+                        .is_some_and(|&s| newest.wrapping_sub(s) >= n)
+                    {
+                        lw.heard.pop_front();
+                    }
+                }
+                let want: Vec<(u32, u32)> = lists
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(id, l)| l.as_ref().map(|l| (id as u32, l.heard.len() as u32)))
+                    .collect();
+                assert_eq!(out, want, "at step {step}");
+                for &(id, c) in &want {
+                    let d = e.delivery_from(id).unwrap();
+                    assert_eq!(d, (c as f64 / n as f64).min(1.0), "at step {step}");
+                }
+            }
+        }
+        // Both forms were exercised.
+        assert!(
+            bits_seen > 5_000 && lists_seen > 1_000,
+            "{bits_seen} {lists_seen}"
+        );
     }
 
     #[test]
