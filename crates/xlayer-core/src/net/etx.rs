@@ -123,6 +123,9 @@ pub struct Etx {
     ids: Vec<u32>,
     /// Their records, in the order of `ids`.
     neighbours: Vec<Neighbour>,
+    /// The instant of the last prune while no probe has been heard since: pruning again at
+    /// that instant changes nothing (a probe instant prunes, then lists the probe's entries).
+    pruned_at: Option<SimTime>,
 }
 
 impl Etx {
@@ -132,6 +135,7 @@ impl Etx {
             seq: 0,
             ids: Vec::new(),
             neighbours: Vec::new(),
+            pruned_at: None,
         }
     }
 
@@ -154,6 +158,10 @@ impl Etx {
 
     /// Drops sequence numbers that fell out of the window, and neighbours silent for a window.
     fn prune(&mut self, now: SimTime) -> bool {
+        if self.pruned_at == Some(now) {
+            return false;
+        }
+        self.pruned_at = Some(now);
         let (w, n) = (self.params.window, self.expected());
         // A probe is overdue only once the longest jittered period has passed.
         let period = (self.params.probe_period.ns() as f64 * (1.0 + self.params.jitter)) as u64;
@@ -192,6 +200,8 @@ impl Etx {
     /// Probe `seq` from `from` arrived; `reported` is how many of our probes it says it heard
     /// (`None` if the probe carried no entry readable for us).
     pub fn on_probe(&mut self, now: SimTime, from: u32, seq: u32, reported: Option<u32>) {
+        // A probe moves the window: the next prune must look again, even at this instant.
+        self.pruned_at = None;
         let i = match self.ids.binary_search(&from) {
             Ok(i) => i,
             Err(i) => {
@@ -403,6 +413,24 @@ mod tests {
         let (mut t, mut seqs) = (SimTime::ZERO, [0u32; 4]);
         let mut out = vec![];
         let (mut bits_seen, mut lists_seen) = (0, 0);
+        let prune_lists = |lists: &mut Vec<Option<ListWindow>>, t: SimTime| {
+            for l in lists.iter_mut() {
+                let Some(lw) = l else { continue };
+                if lw.last_heard + w <= t {
+                    *l = None;
+                    continue;
+                }
+                let missed = ((t - lw.last_heard).ns() / period) as u32;
+                let newest = lw.last_seq.wrapping_add(missed);
+                while lw
+                    .heard
+                    .front()
+                    .is_some_and(|&s| newest.wrapping_sub(s) >= n)
+                {
+                    lw.heard.pop_front();
+                }
+            }
+        };
         for step in 0..20_000 {
             // Now and then a silence longer than the window: every neighbour expires.
             let gap = if rng.gen_range(0..200) == 0 {
@@ -421,6 +449,12 @@ mod tests {
                 _ => s.saturating_sub(rng.gen_range(1..4)),
             };
             let seq = *s;
+            // Every fifth step a probe instant's prune comes first, at the same instant: the
+            // prune after the probe must look again.
+            if step % 5 == 0 {
+                e.probe_entries(t, &mut out);
+                prune_lists(&mut lists, t);
+            }
             e.on_probe(t, from, seq, Some(1));
             let l = lists[from as usize].get_or_insert_with(|| ListWindow {
                 heard: VecDeque::new(),
@@ -441,22 +475,7 @@ mod tests {
             }
             if step % 3 == 0 {
                 e.probe_entries(t, &mut out);
-                for l in lists.iter_mut() {
-                    let Some(lw) = l else { continue };
-                    if lw.last_heard + w <= t {
-                        *l = None;
-                        continue;
-                    }
-                    let missed = ((t - lw.last_heard).ns() / period) as u32;
-                    let newest = lw.last_seq.wrapping_add(missed);
-                    while lw
-                        .heard
-                        .front()
-                        .is_some_and(|&s| newest.wrapping_sub(s) >= n)
-                    {
-                        lw.heard.pop_front();
-                    }
-                }
+                prune_lists(&mut lists, t);
                 let want: Vec<(u32, u32)> = lists
                     .iter()
                     .enumerate()
