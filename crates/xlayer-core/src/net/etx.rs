@@ -222,25 +222,30 @@ impl Etx {
         };
         let nb = &mut self.neighbours[i];
         // As a list: a duplicate of the last number heard is dropped, any other appended.
-        if let Heard::Bits(m) = nb.heard {
-            let d = seq.wrapping_sub(nb.last_seq);
-            if seq == nb.last_seq {
-                if m & 1 == 1 {
+        match &mut nb.heard {
+            Heard::Bits(m) if seq == nb.last_seq => {
+                if *m & 1 == 1 {
                     return; // a duplicate
                 }
-                nb.heard = Heard::Bits(m | 1);
-            } else if seq > nb.last_seq && (d >= 64 && m == 0 || d < 64 && m >> (64 - d) == 0) {
-                nb.heard = Heard::Bits(m.checked_shl(d).unwrap_or(0) | 1);
-            } else {
-                let mut l = Heard::listed(m, nb.last_seq);
+                *m |= 1;
+            }
+            // A newer number whose shift pushes no heard one off the mask.
+            Heard::Bits(m)
+                if seq > nb.last_seq && (*m == 0 || m.leading_zeros() >= seq - nb.last_seq) =>
+            {
+                *m = m.checked_shl(seq - nb.last_seq).unwrap_or(0) | 1;
+            }
+            Heard::Bits(m) => {
+                let mut l = Heard::listed(*m, nb.last_seq);
                 l.push_back(seq);
                 nb.heard = Heard::List(Box::new(l));
             }
-        } else if let Heard::List(l) = &mut nb.heard {
-            if l.back().is_some_and(|&s| s == seq) {
-                return; // a duplicate
+            Heard::List(l) => {
+                if l.back().is_some_and(|&s| s == seq) {
+                    return; // a duplicate
+                }
+                l.push_back(seq);
             }
-            l.push_back(seq);
         }
         nb.last_seq = seq;
         nb.last_heard = now;
