@@ -4,7 +4,9 @@ one in one line; the test extra brings every extra (the README's test command st
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -141,3 +143,74 @@ def test_the_python_api_raises_an_import_error_naming_the_extra(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("MissingExtraError True running a sweep needs Dask, pyarrow "
                                   "and SciPy, which are not installed")
+
+
+# ----------------------------------------------------------------------------------------------
+# The profile-guided build (build-backend/xlayer_build.py, scripts/pgo_profile.py)
+
+
+def _backend():
+    spec = importlib.util.spec_from_file_location("xlayer_build_under_test",
+                                                  REPO / "build-backend" / "xlayer_build.py")
+    if importlib.util.find_spec("maturin") is None:
+        pytest.skip("the build backend imports maturin (pip install '.[test]' brings it)")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _flags(update):
+    return update["CARGO_ENCODED_RUSTFLAGS"].split("\x1f")
+
+
+def test_the_build_hands_rustc_the_profile_and_keeps_the_callers_flags(tmp_path):
+    b = _backend()
+    profile = tmp_path / "a dir" / "xlayer.profdata"
+    profile.parent.mkdir()
+    profile.write_bytes(b"\xfflprofi\x81")
+    # Nothing set: the one flag, its path with a space still one argument.
+    assert _flags(b.pgo_env({}, profile, 19, 22)) == [f"-Cprofile-use={profile}"]
+    # The caller's RUSTFLAGS (split on spaces, as cargo splits them) come first.
+    update = b.pgo_env({"RUSTFLAGS": "-Ctarget-cpu=native  -Dwarnings"}, profile, 19, 19)
+    assert _flags(update) == ["-Ctarget-cpu=native", "-Dwarnings", f"-Cprofile-use={profile}"]
+    # An encoded form set by the caller is extended (cargo reads it before RUSTFLAGS).
+    update = b.pgo_env({"CARGO_ENCODED_RUSTFLAGS": "-Cfoo=a b", "RUSTFLAGS": "-Cignored"},
+                       profile, 19, 20)
+    assert _flags(update) == ["-Cfoo=a b", f"-Cprofile-use={profile}"]
+
+
+def test_the_build_goes_without_the_profile_when_it_cannot_or_is_told_not_to(tmp_path):
+    b = _backend()
+    profile = tmp_path / "xlayer.profdata"
+    profile.write_bytes(b"\xfflprofi\x81")
+    for off in ("0", "off", "No", "false "):
+        assert b.pgo_env({"XLAYER_PGO": off}, profile, 19, 22) == {}
+    assert b.pgo_env({"XLAYER_PGO": "1"}, profile, 19, 22) != {}
+    assert b.pgo_env({}, tmp_path / "missing.profdata", 19, 22) == {}
+    # rustc's LLVM older than the profile's cannot read it; unknown versions are not guessed.
+    assert b.pgo_env({}, profile, 19, 18) == {}
+    assert b.pgo_env({}, profile, None, 22) == {}
+    assert b.pgo_env({}, profile, 19, None) == {}
+    # Flags that already instrument or use a profile (scripts/pgo_profile.py's build) win.
+    assert b.pgo_env({"RUSTFLAGS": "-Cprofile-generate=/tmp/raw"}, profile, 19, 22) == {}
+    assert b.pgo_env({"CARGO_ENCODED_RUSTFLAGS": "-Cprofile-use=/x"}, profile, 19, 22) == {}
+
+
+def test_the_shipped_profile_is_an_llvm_profile_that_travels_with_the_source():
+    b = _backend()
+    # An indexed LLVM profile (not a truncated copy nor a Git LFS pointer) ...
+    assert b.PROFILE.read_bytes()[:8] == b"\xfflprofi\x81"
+    meta = json.loads(b.PROFILE_META.read_text())
+    assert isinstance(meta["llvm_major"], int) and meta["llvm_major"] >= 14
+    assert len(meta["commit"]) == 40
+    # ... in the source distribution, which builds with it as a checkout does.
+    included = [i["path"] for i in PYPROJECT["tool"]["maturin"]["include"]
+                if i.get("format") == "sdist"]
+    for name in ("xlayer.profdata", "xlayer.profdata.json"):
+        assert any(fnmatch.fnmatch(f"build-backend/{name}", pattern) for pattern in included)
+    # Where rustc's LLVM reads it, the build uses it.
+    rustc = b.rustc_llvm_major()
+    if rustc is None:
+        pytest.skip("no rustc")
+    update = b.pgo_env({}, b.PROFILE, meta["llvm_major"], rustc)
+    assert (update != {}) == (rustc >= meta["llvm_major"])
