@@ -10,6 +10,7 @@ LLVM that merged it) atomically. Then ``pip install .`` builds with it.
 
     python scripts/pgo_profile.py                  # the profile anew
     python scripts/pgo_profile.py --profdata PATH  # with this llvm-profdata
+    python scripts/pgo_profile.py --status         # how far the code has moved since the profile
 
 Run it after a change to the simulator's hot paths: the profile is matched to the code function
 by function, and a function changed since it was made is compiled as without a profile (its
@@ -94,14 +95,46 @@ def train() -> int:
     return 0
 
 
+def status() -> int:
+    """Prints the profile's commit and the Rust sources changed since it (each a file whose
+    changed functions now build as without a profile)."""
+    try:
+        meta = json.loads(META.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"pgo_profile: error: {META.relative_to(ROOT)}: {e}")
+    commit = meta.get("commit")
+    print(f"profile of {commit} ({meta.get('date')}, {meta.get('rustc')}, LLVM "
+          f"{meta.get('llvm_major')}){', crates modified then' if meta.get('crates_modified_since_commit') else ''}")
+    if not commit:
+        return 0
+    proc = subprocess.run(["git", "diff", "--numstat", commit, "--", "crates/*.rs",
+                           ":(exclude)crates/*/tests/*"],
+                          capture_output=True, text=True, cwd=ROOT)
+    if proc.returncode != 0:
+        raise SystemExit(f"pgo_profile: error: git diff against {commit}: {proc.stderr.strip()}")
+    rows = [line.split("\t") for line in proc.stdout.splitlines() if line.strip()]
+    if not rows:
+        print("no Rust source of the crates changed since: the profile matches the code")
+        return 0
+    print(f"{len(rows)} Rust source(s) changed since (lines added / removed); run "
+          "python scripts/pgo_profile.py if these are on the hot paths:")
+    for added, removed, path in rows:
+        print(f"  {path}: +{added} -{removed}")
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profdata", metavar="PATH", help="the llvm-profdata to merge with")
+    ap.add_argument("--status", action="store_true",
+                    help="print the profile's commit and the Rust sources changed since; make nothing")
     ap.add_argument("--train", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.train:
         return train()
+    if args.status:
+        return status()
 
     profdata, merger = find_profdata(args.profdata)
     rustc_out = subprocess.run(["rustc", "-vV"], capture_output=True, text=True,

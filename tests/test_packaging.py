@@ -214,3 +214,15 @@ def test_the_shipped_profile_is_an_llvm_profile_that_travels_with_the_source():
         pytest.skip("no rustc")
     update = b.pgo_env({}, b.PROFILE, meta["llvm_major"], rustc)
     assert (update != {}) == (rustc >= meta["llvm_major"])
+
+
+def test_the_profile_script_says_which_commit_the_profile_is_of_and_what_changed_since():
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("needs a git checkout")
+    meta = json.loads((REPO / "build-backend" / "xlayer.profdata.json").read_text())
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "pgo_profile.py"), "--status"],
+                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"profile of {meta['commit']}")
+    assert ("the profile matches the code" in lines[1]) or ("changed since" in lines[1])
