@@ -4,8 +4,10 @@
 On this project's shared machines one binary's wall time swings by a third and more within an
 hour, so two builds timed one after the other differ by the hour as much as by the code. Run at
 the same moment, one a core, both meet the same machine: the ratio of each pair's times is far
-steadier than either time (the twenty-sixth session: 10 pairs' ratios within ±8 % where single
-runs of one build ranged over 50 %). Each side is a folder holding an installed xlayer:
+steadier than either time (the twenty-sixth session: single runs of one build ranged over 50 %
+within an hour, while one build against itself gave medians of 1.046 and 0.973 over 8 pairs, so
+read a median within ±5 % of 1 as no difference). Each side is a folder holding an installed
+xlayer:
 
     pip install --no-deps --target /tmp/a .      # one build (XLAYER_PGO=0 for one without the profile)
     git stash; pip install --no-deps --target /tmp/b .; git stash pop   # the other
