@@ -59,9 +59,8 @@ def _one(site: pathlib.Path, args: argparse.Namespace) -> Dict[str, float]:
         raise SystemExit(f"ab: error: {' '.join(cmd)} in {site} failed: "
                          f"{proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}")
     out = json.loads(proc.stdout)
-    if args.scenario:
-        summary = out.get("summary", out)
-        return {pathlib.Path(args.scenario).stem: float(summary["wall_s"])}
+    if args.scenario:  # `xlayer run --json` prints the summary
+        return {pathlib.Path(args.scenario).stem: float(out["wall_s"])}
     return {row["stack"]: float(row["core_wall_s"]) for row in out}
 
 
@@ -88,11 +87,8 @@ def main(argv: List[str] | None = None) -> int:
     pairs: List[Dict[str, Dict[str, float]]] = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         for i in range(args.pairs):
-            # Each side starts first in turn, so neither always has the head start.
-            first, second = (a, b) if i % 2 == 0 else (b, a)
-            fa = pool.submit(_one, first, args)
-            fb = pool.submit(_one, second, args)
-            ra, rb = (fa.result(), fb.result()) if first == a else (fb.result(), fa.result())
+            fa, fb = pool.submit(_one, a, args), pool.submit(_one, b, args)
+            ra, rb = fa.result(), fb.result()
             pairs.append({"a": ra, "b": rb})
             print(f"  pair {i + 1}/{args.pairs}: " + ", ".join(
                 f"{k} {ra[k]:.3f} / {rb[k]:.3f} s" for k in ra), file=sys.stderr, flush=True)

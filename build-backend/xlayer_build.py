@@ -96,8 +96,6 @@ def _profile_llvm() -> Optional[int]:
 
 
 def _use_profile(announce: bool) -> None:
-    if not PROFILE.is_file() or os.environ.get("XLAYER_PGO", "").strip().lower() in PGO_OFF:
-        return
     update = pgo_env(os.environ, PROFILE, _profile_llvm(),
                      rustc_llvm_major(os.environ.get("RUSTC", "rustc")))
     if update and announce:

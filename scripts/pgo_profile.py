@@ -37,9 +37,16 @@ import time
 from typing import List, Optional, Tuple
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BACKEND = ROOT / "build-backend"
-PROFILE = BACKEND / "xlayer.profdata"
-META = BACKEND / "xlayer.profdata.json"
+sys.path.insert(0, str(ROOT / "build-backend"))
+try:
+    # The build backend's paths and its reading of rustc's LLVM (it imports maturin, which the
+    # instrumented build needs too: the test extra brings it).
+    import xlayer_build
+except ImportError as e:
+    raise SystemExit(f"pgo_profile: error: {e}: pip install maturin (the test extra brings it)")
+
+PROFILE = xlayer_build.PROFILE
+META = xlayer_build.PROFILE_META
 
 
 def profdata_major(tool: str) -> Optional[int]:
@@ -137,13 +144,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         return status()
 
     profdata, merger = find_profdata(args.profdata)
-    rustc_out = subprocess.run(["rustc", "-vV"], capture_output=True, text=True,
-                               check=True).stdout
-    rustc = rustc_out.splitlines()[0]
-    m = re.search(r"^LLVM version: (\d+)", rustc_out, re.M)
-    if m is None:
+    rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    rustc_llvm = xlayer_build.rustc_llvm_major()
+    if rustc_llvm is None:
         raise SystemExit(f"pgo_profile: error: rustc -vV names no LLVM version ({rustc})")
-    rustc_llvm = int(m.group(1))
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="xlayer-pgo-") as tmp:
         tmp_path = pathlib.Path(tmp)
@@ -153,10 +158,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                    CARGO_ENCODED_RUSTFLAGS=f"-Cprofile-generate={tmp_path / 'build-raw'}")
         env.pop("RUSTFLAGS", None)
         print(f"building the instrumented core (rustc {rustc_llvm}'s LLVM) ...", flush=True)
-        # maturin from this environment when it has it (the test extra brings it), else pip's.
-        isolation = ["--no-build-isolation"] if _has_maturin() else []
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *isolation,
-                        "-w", str(wheels), str(ROOT)], env=env, check=True)
+        # With this environment's maturin (imported above).
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                        "--no-build-isolation", "-w", str(wheels), str(ROOT)], env=env,
+                       check=True)
         wheel = next(wheels.glob("xlayer-*.whl"))
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                         "--target", str(site), str(wheel)], check=True)
@@ -200,12 +205,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"wrote {PROFILE.relative_to(ROOT)} ({size / 1e6:.2f} MB, LLVM {merger}) in "
           f"{time.perf_counter() - started:.0f} s; pip install . builds with it")
     return 0
-
-
-def _has_maturin() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("maturin") is not None
 
 
 if __name__ == "__main__":
