@@ -31,6 +31,10 @@ import subprocess
 import sys
 from typing import Dict, List
 
+# the machine line every benchmark of a wall-time target prints (benches/_machine.py)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _machine  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FIG8 = ROOT / "benches" / "dpclo_fig8.py"
 
@@ -77,6 +81,7 @@ def main(argv: List[str] | None = None) -> int:
     ap.add_argument("--scenario", metavar="TOML", help="time `xlayer run TOML` instead of dpclo-fig8")
     ap.add_argument("--json", action="store_true", help="print the pairs and ratios as JSON")
     args = ap.parse_args(argv)
+    _machine.announce()
     if args.pairs < 1:
         ap.error(f"--pairs must be at least 1, found {args.pairs}")
     if args.duration is not None and args.duration <= 0:

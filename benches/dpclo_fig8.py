@@ -48,6 +48,10 @@ import sys
 import time
 from typing import Any, Dict, List
 
+# the machine line every benchmark of a wall-time target prints (benches/_machine.py)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _machine  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "benches" / "dpclo-fig8.toml"
 #: The stacks DPCLO's Fig. 8 compares (`xlayer reproduce dpclo-fig8` runs the same three).
@@ -183,6 +187,7 @@ def main() -> int:
     ap.add_argument("--ll", default="1048576,16,64", metavar="SIZE,WAYS,LINE",
                     help="the simulated last-level cache for --counts (default 1048576,16,64)")
     args = ap.parse_args()
+    _machine.announce()
     stacks = [s.strip() for s in args.stacks.split(",") if s.strip()]
     if not stacks:
         ap.error("--stacks names no stack")

@@ -17,6 +17,10 @@ import pathlib
 import sys
 import time
 
+# the machine line every benchmark of a wall-time target prints (benches/_machine.py)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _machine  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -26,6 +30,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs; the fastest is reported (default 3)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args()
+    _machine.announce()
     try:
         import xlayer
     except ImportError:

@@ -33,7 +33,12 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import sys
 import time
+
+# the machine line every benchmark of a wall-time target prints (benches/_machine.py)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _machine  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCENARIOS = ("mesh-7x7", "dpclo-fig9", "dpclo-fig6", "dpclo-fig8", "more-testbed")
@@ -54,6 +59,7 @@ def main() -> int:
     ap.add_argument("--pricing-stats", action="store_true",
                     help="after each solve, the exact pricings' priced links and frontiers")
     args = ap.parse_args()
+    _machine.announce()
     import ast
 
     from xlayer import optimum as xo

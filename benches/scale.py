@@ -26,6 +26,10 @@ import sys
 import time
 from typing import Any, Dict
 
+# the machine line every benchmark of a wall-time target prints (benches/_machine.py)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import _machine  # noqa: E402
+
 HOPS = 3
 SPACING_M = 200.0
 
@@ -78,6 +82,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per size; the fastest is reported")
     ap.add_argument("--write-toml", metavar="DIR", help="write the scenarios as TOML into DIR and stop")
     args = ap.parse_args()
+    _machine.announce()
     sizes = [int(s) for s in args.nodes.split(",") if s]
     if args.write_toml:
         out = pathlib.Path(args.write_toml)

@@ -34,6 +34,10 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, NoReturn, Optional
 
+# the benchmarks' machine line (benches/_machine.py)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benches"))
+import _machine  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 SCENARIO = REPO / "scenarios" / "mesh-7x7.toml"
@@ -231,6 +235,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     help="run N pairs (ns-3, then xlayer) and report every pair's speed-up and "
                     "their median (default 1)")
     args = ap.parse_args(argv)
+    _machine.announce()
     if args.repeat < 1:
         fail(f"--repeat: must be at least 1, got {args.repeat}")
     if args.repeat > 1 and args.ns3_result is not None:
