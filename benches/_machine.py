@@ -54,7 +54,9 @@ def caches(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> List[str]
     """The data and unified caches cpu0 sees, lowest level first: "L1d 32 KiB",
     "L2 1 MiB a core", "L3 32 MiB shared by 2"."""
     out = []
-    for index in sorted(root.glob("index*")):
+    # index0, index1, ... in number order (a name sort puts index10 before index2)
+    indexes = [d for d in root.glob("index*") if d.name[5:].isdigit()]
+    for index in sorted(indexes, key=lambda d: int(d.name[5:])):
         level, kind, size = (_read(index / k) for k in ("level", "type", "size"))
         if level is None or kind is None or size is None or kind == "Instruction":
             continue
