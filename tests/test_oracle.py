@@ -246,10 +246,13 @@ def test_a_solver_failure_is_one_line_naming_the_way_out(monkeypatch, capsys):
 
     from xlayer.cli import main
 
+    from cvxpy.reductions.solvers.solving_chain import SolvingChain
+
     def fail(*args, **kwargs):
         raise cp.error.SolverError("Solver 'CLARABEL' failed.\nTry another solver")
 
-    monkeypatch.setattr(cp.Problem, "solve", fail)
+    # every Clarabel call, the first settings' and the retries' (xo.CLARABEL_RETRIES)
+    monkeypatch.setattr(SolvingChain, "solve_via_data", fail)
     assert main(["oracle", "scenarios/chain.toml"]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "--objective aggregate" in err, err
@@ -1079,3 +1082,90 @@ def test_a_stabilised_master_that_fails_gives_way_to_the_plain_one(monkeypatch):
     assert failed and got["stopped"] == "optimal"
     assert got["utility"] == pytest.approx(plain["utility"], abs=8 * xo.GAP_TOLERANCE)
     assert got["bound"] >= plain["utility"] - 1e-9 * abs(plain["utility"])
+
+
+class _CountingThread(xo.threading.Thread):
+    """A thread that counts how many were started (the solves xo.PARALLEL ran at once)."""
+    started = 0
+
+    def start(self):
+        type(self).started += 1
+        super().start()
+
+
+def _same_solve(a, b):
+    """Two OracleResults equal to the bit, but for the wall time of the solve."""
+    sa = {k: v for k, v in a.summary.items() if k != "solve_s"}
+    sb = {k: v for k, v in b.summary.items() if k != "solve_s"}
+    assert sa == sb
+    assert a.flows.equals(b.flows)
+    assert a.columns == b.columns
+
+
+@pytest.mark.parametrize("milp", [False, True], ids=["frontier", "milp"])
+def test_solves_run_at_once_give_the_results_of_one_after_the_other(milp, monkeypatch):
+    """xo.PARALLEL runs the plain and stabilised masters of an iteration (frontier pricing)
+    and the two exact pricings (MILP pricing, xo.FRONTIER_STATES = 0) in two threads; the
+    solve is the sequential one to the bit: the same rates, bound, gap, iterations and
+    columns in the same order."""
+    sc = _saturated_grid(4, 5, ((0, 19), (4, 15), (5, 9), (1, 18)))
+    m = xo.model(sc)
+    monkeypatch.setattr(xo, "ARC_LIMIT", 0)
+    if milp:
+        monkeypatch.setattr(xo, "FRONTIER_STATES", 0)
+    monkeypatch.setattr(xo.threading, "Thread", _CountingThread)
+    out = {}
+    for parallel in (False, True):
+        monkeypatch.setattr(xo, "PARALLEL", parallel)
+        _CountingThread.started = 0
+        out[parallel] = xo.solve(m, "proportional", "multipath")
+        assert (_CountingThread.started > 0) == parallel
+        assert out[parallel].summary["stopped"] == "optimal"
+    _same_solve(out[False], out[True])
+
+
+def test_a_stabilised_master_failing_beside_the_plain_one_gives_way_to_it(monkeypatch):
+    """When Clarabel fails on the stabilised master solved at once with the plain one
+    (xo.PARALLEL), the plain one's value stands, the next master is unstabilised, and the
+    solve reaches the optimum of the sequential one; a failing plain master beside it is
+    skipped as before."""
+    import cvxpy as cp
+
+    sc = _saturated_grid(3, 4, ((0, 11), (3, 8), (4, 7), (1, 10)))
+    m = xo.model(sc)
+    monkeypatch.setattr(xo, "ARC_LIMIT", 0)
+    plain = xo.solve(m, "proportional", "multipath").summary
+    real = xo._clarabel
+    real_solve = cp.Problem.solve
+    real_pair = xo._solve_conic
+    in_pair = []
+
+    def tracking(masters):
+        in_pair.append(len(masters) > 1)
+        try:
+            return real_pair(masters)
+        finally:
+            in_pair.pop()
+
+    monkeypatch.setattr(xo, "_solve_conic", tracking)
+    for which in ("stabilised", "plain"):
+        failed = []
+
+        def flaky(c):
+            if in_pair[-1] and c.stab == (which == "stabilised") and len(failed) < 2:
+                failed.append(c)
+                c.solution = cp.error.SolverError("Solver 'CLARABEL' failed.")
+                return
+            real(c)
+
+        def no_retry(prob, *args, **kwargs):  # the retries of a failed master fail too
+            if any(c.prob is prob for c in failed):
+                raise cp.error.SolverError("Solver 'CLARABEL' failed.")
+            return real_solve(prob, *args, **kwargs)
+
+        monkeypatch.setattr(xo, "_clarabel", flaky)
+        monkeypatch.setattr(cp.Problem, "solve", no_retry)
+        got = xo.solve(m, "proportional", "multipath").summary
+        assert failed and got["stopped"] == "optimal", which
+        assert got["utility"] == pytest.approx(plain["utility"], abs=8 * xo.GAP_TOLERANCE)
+        assert got["bound"] >= plain["utility"] - 1e-9 * abs(plain["utility"])

@@ -72,6 +72,7 @@ import heapq
 import json
 import math
 import os
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -268,6 +269,20 @@ PRICE_EVERY_ITERATION = True
 PROX = 20.0
 #: See :data:`PROX`.
 PROX_VALUE_EVERY = 4
+#: Two solves the generation needs from the same prices run at once in two threads: the
+#: plain and the stabilised proportional-fair masters of every :data:`PROX_VALUE_EVERY`-th
+#: iteration (Clarabel releases the GIL) and the two exact pricings of a proportional-fair
+#: iteration by MILP (:data:`PRICE_BOTH`; HiGHS through scipy releases it too). The results
+#: are those of solving them one after the other, to the bit (:func:`_solve_conic`,
+#: :func:`solve`). False: one after the other. Multi-path proportional fairness on 2 cores
+#: (2026-12-07, ``XLAYER_ORACLE_TRACE=1 python benches/oracle_scale.py --scenario S
+#: --routing multipath --objective proportional``, with ``--set PARALLEL=False`` and
+#: without, one after the other on a quiet machine; the same iterations, sets and bounds):
+#: dpclo-fig9 118.5 -> 107.8 s (its pricings 22.2 -> 14.0 s), more-testbed 40.2 -> 36.7 s
+#: (masters 27.4 -> 23.5 s), mesh-7x7 5.0 -> 4.75 s. The frontier pricings stay one after
+#: the other: their dynamic programming holds the GIL (two at once took 1.16 s for 1.35 s
+#: one after the other on mesh-7x7's).
+PARALLEL = True
 #: Stacks that choose next hops themselves, whatever the routing table (``run_routing``).
 SELF_ROUTING_PRESETS = ("dclo",)
 #: Changes whenever what :func:`sweep_oracle` caches changes, so that old caches are redone.
@@ -738,8 +753,12 @@ class _Master:
     def solve(self, columns: Sequence[Tuple[int, ...]]
               ) -> Tuple[np.ndarray, np.ndarray, float, float]:
         """Returns (flow rates in Mbit/s, link prices mu >= 0, price of time sigma, value)."""
-        p = self.p
-        if self.objective != "proportional" and WARM_LP:
+        if self.objective == "proportional":
+            out = _solve_conic([self.prepare(columns)])[0]
+            if isinstance(out, XlayerError):
+                raise out
+            return out
+        if WARM_LP:
             if self._warm is None:
                 hc = _highs_class()
                 self._warm = _WarmLP(hc, self) if hc is not None else False
@@ -750,7 +769,15 @@ class _Master:
                     if self.objective == "aggregate":
                         self.worth = self.weights
                     return y, mu, sigma, value
-        nf = len(p.flows)
+        flow_mat, rows, col_mat, link_a, time_a = self._matrices(columns)
+        return self._linear(columns, flow_mat, rows, link_a, time_a)
+
+    def _matrices(self, columns: Sequence[Tuple[int, ...]]
+                  ) -> Tuple[sparse.csr_matrix, np.ndarray, sparse.csr_matrix,
+                             sparse.csr_matrix, sparse.csr_matrix]:
+        """The master's matrices over ``columns``: (flow airtime, the constrained links, the
+        columns' negated link incidence, link rows over all variables, the time row)."""
+        p = self.p
         nc = len(columns)
         flow_mat, rows = self._flows()
         nflowvars = flow_mat.shape[1]
@@ -769,62 +796,82 @@ class _Master:
         time_a = sparse.csr_matrix(
             (np.ones(nc), (np.zeros(nc, dtype=int), nflowvars + np.arange(nc))),
             shape=(1, nvars))
+        return flow_mat, rows, col_mat, link_a, time_a
+
+    def prepare(self, columns: Sequence[Tuple[int, ...]]) -> "_Conic":
+        """The proportional-fair master over ``columns``, stabilised as :attr:`center` and
+        :attr:`prox` say now, built and compiled for Clarabel (:func:`_solve_conic` solves
+        it)."""
+        cp = require_solver()
+        nf = len(self.p.flows)
+        flow_mat, rows, col_mat, link_a, time_a = self._matrices(columns)
+        nrows = len(rows)
+        nvars = link_a.shape[1]
+        x = cp.Variable(nvars)
+        objective = cp.sum(cp.log(x[:nf]))
+        stab = self.center is not None and self.prox > 0
+        if stab:
+            assert self.center is not None  # stab says so
+            slack = cp.Variable(nrows)
+            link_c = link_a @ x - slack <= 0
+            objective = (objective - self.center[rows] @ slack
+                         - (self.prox / 2.0) * cp.sum_squares(slack))
+        else:
+            link_c = link_a @ x <= 0
+        time_c = time_a @ x <= 1
+        cons = [link_c, time_c, x >= 0]
+        if self.eq_a is not None:
+            cons.append(self._eq(len(columns)) @ x == 0)
+        prob = cp.Problem(cp.Maximize(objective), cons)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            data, chain, inverse = prob.get_problem_data(cp.CLARABEL,
+                                                         solver_opts=dict(CLARABEL_RETRIES[0]))
+        return _Conic(self, prob, x, link_c, time_c, flow_mat, rows, col_mat, len(columns),
+                      stab, data, chain, inverse)
+
+    def finish(self, c: "_Conic") -> Tuple[np.ndarray, np.ndarray, float, float]:
+        """The results of the proportional-fair master ``c``, solved (:func:`_solve_conic`);
+        sets :attr:`status`, :attr:`shares` and :attr:`worth` as :meth:`solve` does."""
+        prob = c.prob
+        if prob.status not in ("optimal", "optimal_inaccurate"):
+            raise XlayerError(f"oracle: the proportional-fair master problem is {prob.status}")
+        nf = len(self.p.flows)
+        nflowvars = c.flow_mat.shape[1]
+        self.status = str(prob.status)
+        xv = np.maximum(np.asarray(c.x.value), 0.0)
+        self.shares = xv[nflowvars:nflowvars + c.nc]
+        y = xv[:nf]
+        mu = np.zeros(self.p.n_links)
+        mu[c.rows] = np.maximum(np.asarray(c.link_c.dual_value).ravel(), 0.0)
+        sigma = float(np.asarray(c.time_c.dual_value).ravel()[0])
+        with np.errstate(divide="ignore"):
+            self.worth = np.where(y > 0, 1.0 / y, np.inf)
+        if not c.stab:
+            return y, mu, sigma, float(prob.value)
+        # the stabilised master's rates may overload links by the slack: scaled down by
+        # the largest overload, they are feasible, and their utility a lower bound
+        load = c.flow_mat @ xv[:nflowvars]
+        cap = -(c.col_mat @ self.shares)
+        over = load > cap * (1.0 + 1e-12)
+        alpha = float(np.min(cap[over] / load[over])) if over.any() else 1.0
+        if not alpha > 0:
+            return y * 0.0, mu, sigma, -math.inf
+        y = y * min(alpha, 1.0)
+        return y, mu, sigma, float(np.sum(np.log(np.maximum(y, 1e-300))))
+
+    def _linear(self, columns: Sequence[Tuple[int, ...]], flow_mat: sparse.csr_matrix,
+                rows: np.ndarray, link_a: sparse.csr_matrix, time_a: sparse.csr_matrix
+                ) -> Tuple[np.ndarray, np.ndarray, float, float]:
+        """The aggregate or max-min master solved anew by ``linprog`` (without highspy)."""
+        p = self.p
+        nf = len(p.flows)
+        nc = len(columns)
+        nflowvars = flow_mat.shape[1]
+        nrows = len(rows)
+        extra = 1 if self.objective == "maxmin" else 0
+        nvars = link_a.shape[1]
         mu = np.zeros(p.n_links)
-
-        if self.objective == "proportional":
-            cp = require_solver()
-            x = cp.Variable(nvars)
-            objective = cp.sum(cp.log(x[:nf]))
-            stab = self.center is not None and self.prox > 0
-            if stab:
-                assert self.center is not None  # stab says so
-                slack = cp.Variable(nrows)
-                link_c = link_a @ x - slack <= 0
-                objective = (objective - self.center[rows] @ slack
-                             - (self.prox / 2.0) * cp.sum_squares(slack))
-            else:
-                link_c = link_a @ x <= 0
-            time_c = time_a @ x <= 1
-            cons = [link_c, time_c, x >= 0]
-            if self.eq_a is not None:
-                cons.append(self._eq(nc + extra) @ x == 0)
-            prob = cp.Problem(cp.Maximize(objective), cons)
-            for options in CLARABEL_RETRIES:
-                try:
-                    with warnings.catch_warnings():
-                        # an inaccurate solution is reported in the summary (solver_status)
-                        warnings.simplefilter("ignore", UserWarning)
-                        prob.solve(solver=cp.CLARABEL, **options)
-                    break
-                except cp.error.SolverError as e:
-                    if options is CLARABEL_RETRIES[-1]:
-                        raise XlayerError(
-                            f"oracle: Clarabel could not solve the proportional-fair master "
-                            f"problem ({str(e).splitlines()[0]}); --objective aggregate or "
-                            "maxmin solves the linear ones") from None
-            if prob.status not in ("optimal", "optimal_inaccurate"):
-                raise XlayerError(f"oracle: the proportional-fair master problem is {prob.status}")
-            self.status = str(prob.status)
-            xv = np.maximum(np.asarray(x.value), 0.0)
-            self.shares = xv[nflowvars:nflowvars + nc]
-            y = xv[:nf]
-            mu[rows] = np.maximum(np.asarray(link_c.dual_value).ravel(), 0.0)
-            sigma = float(np.asarray(time_c.dual_value).ravel()[0])
-            with np.errstate(divide="ignore"):
-                self.worth = np.where(y > 0, 1.0 / y, np.inf)
-            if not stab:
-                return y, mu, sigma, float(prob.value)
-            # the stabilised master's rates may overload links by the slack: scaled down by
-            # the largest overload, they are feasible, and their utility a lower bound
-            load = flow_mat @ xv[:nflowvars]
-            cap = -(col_mat @ self.shares)
-            over = load > cap * (1.0 + 1e-12)
-            alpha = float(np.min(cap[over] / load[over])) if over.any() else 1.0
-            if not alpha > 0:
-                return y * 0.0, mu, sigma, -math.inf
-            y = y * min(alpha, 1.0)
-            return y, mu, sigma, float(np.sum(np.log(np.maximum(y, 1e-300))))
-
         cost = np.zeros(nvars)
         if self.objective == "aggregate":
             self.worth = self.weights
@@ -854,6 +901,96 @@ class _Master:
         if self.objective == "maxmin":
             self.worth = np.maximum(-res.ineqlin.marginals[nrows + 1:], 0.0)
         return y, mu, sigma, float(-res.fun)
+
+
+@dataclass
+class _Conic:
+    """A proportional-fair master built and compiled (:meth:`_Master.prepare`), and what
+    :meth:`_Master.finish` reads back from it."""
+    master: "_Master"
+    prob: Any
+    x: Any
+    link_c: Any
+    time_c: Any
+    flow_mat: sparse.csr_matrix
+    rows: np.ndarray
+    col_mat: sparse.csr_matrix
+    nc: int
+    stab: bool
+    data: Any
+    chain: Any
+    inverse: Any
+    #: what Clarabel returned for the first settings of :data:`CLARABEL_RETRIES`, or the
+    #: exception it raised
+    solution: Any = None
+
+
+def _clarabel(c: _Conic) -> None:
+    """Clarabel on ``c``'s compiled problem, with the first settings of
+    :data:`CLARABEL_RETRIES` (run in a thread by :func:`_solve_conic`: it touches no state
+    but ``c``'s)."""
+    try:
+        c.solution = c.chain.solve_via_data(c.prob, c.data, True, False,
+                                            dict(CLARABEL_RETRIES[0]))
+    except Exception as e:  # noqa: BLE001 - re-raised or retried in the main thread
+        c.solution = e
+
+
+def _solve_conic(masters: Sequence[_Conic]
+                 ) -> List[Union[Tuple[np.ndarray, np.ndarray, float, float], XlayerError]]:
+    """Solves prepared proportional-fair masters, at once in threads when there are several
+    and :data:`PARALLEL` (Clarabel releases the GIL), and returns, in their order, what
+    :meth:`_Master.solve` would return for each, or the :class:`XlayerError` it would raise.
+    The results are those of solving them one after the other: each was compiled before
+    (cvxpy's variable numbering is the same), only Clarabel runs in the threads, and each is
+    read back in order in this thread; a master the first settings fail is solved again by
+    the next ones of :data:`CLARABEL_RETRIES` here."""
+    cp = require_solver()
+    threads = []
+    if PARALLEL and len(masters) > 1:
+        for c in masters[:-1]:
+            t = threading.Thread(target=_clarabel, args=(c,), daemon=True)
+            t.start()
+            threads.append(t)
+    for c in masters[len(threads):]:
+        _clarabel(c)
+    for t in threads:
+        t.join()
+    out: List[Union[Tuple[np.ndarray, np.ndarray, float, float], XlayerError]] = []
+    for c in masters:
+        prob = c.prob
+        failed: Optional[BaseException] = None
+        with warnings.catch_warnings():
+            # an inaccurate solution is reported in the summary (solver_status)
+            warnings.simplefilter("ignore", UserWarning)
+            if isinstance(c.solution, BaseException):
+                failed = c.solution
+            else:
+                try:
+                    prob.unpack_results(c.solution, c.chain, c.inverse)
+                except cp.error.SolverError as e:
+                    failed = e
+            if failed is not None and not isinstance(failed, cp.error.SolverError):
+                raise failed
+            for options in CLARABEL_RETRIES[1:]:
+                if failed is None:
+                    break
+                try:
+                    prob.solve(solver=cp.CLARABEL, **options)
+                    failed = None
+                except cp.error.SolverError as e:
+                    failed = e
+        if failed is not None:
+            out.append(XlayerError(
+                f"oracle: Clarabel could not solve the proportional-fair master problem "
+                f"({str(failed).splitlines()[0]}); --objective aggregate or maxmin solves the "
+                "linear ones"))
+            continue
+        try:
+            out.append(c.master.finish(c))
+        except XlayerError as e:
+            out.append(e)
+    return out
 
 
 def _highs_class() -> Any:
@@ -1313,7 +1450,7 @@ def _max_weight_independent_set(p: _Problem, weights: np.ndarray,
     of a cover of the edges among them): (an upper bound on the largest weight, the set's
     weight, the set). ``more`` gets up to :data:`FRONTIER_SETS` more independent sets,
     (weight, set), where the dynamic programming prices."""
-    cand = np.flatnonzero(weights > 1e-12 * max(1.0, float(weights.max(initial=0.0))))
+    cand = _priced(weights)
     if len(cand) == 0:
         return 0.0, 0.0, ()
     order = p.frontier_order
@@ -1332,18 +1469,56 @@ def _max_weight_independent_set(p: _Problem, weights: np.ndarray,
             value, picked_local = exact
             picked_set = tuple(sorted(int(cand[i]) for i in picked_local))
             return max(value, float(weights[list(picked_set)].sum())), value, picked_set
+    return _mwis_milp(p, cand, weights).result()
+
+
+class _MwisMilp:
+    """The exact pricing's MILP over the priced links ``cand`` (:func:`_mwis_milp`):
+    :meth:`run` solves it (it touches nothing else, so two can run at once in threads),
+    :meth:`result` reads it back as :func:`_max_weight_independent_set` returns."""
+
+    def __init__(self, cand: np.ndarray, w: np.ndarray, cons: List[Any]) -> None:
+        self.cand, self.w, self.cons = cand, w, cons
+        self.res: Any = None
+
+    def run(self) -> None:
+        if self.res is None:
+            self.res = milp(-self.w, constraints=self.cons, integrality=np.ones(len(self.cand)),
+                            bounds=Bounds(0, 1), options={"mip_rel_gap": 1e-9})
+
+    def result(self) -> Tuple[float, float, Tuple[int, ...]]:
+        self.run()
+        res, w, cand = self.res, self.w, self.cand
+        if res.status != 0:
+            raise XlayerError(f"oracle: the independent-set pricing failed: {res.message}")
+        picked = np.flatnonzero(res.x > 0.5)
+        value = float(w[picked].sum())
+        dual = getattr(res, "mip_dual_bound", None)
+        upper = max(value, -float(dual)) if dual is not None and math.isfinite(dual) else value
+        return upper, value, tuple(sorted(int(cand[i]) for i in picked))
+
+
+def _quiet(fn: Callable[[], None]) -> None:
+    """``fn()`` in a helper thread, its exception dropped: :meth:`_MwisMilp.result` solves
+    again in the calling thread, where it raises."""
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - raised again by result()
+        pass
+
+
+def _priced(weights: np.ndarray) -> np.ndarray:
+    """The links the exact pricing at link prices ``weights`` runs over: those priced above
+    the solver's noise."""
+    return np.flatnonzero(weights > 1e-12 * max(1.0, float(weights.max(initial=0.0))))
+
+
+def _mwis_milp(p: _Problem, cand: np.ndarray, weights: np.ndarray) -> _MwisMilp:
+    """The exact pricing by MILP over the priced links ``cand`` (not yet solved): at most one
+    link of each clique of the cover (:class:`_Cliques`, grown here as it needs)."""
     a = p.cliques.among(cand, weights)
     cons = [LinearConstraint(a, -np.inf, 1.0)] if a.shape[0] else []
-    w = weights[cand]
-    res = milp(-w, constraints=cons, integrality=np.ones(len(cand)), bounds=Bounds(0, 1),
-               options={"mip_rel_gap": 1e-9})
-    if res.status != 0:
-        raise XlayerError(f"oracle: the independent-set pricing failed: {res.message}")
-    picked = np.flatnonzero(res.x > 0.5)
-    value = float(w[picked].sum())
-    dual = getattr(res, "mip_dual_bound", None)
-    upper = max(value, -float(dual)) if dual is not None and math.isfinite(dual) else value
-    return upper, value, tuple(sorted(int(cand[i]) for i in picked))
+    return _MwisMilp(cand, weights[cand], cons)
 
 
 def _greedy_sets(p: "_Problem", mu: np.ndarray, sigma: float, tries: int = GREEDY_TRIES
@@ -1602,19 +1777,29 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
                       and PRICE_EVERY_ITERATION and p.frontier_order is not None
                       and center is not None and not plain_next and not certifying)
         plain_next = False
+        solved: Any = None
         if stabilised and iterations % PROX_VALUE_EVERY == 0:
             # the master without stabilisation, on the same columns: its optimum is feasible,
-            # the value to bound; the stabilised one after it gives the prices to price at
+            # the value to bound; the stabilised one beside it gives the prices to price at
+            # (both at once, :data:`PARALLEL`)
+            t_pair = time.perf_counter()
             master.center = None
-            try:
-                y_plain, _, _, v_plain = _clocked("master", master.solve, cols)
+            plain = master.prepare(cols)
+            master.center, master.prox = center, PROX
+            plain_out, solved = _solve_conic([plain, master.prepare(cols)])
+            _CLOCK["master"] += time.perf_counter() - t_pair
+            if not isinstance(plain_out, XlayerError):
+                y_plain, _, _, v_plain = plain_out
                 if v_plain >= best_value:
                     best_y, best_value = y_plain, v_plain
-            except XlayerError:
-                pass
         master.center, master.prox = (center, PROX) if stabilised else (None, 0.0)
         try:
-            y, mu, sigma, value = _clocked("master", master.solve, cols)
+            if solved is None:
+                y, mu, sigma, value = _clocked("master", master.solve, cols)
+            elif isinstance(solved, XlayerError):
+                raise solved
+            else:
+                y, mu, sigma, value = solved
         except XlayerError:
             if stabilised:  # the next master, unstabilised, instead
                 plain_next = True
@@ -1678,9 +1863,9 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         found = [] if out_of_time else [c for c in _clocked("greedy", _greedy_sets, p, mu, sigma)
                                         if c not in known]
         if GREEDY_KEEP_MAXMIN and objective == "maxmin" and len(found) > GREEDY_KEEP_MAXMIN:
-            weight = np.asarray([float(mu[list(c)].sum()) for c in found])
-            best = np.argsort(-weight, kind="stable")[:GREEDY_KEEP_MAXMIN]
-            found = [found[i] for i in np.sort(best)]
+            priced_w = np.asarray([float(mu[list(c)].sum()) for c in found])
+            dearest = np.argsort(-priced_w, kind="stable")[:GREEDY_KEEP_MAXMIN]
+            found = [found[i] for i in np.sort(dearest)]
         if (found or new_paths) and not stalled and not (
                 PRICE_EVERY_ITERATION and p.frontier_order is not None):
             if _TRACE:
@@ -1727,10 +1912,28 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
                 continue
         more: Optional[List[Tuple[float, Tuple[int, ...]]]] = (
             [] if FRONTIER_SETS and objective in FRONTIER_SETS_FOR else None)
+        both = PRICE_BOTH and objective == "proportional"
+        ahead: Optional[_MwisMilp] = None  # the MILP at the master's prices, solved already
         if center is not None and SMOOTHING > 0.0:
             mu_s = SMOOTHING * center + (1.0 - SMOOTHING) * mu
-            heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu_s,
-                                              more)
+            cand_s, cand_m = _priced(mu_s), _priced(mu)
+            if (PARALLEL and both and p.frontier_order is None and len(cand_s) and len(cand_m)
+                    and _gap(objective, upper, value, nf) > tolerance):
+                # both MILPs at once (:data:`PARALLEL`), their cliques grown in the order of
+                # one after the other; the second is dropped when the first's bound closes the
+                # gap, which ends the generation, so no later pricing sees its cliques
+                t_pair = time.perf_counter()
+                smoothed = _mwis_milp(p, cand_s, mu_s)
+                ahead = _mwis_milp(p, cand_m, mu)
+                helper = threading.Thread(target=_quiet, args=(ahead.run,), daemon=True)
+                helper.start()
+                _quiet(smoothed.run)
+                helper.join()
+                heaviest, weight, best = smoothed.result()
+                _CLOCK["pricing"] += time.perf_counter() - t_pair
+            else:
+                heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p,
+                                                  mu_s, more)
             bound_s = _lagrangian_bound(objective, _cheapest(p, mu_s), heaviest)
             if bound_s < center_bound:
                 center, center_bound = mu_s, bound_s
@@ -1738,10 +1941,12 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
             if float(mu[list(best)].sum()) > sigma * (1.0 + TOLERANCE) + 1e-12:
                 candidate, priced = best, True
         extra: Optional[Tuple[int, ...]] = None
-        both = PRICE_BOTH and objective == "proportional"
         if (not priced or both) and _gap(objective, upper, value, nf) > tolerance:
-            heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu,
-                                              more)
+            if ahead is not None:
+                heaviest, weight, best = ahead.result()
+            else:
+                heaviest, weight, best = _clocked("pricing", _max_weight_independent_set, p, mu,
+                                                  more)
             bound_m = _lagrangian_bound(objective, _cheapest(p, mu) if d is None else d,
                                         heaviest)
             if bound_m < center_bound:
