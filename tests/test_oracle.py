@@ -1169,3 +1169,29 @@ def test_a_stabilised_master_failing_beside_the_plain_one_gives_way_to_it(monkey
         assert failed and got["stopped"] == "optimal", which
         assert got["utility"] == pytest.approx(plain["utility"], abs=8 * xo.GAP_TOLERANCE)
         assert got["bound"] >= plain["utility"] - 1e-9 * abs(plain["utility"])
+
+
+@pytest.mark.parametrize("objective,key", [("aggregate", "aggregate_bps"),
+                                           ("maxmin", "min_rate_bps")])
+def test_the_linear_masters_priced_twice_an_iteration_reach_the_same_optimum(
+        objective, key, monkeypatch):
+    """xo.PRICE_BOTH_FOR with a linear objective (off by default): the aggregate or max-min
+    master priced at its own prices as well as the smoothed ones, both MILPs at once
+    (xo.PARALLEL; xo.FRONTIER_STATES = 0 so the MILP prices), reaches the optimum of the
+    solve priced once an iteration, and each solve's bound holds the other's value."""
+    sc = _saturated_grid(4, 5, ((0, 19), (4, 15), (5, 9), (1, 18)))
+    m = xo.model(sc)
+    monkeypatch.setattr(xo, "ARC_LIMIT", 0)
+    monkeypatch.setattr(xo, "FRONTIER_STATES", 0)
+    monkeypatch.setattr(xo.threading, "Thread", _CountingThread)
+    out = {}
+    for both in ((), xo.OBJECTIVES):
+        monkeypatch.setattr(xo, "PRICE_BOTH_FOR", both)
+        _CountingThread.started = 0
+        out[both] = xo.solve(m, objective, "multipath").summary
+        assert (_CountingThread.started > 0) == bool(both)
+        assert out[both]["stopped"] == "optimal"
+    once, twice = out[()], out[xo.OBJECTIVES]
+    assert twice[key] == pytest.approx(once[key], rel=2 * xo.GAP_TOLERANCE)
+    assert twice["bound"] >= once[key] * (1 - 1e-9)
+    assert once["bound"] >= twice[key] * (1 - 1e-9)

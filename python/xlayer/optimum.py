@@ -130,6 +130,14 @@ CERTIFY_ROUNDS = 10
 #: against 1.1 s), so a second set and a second bound per master pay (96 iterations to its
 #: tolerance before, 82 with it). The linear masters price once.
 PRICE_BOTH = True
+#: The objectives :data:`PRICE_BOTH` applies to. The linear ones too, their two MILPs at
+#: once (:data:`PARALLEL`), measured and not kept (2026-12-07, ``python
+#: benches/oracle_scale.py --scenario S --routing multipath --objective aggregate,maxmin
+#: --time-limit 120 --set 'PRICE_BOTH_FOR=("proportional","aggregate","maxmin")'`` and
+#: without, one after the other on 2 quiet cores): dpclo-fig9's aggregate 71.3 -> 81.3 s to
+#: its optimum (85 -> 81 iterations), dpclo-fig8's 31.6 -> 45.4 s (47 -> 55); the max-mins at
+#: the limit, dpclo-fig9's gap 1.4 % -> 0.38 %, dpclo-fig8's 7.0 % -> 7.6 %.
+PRICE_BOTH_FOR: Tuple[str, ...] = ("proportional",)
 #: The master forms (:class:`_Master`) whose proportional-fair bound also comes from the
 #: certificate of the master's rates (:func:`_certify`).
 CERTIFY_FORMS: Tuple[str, ...] = ("routes", "links")
@@ -1912,7 +1920,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
                 continue
         more: Optional[List[Tuple[float, Tuple[int, ...]]]] = (
             [] if FRONTIER_SETS and objective in FRONTIER_SETS_FOR else None)
-        both = PRICE_BOTH and objective == "proportional"
+        both = PRICE_BOTH and objective in PRICE_BOTH_FOR
         ahead: Optional[_MwisMilp] = None  # the MILP at the master's prices, solved already
         if center is not None and SMOOTHING > 0.0:
             mu_s = SMOOTHING * center + (1.0 - SMOOTHING) * mu
