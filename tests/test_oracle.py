@@ -232,6 +232,51 @@ def test_cli_prints_the_optimum_as_json(capsys):
     assert got["flows"][0]["rate_bps"] == pytest.approx(HOP_BPS / 3, rel=1e-5)
 
 
+def _long_numbers(text):
+    """The numbers in ``text`` written with more than six significant digits."""
+    import re
+
+    return [t for t in re.findall(r"\d[\d,]*\.?\d*(?:e[-+]?\d+)?", text)
+            if len(t.split("e")[0].replace(",", "").replace(".", "").lstrip("0")) > 6]
+
+
+def test_cli_prints_the_optimum_in_units_people_read(capsys):
+    """Without --json the rates are in kbit/s at three significant digits and the utility at
+    six, with the objective's bound in the objective's own unit: no float's every digit."""
+    from xlayer.cli import main
+
+    assert main(["oracle", "scenarios/chain.toml", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert main(["oracle", "scenarios/chain.toml"]) == 0
+    text = capsys.readouterr().out
+    assert "rates in kbit/s" in text
+    rate_kbps = got["flows"][0]["rate_bps"] / 1e3
+    assert f"{rate_kbps:,.0f}" in text.split()  # 554.17 kbit/s: "554"
+    assert f"{rate_kbps:,.0f} kbit/s" in text  # the aggregate of the one flow
+    assert f"{got['utility']:.4f}" in text.split()  # 13.2252: six significant digits
+    assert not _long_numbers(text), _long_numbers(text)
+    assert main(["oracle", "scenarios/chain.toml", "--objective", "maxmin"]) == 0
+    text = capsys.readouterr().out
+    assert "upper bound on the smallest rate" in text and "kbit/s" in text
+
+
+def test_cli_on_a_result_folder_prints_the_fractions_as_percentages(tmp_path, capsys):
+    from xlayer.cli import main
+
+    out = tmp_path / "run"
+    xlayer.run(chain(4), out=out)
+    assert main(["oracle", str(out), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert main(["oracle", str(out)]) == 0
+    text = capsys.readouterr().out
+    for key, what in (("fraction_utility", "fraction of the utility"),
+                      ("fraction_aggregate", "fraction of the aggregate")):
+        line = next(ln for ln in text.splitlines() if what in ln)
+        assert line.split()[-2:] == [f"{100 * got[key]:.1f}", "%"], line
+    assert "measured/optimal" in text
+    assert not _long_numbers(text), _long_numbers(text)
+
+
 def test_cli_accepts_a_gap_and_its_summary_stays_within_it(capsys):
     from xlayer.cli import main
 

@@ -519,19 +519,105 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(o.to_json(), indent=2, sort_keys=True) + "\n")
         return done
-    console = _console()
-    s = o.summary
-    t = _table(f"optimum ({s['objective']}, {s['routing']} routing)")
-    cols = [c for c in ("flow", "src", "dst", "hops", "rate_bps", "measured_bps",
-                        "measured_over_optimal") if c in o.flows.columns]
-    for col in cols:
-        t.add_column(col, justify="right")
-    for row in o.flows.itertuples(index=False):
-        t.add_row(*(_fmt_value(getattr(row, c)) for c in cols))
-    console.print(t)
-    for key, value in s.items():
-        console.print(f"{key}: {_fmt_value(value)}")
+    _print_optimum(_console(), o)
     return done
+
+
+#: The summary of ``xlayer oracle`` on a scenario or a run, in this order: (label, key, how the
+#: value is shown: "text", "count", "utility" (six significant digits: a gap of 1e-5 per
+#: flow shows), "bound" (the objective's: a utility, an aggregate or a smallest rate), "gap",
+#: "fraction" (a percentage), or a field name of :mod:`xlayer._fields` whose unit it takes). A
+#: key not listed is shown after them under its own name; ``--json`` has every key with every
+#: digit.
+OPTIMUM_SUMMARY = (
+    ("objective", "objective", "text"), ("routing", "routing", "text"),
+    ("backoff charged", "backoff", "text"),
+    ("utility Σ ln(rate in bit/s)", "utility", "utility"),
+    ("upper bound", "bound", "bound"), ("gap", "gap", "gap"),
+    ("aggregate", "aggregate_bps", "aggregate_bps"),
+    ("smallest rate", "min_rate_bps", "min_rate_bps"),
+    ("links", "links", "count"), ("conflicts", "conflicts", "count"),
+    ("master form", "form", "text"), ("independent sets", "columns", "count"),
+    ("paths", "paths", "count"), ("iterations", "iterations", "count"),
+    ("solve time", "solve_s", "solve_s"), ("solver status", "solver_status", "text"),
+    ("ended", "stopped", "text"),
+    ("measured rates", "measured_basis", "text"),
+    ("measured utility", "measured_utility", "utility"),
+    ("measured aggregate", "measured_aggregate_bps", "aggregate_bps"),
+    ("optimal utility", "optimal_utility", "utility"),
+    ("largest aggregate", "optimal_aggregate_bps", "aggregate_bps"),
+    ("fraction of the utility", "fraction_utility", "fraction"),
+    ("  at least (against the bound)", "fraction_utility_low", "fraction"),
+    ("fraction of the aggregate", "fraction_aggregate", "fraction"),
+    ("  at least (against the bound)", "fraction_aggregate_low", "fraction"),
+)
+
+
+def _print_optimum(console: "Console", o: Any) -> None:
+    """The optimum of a scenario, or a run against it, as people read it: each flow's optimal
+    rate (and measured rate and measured/optimal) in one unit for the column, then the
+    summary (:data:`OPTIMUM_SUMMARY`)."""
+    from xlayer._fields import display_unit, format_number, format_value
+
+    s = o.summary
+    flows = o.flows
+    rates = list(flows["rate_bps"]) + (list(flows["measured_bps"])
+                                       if "measured_bps" in flows.columns else [])
+    unit = display_unit("rate_bps", rates)
+    heads = {"flow": "flow", "src": "src", "dst": "dst", "hops": "hops", "rate_bps": "optimal",
+             "measured_bps": "measured", "measured_over_optimal": "measured/optimal"}
+    cols = [c for c in heads if c in flows.columns]
+    # the title as a line of its own: a table's title wraps at the table's (narrow) width
+    console.print(f"optimum ({s.get('objective')}, {s.get('routing')} routing), rates in "
+                  f"{unit[0]}", markup=False, highlight=False)
+    t = _table(None, pad_edge=False, collapse_padding=True, show_edge=False)
+    for col in cols:
+        t.add_column(heads[col], justify="right", no_wrap=True)
+    for row in flows.to_dict(orient="records"):
+        t.add_row(*(format_value(c, row[c], unit, with_unit=False) if c.endswith("_bps")
+                    else format_number(row[c]) if c == "measured_over_optimal"
+                    else _fmt_value(row[c]) for c in cols))
+    console.print(t)
+    per_flow = s.get("objective") == "proportional"
+    objective_field = {"aggregate": "aggregate_bps", "maxmin": "min_rate_bps"}.get(
+        str(s.get("objective")), "utility")
+    bound_what = {"aggregate_bps": "upper bound on the aggregate",
+                  "min_rate_bps": "upper bound on the smallest rate"}.get(
+        objective_field, "upper bound on the utility")
+
+    def shown(how: str, value: Any) -> str:
+        if _is_missing(value):
+            return "—"
+        if how == "text":
+            return str(value)
+        if how == "count":
+            return _fmt_value(value)
+        if how == "bound":
+            how = objective_field
+        if how == "utility":
+            return format_number(value, digits=6)
+        if how == "fraction":
+            return f"{format_number(100 * value, decimals=1)} %"
+        if how == "gap":
+            if math.isinf(value):
+                return "no bound (no exact pricing ran)"
+            if value == 0:
+                return "0"
+            text = f"{value:.1e}" if value < 1e-3 else f"{100 * value:.1f} %"
+            return f"{value:.1e} per flow in ln(rate)" if per_flow else text
+        return format_value(how, value)
+
+    t = _table(None, show_header=False)
+    t.add_column("what")
+    t.add_column("value", justify="right")
+    for what, key, how in OPTIMUM_SUMMARY:
+        if key in s:
+            t.add_row(bound_what if how == "bound" else what, shown(how, s[key]))
+    listed = {key for _, key, _ in OPTIMUM_SUMMARY}
+    for key, value in s.items():
+        if key not in listed:
+            t.add_row(key, _fmt_value(value))
+    console.print(t)
 
 
 class _StopOnInterrupt:
