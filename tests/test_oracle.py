@@ -222,6 +222,28 @@ def test_bad_objective_names_the_field():
         xo.oracle(chain(3), objective="best")
 
 
+@pytest.mark.parametrize("arg,value,match", [
+    ("gap", -1e-3, "^gap: -0.001 is not 0 or more"),
+    ("gap", float("nan"), "^gap: nan is not 0 or more"),
+    ("time_limit", -5, "^time_limit: -5.0 is not 0 or more"),
+    ("time_limit", "60", "^time_limit: '60' is not a number"),
+])
+def test_a_bad_gap_or_time_limit_names_the_argument(arg, value, match):
+    with pytest.raises(ScenarioError, match=match):
+        xo.oracle(chain(3), **{arg: value})
+    with pytest.raises(ScenarioError, match=match):
+        xo.solve(xo.model(chain(3)), **{arg: value})
+
+
+@pytest.mark.parametrize("flag", ["--gap", "--time-limit"])
+def test_cli_refuses_a_negative_gap_or_time_limit_in_one_line(flag, capsys):
+    from xlayer.cli import main
+
+    assert main(["oracle", "scenarios/chain.toml", flag, "-1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"xlayer: error: {flag}: -1 is not 0 or more", err
+
+
 def test_cli_prints_the_optimum_as_json(capsys):
     from xlayer.cli import main
 

@@ -465,6 +465,9 @@ def _cmd_scenario(args: argparse.Namespace) -> int:
 def _cmd_oracle(args: argparse.Namespace) -> int:
     from xlayer.optimum import OracleSweep, oracle
 
+    for flag, value in (("--time-limit", args.time_limit), ("--gap", args.gap)):
+        if value is not None and not value >= 0:  # also nan
+            return _fail(f"{flag}: {value:g} is not 0 or more")
     source = args.scenario
     if source is not None and not Path(source).is_dir():
         source = _load(args)

@@ -1699,6 +1699,19 @@ def _certify(p: _Problem, master: _Master, y: np.ndarray, cols: List[Tuple[int, 
     return upper
 
 
+def _check_limits(gap: Any, time_limit: Any) -> None:
+    """A ``gap`` and a ``time_limit`` (seconds) are numbers, 0 or more, or None (the default);
+    infinity is no limit. Anything else is a :class:`ScenarioError` naming the argument."""
+    for name, value in (("gap", gap), ("time_limit", time_limit)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer,
+                                                             np.floating)):
+            raise ScenarioError(f"{name}: {value!r} is not a number")
+        if not value >= 0:  # also NaN
+            raise ScenarioError(f"{name}: {float(value)!r} is not 0 or more")
+
+
 def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = "static",
           columns: Optional[Sequence[Sequence[int]]] = None, backoff: str = "none",
           start: Optional[Sequence[Sequence[int]]] = None, gap: Optional[float] = None,
@@ -1726,6 +1739,7 @@ def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = 
         raise ScenarioError(f"routing: {routing!r} is not one of {', '.join(ROUTINGS)}")
     if backoff not in BACKOFFS:
         raise ScenarioError(f"backoff: {backoff!r} is not one of {', '.join(BACKOFFS)}")
+    _check_limits(gap, time_limit)
     if not m["flows"]:
         raise ScenarioError("flows: the scenario has no flows, so there is nothing to optimise")
     if objective == "proportional":
@@ -2160,6 +2174,7 @@ def oracle(source: Union[str, "os.PathLike[str]", Mapping[str, Any], None] = Non
     >>> o = xlayer.oracle("scenarios/chain.toml")
     >>> o.flows[["flow", "rate_bps"]]; o.summary["utility"], o.summary["aggregate_bps"]
     """
+    _check_limits(gap, time_limit)  # before the model is built (seconds for 108 nodes)
     folder = Path(source) if isinstance(source, (str, os.PathLike)) else None
     if folder is not None and folder.is_dir():
         if (folder / "sweep.json").is_file():
