@@ -223,10 +223,10 @@ def test_bad_objective_names_the_field():
 
 
 @pytest.mark.parametrize("arg,value,match", [
-    ("gap", -1e-3, "^gap: -0.001 is not 0 or more"),
-    ("gap", float("nan"), "^gap: nan is not 0 or more"),
-    ("time_limit", -5, "^time_limit: -5.0 is not 0 or more"),
-    ("time_limit", "60", "^time_limit: '60' is not a number"),
+    ("gap", -1e-3, "^gap: must be 0 or more, found -0.001"),
+    ("gap", float("nan"), "^gap: must be 0 or more, found nan"),
+    ("time_limit", -5, "^time_limit: must be 0 or more, found -5.0"),
+    ("time_limit", "60", "^time_limit: must be a number, found '60'"),
 ])
 def test_a_bad_gap_or_time_limit_names_the_argument(arg, value, match):
     with pytest.raises(ScenarioError, match=match):
@@ -241,7 +241,7 @@ def test_cli_refuses_a_negative_gap_or_time_limit_in_one_line(flag, capsys):
 
     assert main(["oracle", "scenarios/chain.toml", flag, "-1"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"xlayer: error: {flag}: -1 is not 0 or more", err
+    assert err == f"xlayer: error: {flag}: must be 0 or more, found -1", err
 
 
 def test_cli_prints_the_optimum_as_json(capsys):

@@ -467,7 +467,7 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
 
     for flag, value in (("--time-limit", args.time_limit), ("--gap", args.gap)):
         if value is not None and not value >= 0:  # also nan
-            return _fail(f"{flag}: {value:g} is not 0 or more")
+            return _fail(f"{flag}: must be 0 or more, found {value:g}")
     source = args.scenario
     if source is not None and not Path(source).is_dir():
         source = _load(args)

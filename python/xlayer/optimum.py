@@ -1707,9 +1707,9 @@ def _check_limits(gap: Any, time_limit: Any) -> None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer,
                                                              np.floating)):
-            raise ScenarioError(f"{name}: {value!r} is not a number")
+            raise ScenarioError(f"{name}: must be a number, found {value!r}")
         if not value >= 0:  # also NaN
-            raise ScenarioError(f"{name}: {float(value)!r} is not 0 or more")
+            raise ScenarioError(f"{name}: must be 0 or more, found {float(value)!r}")
 
 
 def solve(m: Mapping[str, Any], objective: str = "proportional", routing: str = "static",
