@@ -467,7 +467,7 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
 
     for flag, value in (("--time-limit", args.time_limit), ("--gap", args.gap)):
         if value is not None and not value >= 0:  # also nan
-            return _fail(f"{flag}: must be 0 or more, found {value:g}")
+            raise _CommandError(f"{flag}: must be 0 or more, found {value:g}")
     source = args.scenario
     if source is not None and not Path(source).is_dir():
         source = _load(args)
@@ -581,7 +581,6 @@ def _print_optimum(console: "Console", o: Any) -> None:
                     else format_number(row[c]) if c == "measured_over_optimal"
                     else _fmt_value(row[c]) for c in cols))
     console.print(t)
-    per_flow = s.get("objective") == "proportional"
     objective_field = {"aggregate": "aggregate_bps", "maxmin": "min_rate_bps"}.get(
         str(s.get("objective")), "utility")
     bound_what = {"aggregate_bps": "upper bound on the aggregate",
@@ -602,12 +601,8 @@ def _print_optimum(console: "Console", o: Any) -> None:
         if how == "fraction":
             return f"{format_number(100 * value, decimals=1)} %"
         if how == "gap":
-            if math.isinf(value):
-                return "no bound (no exact pricing ran)"
-            if value == 0:
-                return "0"
-            text = f"{value:.1e}" if value < 1e-3 else f"{100 * value:.1f} %"
-            return f"{value:.1e} per flow in ln(rate)" if per_flow else text
+            return ("no bound (no exact pricing ran)" if math.isinf(value)
+                    else _gap_text(str(s.get("objective")), value))
         return format_value(how, value)
 
     t = _table(None, show_header=False)
@@ -669,14 +664,19 @@ def _solve_status(p: Any) -> str:
     """An oracle solve's status line (a :class:`xlayer.optimum.SolveProgress`): which solve,
     its iteration, the independent sets and paths its master holds, how far from the optimum,
     the time so far."""
-    if math.isinf(p.gap):
-        gap = "no bound yet"
-    elif p.objective == "proportional":
-        gap = f"gap {p.gap:.1e} per flow"
-    else:
-        gap = f"gap {p.gap:.1%}"
+    gap = "no bound yet" if math.isinf(p.gap) else f"gap {_gap_text(p.objective, p.gap)}"
     return (f"oracle, {p.objective}: iteration {p.iteration}, {p.columns:,} sets, "
             f"{p.paths:,} paths, {gap}, {p.elapsed_s:.0f} s")
+
+
+def _gap_text(objective: str, gap: float) -> str:
+    """A solve's finite gap in the summary's units: per flow in ln(rate) for proportional
+    fairness, else relative (a percentage, or 5.0e-04 below 0.1 %)."""
+    if gap == 0:
+        return "0"
+    if objective == "proportional":
+        return f"{gap:.1e} per flow"
+    return f"{gap:.1%}" if gap >= 1e-3 else f"{gap:.1e}"
 
 
 def _records(df: Any) -> List[Dict[str, Any]]:
